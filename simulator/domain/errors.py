@@ -1,0 +1,187 @@
+"""The one error catalogue: every code of the spec with its HTTP status, type and default message.
+
+Domain code raises `ApiError(code, ...)`; exactly one HTTP middleware renders it into the envelope.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorSpec:
+    status: int
+    type: str
+    message: str
+
+
+_AUTH = "authentication_error"
+_PERM = "permission_error"
+_INVALID = "invalid_request_error"
+_CARD = "card_error"
+_RATE = "rate_limit_error"
+_API = "api_error"
+
+CATALOGUE: dict[str, ErrorSpec] = {
+    # Authentication
+    "missing_credentials": ErrorSpec(401, _AUTH, "No credentials: send Authorization: Bearer <key>."),
+    "invalid_api_key": ErrorSpec(401, _AUTH, "The API key or token is not valid."),
+    "invalid_token": ErrorSpec(401, _AUTH, "The token is corrupt, altered or signed elsewhere."),
+    "token_expired": ErrorSpec(401, _AUTH, "The token has expired; call POST /auth/token again."),
+    "production_key_refused": ErrorSpec(
+        400, _INVALID, "This endpoint is sandbox-only and refuses live credentials."
+    ),
+    "environment_mismatch": ErrorSpec(
+        403, _PERM, "The credential's environment does not match the shop's; change the key."
+    ),
+    "shop_required": ErrorSpec(
+        401, _AUTH, "This credential is not bound to a shop; pass shopId or use a shop key."
+    ),
+    "mobile_auth_failed": ErrorSpec(401, _AUTH, "Mobile login rejected."),
+    "mobile_session_invalid": ErrorSpec(401, _AUTH, "Mobile token unusable; re-authenticate."),
+    # Permission
+    "key_kind_not_allowed": ErrorSpec(
+        403, _PERM, "A publishable key cannot be used here; use a secret key."
+    ),
+    "forbidden": ErrorSpec(403, _PERM, "The resource belongs to another merchant or shop."),
+    "permission_denied": ErrorSpec(403, _PERM, "Your role lacks the permission."),
+    "merchant_suspended": ErrorSpec(403, _PERM, "The merchant account is suspended."),
+    "shop_suspended": ErrorSpec(403, _PERM, "The shop is suspended."),
+    "method_not_enabled_for_shop": ErrorSpec(
+        403, _PERM, "The payment method is not enabled for this shop."
+    ),
+    # Invalid request
+    "content_type_required": ErrorSpec(415, _INVALID, "Send the body as application/json."),
+    "invalid_json": ErrorSpec(400, _INVALID, "The body is not valid JSON."),
+    "invalid_request": ErrorSpec(400, _INVALID, "The request is not valid."),
+    "missing_field": ErrorSpec(400, _INVALID, "A required field is missing."),
+    "unsupported_method": ErrorSpec(400, _INVALID, "The method is not allowed for the shop."),
+    "unsupported_country": ErrorSpec(400, _INVALID, "The method does not apply to this country."),
+    "unsupported_currency": ErrorSpec(400, _INVALID, "The currency is not valid for the method."),
+    "amount_invalid": ErrorSpec(400, _INVALID, "The amount must be a number greater than 0."),
+    "amount_below_minimum": ErrorSpec(400, _INVALID, "The amount is below the method minimum."),
+    "amount_above_maximum": ErrorSpec(400, _INVALID, "The amount is above the method maximum."),
+    "idempotency_conflict": ErrorSpec(
+        409, _INVALID, "This Idempotency-Key was used with a different request body."
+    ),
+    "card_declined": ErrorSpec(402, _CARD, "The card was declined."),
+    "insufficient_funds": ErrorSpec(402, _CARD, "The card has insufficient funds."),
+    "expired_card": ErrorSpec(402, _CARD, "The card has expired."),
+    "fraud_blocked": ErrorSpec(402, _CARD, "The operation was flagged by the risk engine."),
+    "kyc_required": ErrorSpec(402, _CARD, "The buyer must be verified for this amount or method."),
+    "three_ds_required": ErrorSpec(402, _CARD, "Redirect the buyer to complete 3-D Secure."),
+    "three_ds_failed": ErrorSpec(402, _CARD, "The 3-D Secure challenge failed."),
+    "missing_required_fields": ErrorSpec(
+        422, _INVALID, "The payment rail needs buyer data that is missing or malformed."
+    ),
+    "amount_out_of_limits": ErrorSpec(
+        422, _INVALID, "The amount is outside the method's bounds after conversion."
+    ),
+    "balance_insufficient": ErrorSpec(422, _INVALID, "The available balance is not enough."),
+    "fx_unavailable": ErrorSpec(422, _INVALID, "No FX rate for the presentment currency."),
+    "currency_not_funded": ErrorSpec(
+        422, _INVALID, "No payout balance in the method's currency: swap first."
+    ),
+    "payout_method_unavailable": ErrorSpec(422, _INVALID, "Unknown payout methodId."),
+    "payout_not_found": ErrorSpec(404, _INVALID, "No such payout for the account."),
+    "topup_not_found": ErrorSpec(404, _INVALID, "No such top-up for the account."),
+    "deposit_account_not_found": ErrorSpec(404, _INVALID, "No such deposit account for the shop."),
+    "deposit_accounts_unavailable": ErrorSpec(
+        422, _INVALID, "The shop has no deposit method enabled."
+    ),
+    "deposit_method_required": ErrorSpec(
+        422, _INVALID, "Several deposit methods are enabled: choose one with depositMethodId."
+    ),
+    "deposit_method_unavailable": ErrorSpec(
+        422, _INVALID, "The depositMethodId is not enabled for the shop."
+    ),
+    "deposit_account_conflict": ErrorSpec(
+        409, _INVALID, "More than one deposit account exists for this endUserRef."
+    ),
+    "payout_proof_unavailable": ErrorSpec(404, _INVALID, "No downloadable proof for that payout."),
+    "settlement_already_paid": ErrorSpec(409, _INVALID, "The settlement is already paid."),
+    "claim_already_resolved": ErrorSpec(409, _INVALID, "The claim is already resolved."),
+    "fund_sandbox_only": ErrorSpec(400, _INVALID, "Sandbox funding is not available in production."),
+    "simulate_sandbox_only": ErrorSpec(400, _INVALID, "Simulation is not available in production."),
+    "payload_too_large": ErrorSpec(413, _INVALID, "The request body is too large."),
+    "method_not_allowed": ErrorSpec(405, _INVALID, "The HTTP method is not allowed on this path."),
+    "route_not_found": ErrorSpec(404, _INVALID, "No such route."),
+    # Rate limit
+    "rate_limited": ErrorSpec(429, _RATE, "Too many requests; retry after the Retry-After delay."),
+    # API and server
+    "shop_not_found": ErrorSpec(404, _INVALID, "The shop does not exist."),
+    "merchant_not_found": ErrorSpec(404, _INVALID, "The merchant does not exist."),
+    "transaction_not_found": ErrorSpec(404, _INVALID, "No such transaction."),
+    "checkout_session_not_found": ErrorSpec(
+        404, _INVALID, "The checkout session is unknown or expired."
+    ),
+    "checkout_session_already_completed": ErrorSpec(
+        409, _INVALID, "The checkout session already created a transaction."
+    ),
+    "settlement_not_found": ErrorSpec(404, _INVALID, "No such settlement."),
+    "claim_not_found": ErrorSpec(404, _INVALID, "No such claim."),
+    "wallet_not_found": ErrorSpec(404, _INVALID, "No such payout wallet."),
+    "withdrawal_not_found": ErrorSpec(404, _INVALID, "No such withdrawal."),
+    "webhook_not_found": ErrorSpec(404, _INVALID, "No such webhook subscription."),
+    "webhook_delivery_not_found": ErrorSpec(
+        404, _INVALID, "No such delivery under that subscription."
+    ),
+    "cascade_exhausted": ErrorSpec(
+        422, _API, "No provider in the cascade could accept the charge."
+    ),
+    "payment_instructions_unavailable": ErrorSpec(
+        502, _API, "The provider returned neither a payment page nor instructions."
+    ),
+    "payout_dispatch_failed": ErrorSpec(422, _API, "The provider rejected the payout."),
+    "deposit_account_provisioning_failed": ErrorSpec(
+        502, _API, "No usable deposit account was returned; retry once."
+    ),
+    "topup_address_unavailable": ErrorSpec(503, _API, "Deposit address pool exhausted."),
+    "service_unavailable": ErrorSpec(503, _API, "Temporary outage; retry with backoff."),
+    "internal_error": ErrorSpec(500, _API, "Unhandled server fault; report the requestId."),
+}
+
+
+class ApiError(Exception):
+    """A failure the API reports in its envelope. `code` must be in the catalogue."""
+
+    def __init__(
+        self,
+        code: str,
+        message: str | None = None,
+        *,
+        param: str | None = None,
+        details: dict[str, Any] | None = None,
+        decline_code: str | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        spec = CATALOGUE[code]
+        self.code = code
+        self.status = spec.status
+        self.type = spec.type
+        self.message = message or spec.message
+        self.param = param
+        self.details = details
+        self.decline_code = decline_code
+        self.headers = headers or {}
+        super().__init__(f"{code}: {self.message}")
+
+    def body(self, request_id: str) -> dict[str, Any]:
+        error: dict[str, Any] = {"code": self.code, "type": self.type, "message": self.message}
+        if self.param is not None:
+            error["param"] = self.param
+        if self.decline_code is not None:
+            error["decline_code"] = self.decline_code
+        error["requestId"] = request_id
+        if self.details is not None:
+            error["details"] = self.details
+        return {"error": error}
+
+
+def invalid_request(
+    message: str, issues: list[dict[str, str]], *, param: str | None = None, **extra: Any
+) -> ApiError:
+    """A schema violation: `details.issues` is a list of `{path, message}`."""
+    details: dict[str, Any] = {"issues": issues, **extra}
+    return ApiError("invalid_request", message, param=param, details=details)
