@@ -17,6 +17,18 @@ Flow = Literal["direct", "hosted"]
 ProviderBehaviour = Literal["accept", "decline", "no_instructions", "outage"]
 
 ENVIRONMENTS: tuple[Environment, ...] = ("sandbox", "production")
+# Provider decline reasons that are issuer/risk declines, reported as 402 with their own code.
+CATALOGUE_CARD_DECLINES = frozenset(
+    {
+        "card_declined",
+        "insufficient_funds",
+        "expired_card",
+        "fraud_blocked",
+        "kyc_required",
+        "three_ds_required",
+        "three_ds_failed",
+    }
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,7 +184,9 @@ class Catalog:
             for shop in merchant.shops:
                 self.shops[shop.id] = shop
                 for pair in shop.keys:
-                    self._add(Credential(merchant, shop, pair.environment, pair.publishable, pair.secret))
+                    self._add(
+                        Credential(merchant, shop, pair.environment, pair.publishable, pair.secret)
+                    )
             for pair in merchant.legacy_keys:
                 self._add(Credential(merchant, None, pair.environment, None, pair.secret))
 

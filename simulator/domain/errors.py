@@ -25,7 +25,9 @@ _API = "api_error"
 
 CATALOGUE: dict[str, ErrorSpec] = {
     # Authentication
-    "missing_credentials": ErrorSpec(401, _AUTH, "No credentials: send Authorization: Bearer <key>."),
+    "missing_credentials": ErrorSpec(
+        401, _AUTH, "No credentials: send Authorization: Bearer <key>."
+    ),
     "invalid_api_key": ErrorSpec(401, _AUTH, "The API key or token is not valid."),
     "invalid_token": ErrorSpec(401, _AUTH, "The token is corrupt, altered or signed elsewhere."),
     "token_expired": ErrorSpec(401, _AUTH, "The token has expired; call POST /auth/token again."),
@@ -102,7 +104,9 @@ CATALOGUE: dict[str, ErrorSpec] = {
     "payout_proof_unavailable": ErrorSpec(404, _INVALID, "No downloadable proof for that payout."),
     "settlement_already_paid": ErrorSpec(409, _INVALID, "The settlement is already paid."),
     "claim_already_resolved": ErrorSpec(409, _INVALID, "The claim is already resolved."),
-    "fund_sandbox_only": ErrorSpec(400, _INVALID, "Sandbox funding is not available in production."),
+    "fund_sandbox_only": ErrorSpec(
+        400, _INVALID, "Sandbox funding is not available in production."
+    ),
     "simulate_sandbox_only": ErrorSpec(400, _INVALID, "Simulation is not available in production."),
     "payload_too_large": ErrorSpec(413, _INVALID, "The request body is too large."),
     "method_not_allowed": ErrorSpec(405, _INVALID, "The HTTP method is not allowed on this path."),

@@ -1,0 +1,119 @@
+"""The simulator's one persistent store: named collections of JSON documents.
+
+Usage::
+
+    with Store.open(data_dir) as store:
+        payments = store.table("payments")
+        with store.batch():                      # one atomic journal line
+            payments.put("pay_1", {"status": "authorized", "amount": "10.00"})
+            store.table("events").put("evt_1", {"payment": "pay_1"})
+        payments.get("pay_1")                    # -> a copy, or None
+
+Guarantees (see ``journal.py`` for how):
+
+- a write costs the same however much is stored (one appended line; compaction
+  is amortised over ``compact_every`` writes);
+- a process killed with SIGKILL at any moment restarts with a readable store that
+  holds every write that was acknowledged (``put``/``delete`` returned, or the
+  outermost ``batch()`` exited); power-loss safety additionally needs ``fsync=True``;
+- a second process opening the same data dir gets ``StoreLockedError``.
+
+Values must be JSON-compatible (str, int, float, bool, None, list, dict with str
+keys); callers store Decimals as strings.  Use a store from a single thread (the
+event loop) and do not ``await`` inside a ``batch()``: every write made while a
+batch is open joins it, whichever coroutine made it.
+"""
+
+from __future__ import annotations
+
+from contextlib import AbstractContextManager
+from pathlib import Path
+from types import TracebackType
+from typing import Self
+
+from simulator.store.collection import Collection
+from simulator.store.journal import (
+    DEFAULT_COMPACT_EVERY,
+    JournalStorage,
+    StoreCorruptError,
+    StoreError,
+    StoreLockedError,
+)
+
+__all__ = ["Collection", "Store", "StoreCorruptError", "StoreError", "StoreLockedError"]
+
+
+class Store:
+    """A set of named ``Collection``s sharing one journal, lock and batch scope."""
+
+    def __init__(self, storage: JournalStorage) -> None:
+        """Prefer ``Store.open`` / ``Store.memory``."""
+        self._storage = storage
+        self._tables: dict[str, Collection] = {}
+
+    @classmethod
+    def open(
+        cls,
+        data_dir: Path | None,
+        *,
+        fsync: bool = False,
+        compact_every: int = DEFAULT_COMPACT_EVERY,
+    ) -> Self:
+        """Open (creating if needed) the store in ``data_dir``; ``None`` = in memory.
+
+        Raises ``StoreLockedError`` if another process holds the dir and
+        ``StoreCorruptError`` if its files are damaged beyond a torn last write.
+        ``fsync=True`` makes every acknowledged write survive power loss, at the
+        cost of one fsync per write.
+        """
+        return cls(JournalStorage(data_dir, fsync=fsync, compact_every=compact_every))
+
+    @classmethod
+    def memory(cls) -> Self:
+        """A store with no files and no lock, for unit tests."""
+        return cls(JournalStorage(None))
+
+    def table(self, name: str) -> Collection:
+        """The collection called ``name`` (the same object on every call)."""
+        collection = self._tables.get(name)
+        if collection is None:
+            collection = self._tables[name] = Collection(self._storage, name)
+        return collection
+
+    def table_names(self) -> list[str]:
+        """Names of the collections that hold (or held) documents."""
+        return list(self._storage.read())
+
+    def batch(self) -> AbstractContextManager[None]:
+        """Group writes on any collections into one atomic, durable unit.
+
+        Writes inside are visible to reads at once and are written as ONE journal
+        line when the outermost ``batch()`` exits.  If the block raises, its writes
+        are undone in memory and nothing is written.  A nested ``batch()`` joins the
+        outer one; if only the inner block raises (and the outer catches it), only
+        the inner block's writes are undone.
+        """
+        return self._storage.batch()
+
+    def compact(self) -> None:
+        """Snapshot everything and empty the journal now (normally automatic)."""
+        self._storage.compact()
+
+    def close(self) -> None:
+        """Compact, close files and release the lock.  Idempotent."""
+        self._storage.close()
+
+    @property
+    def in_batch(self) -> bool:
+        return self._storage.in_batch
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()

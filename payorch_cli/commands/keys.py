@@ -1,0 +1,46 @@
+"""`payorch keys`: the fixture credentials, as a table or JSON (design.md 1.2)."""
+
+from __future__ import annotations
+
+import json
+
+from payorch_cli.options import DEFAULT_DATA, DataDir, Fixtures, Json
+
+
+def keys(
+    data_dir: DataDir = DEFAULT_DATA, fixtures: Fixtures = None, as_json: Json = False
+) -> None:
+    """List every credential: merchant, shop, environment, publishable and secret key."""
+    from simulator.fixture_loader import load_catalog
+
+    del data_dir  # keys come from the fixtures and are the same for every data dir
+    catalog = load_catalog(fixtures)
+    rows = [
+        {
+            "merchantId": c.merchant.id,
+            "merchantName": c.merchant.name,
+            "shopId": c.shop.id if c.shop else None,
+            "environment": c.environment,
+            "publishableKey": c.publishable,
+            "secretKey": c.secret,
+        }
+        for c in catalog.credentials
+    ]
+    if as_json:
+        print(json.dumps(rows, indent=2))
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title="payorch credentials")
+    for column in ("merchant", "shop", "env", "publishable key", "secret key"):
+        table.add_column(column)
+    for row in rows:
+        table.add_row(
+            f"{row['merchantName']} ({row['merchantId']})",
+            row["shopId"] or "(merchant-wide)",
+            row["environment"],
+            row["publishableKey"] or "-",
+            row["secretKey"],
+        )
+    Console().print(table)

@@ -1,0 +1,81 @@
+"""`payorch serve`: the API, checkout pages and control plane on one port."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from payorch_cli.options import DEFAULT_DATA, DataDir, Fixtures
+from simulator.settings import DEFAULT_HOST, DEFAULT_PORT
+
+
+def serve(
+    host: Annotated[str, typer.Option("--host", help="Interface to bind.")] = DEFAULT_HOST,
+    port: Annotated[int, typer.Option("--port", help="Port; 0 takes a free one.")] = DEFAULT_PORT,
+    data_dir: DataDir = DEFAULT_DATA,
+    fixtures: Fixtures = None,
+    no_rate_limit: Annotated[
+        bool, typer.Option("--no-rate-limit", help="Turn the per-credential rate limit off.")
+    ] = False,
+    fsync: Annotated[
+        bool, typer.Option("--fsync", help="fsync every write (survives power loss, slower).")
+    ] = False,
+) -> None:
+    """Serve the API at /api/v1, checkout pages and the /_sim control plane."""
+    from simulator.fixture_loader import FixtureError
+    from simulator.store import StoreLockedError
+
+    try:
+        asyncio.run(_serve(host, port, data_dir, fixtures, not no_rate_limit, fsync))
+    except StoreLockedError as exc:
+        typer.echo(f"payorch serve: {exc}", err=True)
+        raise typer.Exit(1) from None
+    except FixtureError as exc:
+        typer.echo(f"payorch serve: bad fixtures: {exc}", err=True)
+        raise typer.Exit(1) from None
+    except OSError as exc:
+        typer.echo(f"payorch serve: cannot listen on {host}:{port}: {exc.strerror}", err=True)
+        raise typer.Exit(1) from None
+
+
+async def _serve(
+    host: str, port: int, data_dir: Path, fixtures: Path | None, rate_limit: bool, fsync: bool
+) -> None:
+    from aiohttp import web
+
+    from simulator.app import create_app
+    from simulator.settings import Settings
+
+    settings = Settings(
+        host=host,
+        port=port,
+        data_dir=data_dir,
+        fixtures_dir=fixtures,
+        rate_limit=rate_limit,
+        fsync=fsync,
+    )
+    app = create_app(settings)
+    runner = web.AppRunner(app, access_log=None, handle_signals=False)
+    await runner.setup()
+    try:
+        site = web.TCPSite(runner, host, port)
+        await site.start()
+        server = site._server
+        real_port = server.sockets[0].getsockname()[1] if server and server.sockets else port
+        from simulator.http.keys import CONTEXT
+
+        app[CONTEXT].public_url = f"http://{host}:{real_port}"
+        sys.stdout.write(f"Listening on http://{host}:{real_port}\n")
+        sys.stdout.flush()
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, stop.set)
+        await stop.wait()
+    finally:
+        await runner.cleanup()

@@ -1,0 +1,117 @@
+"""The composition root: one factory builds the app for `serve` and for tests."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import random
+import secrets
+from collections.abc import AsyncIterator
+
+from aiohttp import web
+
+from simulator.clock import SimClock
+from simulator.domain.auth import Authenticator
+from simulator.domain.catalog import Catalog
+from simulator.domain.context import DomainContext
+from simulator.domain.fx import Fx
+from simulator.domain.ledger import Ledger
+from simulator.domain.payments import PaymentService
+from simulator.domain.refunds import RefundService
+from simulator.domain.transactions import TransactionRepository
+from simulator.events.bus import EventBus
+from simulator.fixture_loader import load_catalog, static_dir
+from simulator.http import keys
+from simulator.http.idempotency import IdempotencyCache
+from simulator.http.middlewares import auth_middleware, envelope_middleware
+from simulator.http.routes import setup_routes
+from simulator.scheduler import Scheduler
+from simulator.settings import Settings
+from simulator.store import Store
+
+
+def _meta(store: Store) -> tuple[bytes, float]:
+    """The data dir's signing secret (made once) and the persisted clock offset."""
+    meta = store.table("meta")
+    secret_doc = meta.get("signing")
+    if secret_doc is None:
+        secret_doc = {"id": "signing", "secret": secrets.token_hex(32)}
+        meta.put("signing", secret_doc)
+    clock_doc = meta.get("clock") or {"offsetSeconds": 0.0}
+    return bytes.fromhex(secret_doc["secret"]), float(clock_doc["offsetSeconds"])
+
+
+def create_app(
+    settings: Settings,
+    *,
+    clock: SimClock | None = None,
+    store: Store | None = None,
+    catalog: Catalog | None = None,
+) -> web.Application:
+    catalog = catalog or load_catalog(settings.fixtures_dir)
+    if store is None:
+        store = (
+            Store.open(settings.data_dir, fsync=settings.fsync)
+            if settings.data_dir
+            else (Store.memory())
+        )
+    signing_secret, offset = _meta(store)
+    clock = clock or SimClock(offset)
+    rng = random.Random(settings.seed)
+    scheduler = Scheduler(clock, store.table("jobs"), store.batch)
+    bus = EventBus(store.table("events"), clock.timestamp, rng)
+    ctx = DomainContext(
+        catalog=catalog,
+        fx=Fx(catalog.fx),
+        transactions=TransactionRepository(store.table("transactions")),
+        claims=store.table("claims"),
+        ledger=Ledger(store.table("movements")),
+        jobs=scheduler,
+        events=bus,
+        now=clock.timestamp,
+        rng=rng,
+        public_url=f"http://{settings.host}:{settings.port}",
+    )
+    payments = PaymentService(ctx)
+    refunds = RefundService(ctx, payments)
+    for kind, handler in payments.job_handlers().items():
+        scheduler.register(kind, handler)
+    scheduler.register("claim.resolve", lambda payload: refunds.resolve(payload["claimId"]))
+
+    app = web.Application(
+        middlewares=[envelope_middleware, auth_middleware],
+        client_max_size=settings.body_limit,
+    )
+    app[keys.SETTINGS] = settings
+    app[keys.CLOCK] = clock
+    app[keys.STORE] = store
+    app[keys.CATALOG] = catalog
+    app[keys.SCHEDULER] = scheduler
+    app[keys.BUS] = bus
+    app[keys.CONTEXT] = ctx
+    app[keys.AUTHENTICATOR] = Authenticator(catalog, signing_secret, store.table("refresh_tokens"))
+    app[keys.PAYMENTS] = payments
+    app[keys.REFUNDS] = refunds
+    app[keys.IDEMPOTENCY] = IdempotencyCache(store.table("idempotency"), clock)
+    setup_routes(app, str(static_dir()))
+    app.cleanup_ctx.append(_scheduler_tick)
+    app.on_cleanup.append(_close_store)
+    return app
+
+
+async def _scheduler_tick(app: web.Application) -> AsyncIterator[None]:
+    interval = app[keys.SETTINGS].tick_seconds
+    task = asyncio.create_task(app[keys.SCHEDULER].run_forever(interval)) if interval else None
+    yield
+    if task is not None:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
+
+async def _close_store(app: web.Application) -> None:
+    store = app[keys.STORE]
+    store.table("meta").put(
+        "clock", {"id": "clock", "offsetSeconds": app[keys.CLOCK].offset_seconds}
+    )
+    store.close()

@@ -1,0 +1,52 @@
+"""The one simulated clock: real time plus an offset that only grows.
+
+This module is the only place that reads the wall clock for simulated time. Domain code receives
+`now` from it; `clock/advance` pins it while due jobs run so that each job sees its own due time.
+"""
+
+from __future__ import annotations
+
+import time
+from datetime import UTC, datetime
+
+
+class SimClock:
+    def __init__(self, offset_seconds: float = 0.0) -> None:
+        self._offset = float(offset_seconds)
+        self._pinned: float | None = None
+
+    @property
+    def offset_seconds(self) -> float:
+        return self._offset
+
+    def timestamp(self) -> float:
+        """Simulated POSIX seconds."""
+        if self._pinned is not None:
+            return self._pinned
+        return time.time() + self._offset
+
+    def now(self) -> datetime:
+        return datetime.fromtimestamp(self.timestamp(), UTC)
+
+    def pin(self, at: float) -> None:
+        """Hold simulated time at `at` (never earlier than now) while jobs due then run."""
+        self._pinned = max(at, self.timestamp())
+
+    def release(self, at: float) -> None:
+        """Stop pinning and continue from `at`: the offset grows so that now == at."""
+        self._pinned = None
+        self._offset = max(self._offset, at - time.time())
+
+    def advance(self, seconds: float) -> None:
+        self._offset += seconds
+
+
+def isoformat(moment: datetime | float) -> str:
+    """ISO-8601 in UTC with millisecond precision and a Z suffix, as every payload uses."""
+    if isinstance(moment, (int, float)):
+        moment = datetime.fromtimestamp(moment, UTC)
+    return moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def parse_iso(value: str) -> datetime:
+    return datetime.fromisoformat(value.replace("Z", "+00:00"))

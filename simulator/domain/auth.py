@@ -1,0 +1,281 @@
+"""Credentials: raw keys, access tokens (HS256 JWTs) and rotating refresh tokens.
+
+Pure: the caller passes the current simulated time, the catalog and a refresh-token table.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import secrets
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol
+
+import orjson
+
+from simulator.domain.catalog import Catalog, Credential, Environment, Merchant, Shop
+from simulator.domain.errors import ApiError
+
+ACCESS_TOKEN_SECONDS = 3600
+REFRESH_TOKEN_SECONDS = 2_592_000
+REFRESH_PREFIX = "rt_"
+
+KeyKind = Literal["secret", "publishable"]
+
+
+@dataclass(frozen=True, slots=True)
+class Principal:
+    merchant: Merchant
+    shop: Shop | None
+    environment: Environment
+    key_kind: KeyKind
+    key_id: str
+
+    @property
+    def scope(self) -> tuple[str, str]:
+        """(merchantId, environment): the partition every stored record lives in."""
+        return (self.merchant.id, self.environment)
+
+
+class RefreshTokens(Protocol):
+    def get(self, doc_id: str) -> dict[str, Any] | None: ...
+    def put(self, doc_id: str, doc: dict[str, Any]) -> None: ...
+
+
+def environment_of_key(key: str) -> Environment | None:
+    if key.startswith(("sk_test_", "pk_test_")):
+        return "sandbox"
+    if key.startswith(("sk_live_", "pk_live_")):
+        return "production"
+    return None
+
+
+def mask_key(key: str) -> str:
+    prefix = key[:8]
+    return f"{prefix}****{key[-4:]}"
+
+
+def key_id(secret_key: str) -> str:
+    """Stable id of a secret key that does not reveal it (carried inside tokens)."""
+    return "key_" + hashlib.sha256(secret_key.encode()).hexdigest()[:20]
+
+
+def _b64(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+def _unb64(text: str) -> bytes:
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+def _hash_refresh(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+class Authenticator:
+    def __init__(self, catalog: Catalog, signing_secret: bytes, refresh_tokens: RefreshTokens):
+        self._catalog = catalog
+        self._secret = signing_secret
+        self._refresh = refresh_tokens
+        self._by_key_id = {key_id(c.secret): c for c in catalog.credentials}
+
+    # -- issuing -------------------------------------------------------------------------------
+
+    def issue_tokens(self, api_key: Any, secret_key: Any, now: float) -> dict[str, Any]:
+        issues = [
+            {"path": name, "message": "required string"}
+            for name, value in (("apiKey", api_key), ("secretKey", secret_key))
+            if not isinstance(value, str) or not value
+        ]
+        if issues:
+            raise ApiError(
+                "invalid_request",
+                "`apiKey` (publishable key) and `secretKey` are required strings.",
+                param=issues[0]["path"],
+                details={"issues": issues},
+            )
+        assert isinstance(api_key, str) and isinstance(secret_key, str)
+        env_pk, env_sk = environment_of_key(api_key), environment_of_key(secret_key)
+        if env_pk and env_sk and env_pk != env_sk:
+            raise ApiError(
+                "invalid_api_key",
+                "apiKey and secretKey belong to different environments.",
+                param="apiKey",
+            )
+        credential = self._catalog.by_secret.get(secret_key)
+        if credential is None or not secret_key.startswith("sk_"):
+            raise ApiError("invalid_api_key", "Unknown secretKey.", param="secretKey")
+        if credential.publishable is None or credential.publishable != api_key:
+            raise ApiError(
+                "invalid_api_key",
+                "apiKey is not the publishable key of this secretKey's pair.",
+                param="apiKey",
+            )
+        self._check_standing(credential.merchant, credential.shop)
+        return self._token_pair(credential, now)
+
+    def refresh(self, refresh_token: Any, now: float) -> dict[str, Any]:
+        if not isinstance(refresh_token, str) or not refresh_token:
+            raise ApiError(
+                "invalid_request",
+                "`refreshToken` is a required string.",
+                param="refreshToken",
+                details={"issues": [{"path": "refreshToken", "message": "required string"}]},
+            )
+        record = self._refresh.get(_hash_refresh(refresh_token))
+        if record is None or record["revoked"]:
+            raise ApiError("invalid_token", "Unknown or already used refresh token.")
+        if record["expiresAt"] <= now:
+            raise ApiError("token_expired", "The refresh token has expired; call POST /auth/token.")
+        credential = self._by_key_id.get(record["kid"])
+        if credential is None:
+            raise ApiError("invalid_api_key", "The key behind this refresh token was rotated.")
+        self._check_standing(credential.merchant, credential.shop)
+        self._refresh.put(record["id"], {**record, "revoked": True, "revokedAt": now})
+        pair = self._token_pair(credential, now)
+        pair["refreshExpiresIn"] = REFRESH_TOKEN_SECONDS
+        return pair
+
+    def _token_pair(self, credential: Credential, now: float) -> dict[str, Any]:
+        kid = key_id(credential.secret)
+        claims = {
+            "kid": kid,
+            "mid": credential.merchant.id,
+            "sid": credential.shop.id if credential.shop else None,
+            "env": credential.environment,
+            "iat": int(now),
+            "exp": int(now) + ACCESS_TOKEN_SECONDS,
+            "jti": secrets.token_hex(8),
+        }
+        refresh = REFRESH_PREFIX + secrets.token_urlsafe(32)
+        digest = _hash_refresh(refresh)
+        self._refresh.put(
+            digest,
+            {
+                "id": digest,
+                "kid": kid,
+                "expiresAt": now + REFRESH_TOKEN_SECONDS,
+                "revoked": False,
+            },
+        )
+        return {
+            "accessToken": self._sign(claims),
+            "refreshToken": refresh,
+            "tokenType": "Bearer",
+            "expiresIn": ACCESS_TOKEN_SECONDS,
+            "environment": credential.environment,
+            "merchant": {"id": credential.merchant.id, "name": credential.merchant.name},
+        }
+
+    def _sign(self, claims: dict[str, Any]) -> str:
+        header = _b64(orjson.dumps({"alg": "HS256", "typ": "JWT"}))
+        payload = _b64(orjson.dumps(claims))
+        signature = hmac.new(self._secret, f"{header}.{payload}".encode(), hashlib.sha256).digest()
+        return f"{header}.{payload}.{_b64(signature)}"
+
+    # -- verifying -----------------------------------------------------------------------------
+
+    def authenticate(self, authorization: str | None, now: float) -> Principal:
+        if not authorization or not authorization.strip():
+            raise ApiError("missing_credentials")
+        scheme, _, value = authorization.strip().partition(" ")
+        value = value.strip()
+        if scheme.lower() != "bearer" or not value:
+            raise ApiError(
+                "missing_credentials", "Send the credential as `Authorization: Bearer <token>`."
+            )
+        if value.startswith(REFRESH_PREFIX):
+            raise ApiError("invalid_api_key", "A refresh token only works on POST /auth/refresh.")
+        if value.startswith(("sk_", "pk_")):
+            return self._from_raw_key(value)
+        return self._from_token(value, now)
+
+    def _from_raw_key(self, key: str) -> Principal:
+        if key.startswith("pk_"):
+            credential = self._catalog.by_publishable.get(key)
+            kind: KeyKind = "publishable"
+        else:
+            credential = self._catalog.by_secret.get(key)
+            kind = "secret"
+        if credential is None:
+            raise ApiError("invalid_api_key", "Unknown or rotated API key.")
+        self._check_standing(credential.merchant, credential.shop)
+        return Principal(
+            credential.merchant, credential.shop, credential.environment, kind, mask_key(key)
+        )
+
+    def _from_token(self, token: str, now: float) -> Principal:
+        parts = token.split(".")
+        if len(parts) != 3:
+            raise ApiError("invalid_token", "The token is malformed.")
+        header, payload, signature = parts
+        expected = hmac.new(self._secret, f"{header}.{payload}".encode(), hashlib.sha256).digest()
+        try:
+            valid = hmac.compare_digest(expected, _unb64(signature))
+            claims = orjson.loads(_unb64(payload)) if valid else None
+        except (ValueError, orjson.JSONDecodeError):
+            raise ApiError("invalid_token", "The token is malformed.") from None
+        if not valid or not isinstance(claims, dict):
+            raise ApiError("invalid_token", "The token signature does not verify.")
+        if not isinstance(claims.get("exp"), int) or claims["exp"] <= now:
+            raise ApiError("token_expired")
+        credential = self._by_key_id.get(claims.get("kid", ""))
+        if credential is None:
+            raise ApiError("invalid_api_key", "The key behind this token was rotated.")
+        self._check_standing(credential.merchant, credential.shop)
+        return Principal(
+            credential.merchant,
+            credential.shop,
+            credential.environment,
+            "secret",
+            mask_key(credential.secret),
+        )
+
+    @staticmethod
+    def _check_standing(merchant: Merchant, shop: Shop | None) -> None:
+        if merchant.suspended:
+            raise ApiError("merchant_suspended")
+        if shop is not None and shop.suspended:
+            raise ApiError("shop_suspended")
+
+
+def check_environment(principal: Principal) -> None:
+    """A shop promoted to one environment refuses credentials of the other."""
+    shop = principal.shop
+    if shop is not None and shop.promoted_to and shop.promoted_to != principal.environment:
+        raise ApiError(
+            "environment_mismatch",
+            f"Shop {shop.id} was promoted to {shop.promoted_to}; "
+            f"use its {shop.promoted_to} credentials.",
+        )
+
+
+def require_secret(principal: Principal) -> None:
+    if principal.key_kind != "secret":
+        raise ApiError("key_kind_not_allowed")
+
+
+def require_sandbox(principal: Principal) -> None:
+    if principal.environment != "sandbox":
+        raise ApiError("production_key_refused")
+
+
+def resolve_shop(principal: Principal, catalog: Catalog, shop_id: Any = None) -> Shop:
+    """The shop a request acts for: the credential's, or `shopId` for a merchant-wide key."""
+    if shop_id is not None:
+        if not isinstance(shop_id, str):
+            raise ApiError("invalid_request", "`shopId` must be a string.", param="shopId")
+        shop = catalog.shops.get(shop_id)
+        if shop is None:
+            raise ApiError("shop_not_found", f"No shop {shop_id}.", param="shopId")
+        if shop.merchant_id != principal.merchant.id or (
+            principal.shop is not None and principal.shop.id != shop.id
+        ):
+            raise ApiError("forbidden", f"Shop {shop_id} is not yours.", param="shopId")
+        if shop.suspended:
+            raise ApiError("shop_suspended")
+        return shop
+    if principal.shop is None:
+        raise ApiError("shop_required")
+    return principal.shop

@@ -1,0 +1,90 @@
+"""The provider cascade: try each provider configured for a rail, in order, until one accepts.
+
+Sandbox always accepts through the first provider (spec rule 6). Production follows each simulated
+provider's fixture behaviour, so declines, outages and `cascade_exhausted` are reachable.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from simulator.domain.catalog import CATALOGUE_CARD_DECLINES, Environment, PaymentMethod, Provider
+from simulator.domain.errors import ApiError
+
+SANDBOX_PROVIDER = Provider(
+    id="sandbox",
+    name="Sandbox Provider",
+    rails=(),
+    behaviour="accept",
+    decline_reason=None,
+    bank_name="Sandbox Bank",
+    beneficiary_name="Payorch Sandbox",
+    callback_after_seconds=None,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Attempt:
+    provider: str
+    outcome: str
+
+
+def route(
+    method: PaymentMethod,
+    providers: dict[str, Provider],
+    environment: Environment,
+    *,
+    enabled_for_shop: bool,
+) -> Provider:
+    if environment == "sandbox":
+        first = providers.get(method.provider_ids[0]) if method.provider_ids else None
+        return first or SANDBOX_PROVIDER
+    attempts: list[Attempt] = []
+    for provider_id in method.provider_ids:
+        provider = providers[provider_id]
+        if provider.behaviour == "outage":
+            attempts.append(Attempt(provider.id, "unavailable"))
+            continue
+        if provider.behaviour == "decline":
+            reason = provider.decline_reason or "declined"
+            if reason in CATALOGUE_CARD_DECLINES and method.channel == "CREDIT_CARD":
+                # An issuer decline is final for the charge: cascading would retry a declined card.
+                raise ApiError(
+                    "card_declined" if reason == "card_declined" else reason,
+                    decline_code=reason,
+                    details={"paymentMethodId": method.id},
+                )
+            attempts.append(Attempt(provider.id, f"declined:{reason}"))
+            continue
+        if provider.behaviour == "no_instructions":
+            raise ApiError(
+                "payment_instructions_unavailable",
+                f"The provider returned neither a payment page nor instructions for "
+                f"{method.name}; the transaction was not created.",
+                details={"provider": provider.id},
+            )
+        return provider
+    raise cascade_exhausted(method.id, enabled_for_shop=enabled_for_shop, attempts=attempts)
+
+
+def cascade_exhausted(
+    method_id: str | None, *, enabled_for_shop: bool, attempts: list[Attempt] | None = None
+) -> ApiError:
+    hint = (
+        "The method is enabled for your shop but no provider accepted the charge; retry once, "
+        "then report the requestId."
+        if enabled_for_shop
+        else "This paymentMethodId is not in your shop's listing; take codes from "
+        "GET /payment-methods."
+    )
+    return ApiError(
+        "cascade_exhausted",
+        hint,
+        param="paymentMethodId",
+        details={
+            "reason": "no_provider_for_method_region",
+            "paymentMethodId": method_id,
+            "paymentMethodEnabledForShop": enabled_for_shop,
+            "attempts": [{"provider": a.provider, "outcome": a.outcome} for a in attempts or []],
+        },
+    )

@@ -1,0 +1,28 @@
+"""The collaborators every domain service shares, wired once by the composition root."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from simulator.domain.catalog import Catalog
+from simulator.domain.fx import Fx
+from simulator.domain.ledger import Ledger
+from simulator.domain.ports import Events, Jobs, Table
+from simulator.domain.transactions import TransactionRepository
+
+
+@dataclass(slots=True)
+class DomainContext:
+    catalog: Catalog
+    fx: Fx
+    transactions: TransactionRepository
+    claims: Table
+    ledger: Ledger
+    jobs: Jobs
+    events: Events
+    now: Callable[[], float]
+    rng: random.Random = field(default_factory=random.Random)
+    # Absolute base of links inside event payloads (API responses use the request's own origin).
+    public_url: str = "http://127.0.0.1:8080"

@@ -1,0 +1,50 @@
+"""Fee breakdown of a pay-in, in USD.
+
+platform = merchant's platform fee % of the USD amount; provider = the method's percent + flat;
+network = a fixed card-network fee on card-channel rails. Fees never exceed what the charge leaves
+after the rolling reserve, so a completed payment never takes the balance below zero.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from decimal import Decimal
+
+from simulator.domain.catalog import Merchant, PaymentMethod
+from simulator.domain.money import ZERO, usd
+
+HUNDRED = Decimal(100)
+CARD_NETWORK_FEE_USD = Decimal("0.10")
+
+
+@dataclass(frozen=True, slots=True)
+class FeeBreakdown:
+    platform: Decimal
+    provider: Decimal
+    network: Decimal
+    reserve: Decimal
+
+    @property
+    def total(self) -> Decimal:
+        return self.platform + self.provider + self.network
+
+    def as_json(self) -> dict[str, Decimal]:
+        return {
+            "platform": self.platform,
+            "provider": self.provider,
+            "network": self.network,
+            "total": self.total,
+        }
+
+
+def fees_for(amount_usd: Decimal, merchant: Merchant, method: PaymentMethod) -> FeeBreakdown:
+    platform = usd(amount_usd * merchant.platform_fee_pct / HUNDRED)
+    provider = usd(amount_usd * method.fee_percent / HUNDRED + method.fee_flat)
+    network = CARD_NETWORK_FEE_USD if method.channel == "CREDIT_CARD" else ZERO
+    reserve = usd(amount_usd * merchant.rolling_reserve_pct / HUNDRED)
+    room = amount_usd - reserve
+    # Cap in order network -> provider -> platform so the total never exceeds the room.
+    network = min(network, room)
+    provider = min(provider, room - network)
+    platform = min(platform, room - network - provider)
+    return FeeBreakdown(platform=platform, provider=provider, network=network, reserve=reserve)

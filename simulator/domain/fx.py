@@ -1,0 +1,87 @@
+"""FX: presentment currency -> USD headline (with markup), USD -> the buyer's local currency.
+
+Decisions (docs/decisions.md): the markup is charged once, on the presentment leg, and borne by the
+merchant. When the presentment currency is already the rail's local currency the buyer pays exactly
+what was asked (`amountLocal` = `inputAmount`).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from decimal import Decimal
+
+from simulator.domain.catalog import FxTable
+from simulator.domain.errors import ApiError, invalid_request
+from simulator.domain.money import round_to, usd
+
+_ISO4217 = re.compile(r"^[A-Z]{3}$")
+HUNDRED = Decimal(100)
+
+
+@dataclass(frozen=True, slots=True)
+class Conversion:
+    amount_usd: Decimal
+    input_currency: str | None
+    input_amount: Decimal | None
+    amount_local: Decimal
+    currency_local: str
+
+
+class Fx:
+    def __init__(self, table: FxTable) -> None:
+        self._table = table
+
+    @property
+    def markup_pct(self) -> Decimal:
+        return self._table.markup_pct
+
+    def decimals(self, currency: str) -> int:
+        return self._table.decimals.get(currency, 2)
+
+    def check_currency(self, value: object, *, param: str = "currency") -> str:
+        if not isinstance(value, str) or not _ISO4217.match(value.strip().upper()):
+            raise invalid_request(
+                f"`{param}` must be a 3-letter ISO-4217 code.",
+                [{"path": param, "message": "expected a 3-letter ISO-4217 code"}],
+                param=param,
+            )
+        return value.strip().upper()
+
+    def rate(self, currency: str) -> Decimal:
+        if currency == "USD":
+            return Decimal(1)
+        rate = self._table.usd_rates.get(currency)
+        if rate is None:
+            raise ApiError(
+                "fx_unavailable",
+                f"No FX rate for {currency}; use USD or a supported currency.",
+                param="currency",
+                details={"currency": currency},
+            )
+        return rate
+
+    def to_usd_headline(self, amount: Decimal, currency: str) -> Decimal:
+        """Presentment -> USD at the rate minus the markup (unrounded)."""
+        if currency == "USD":
+            return amount
+        return amount / self.rate(currency) * (1 - self._table.markup_pct / HUNDRED)
+
+    def convert(self, amount: Decimal, currency: str, local_currency: str) -> Conversion:
+        headline = usd(self.to_usd_headline(amount, currency))
+        if currency == local_currency:
+            local = round_to(amount, self.decimals(local_currency))
+        else:
+            local = round_to(headline * self.rate(local_currency), self.decimals(local_currency))
+        presented = currency != "USD"
+        return Conversion(
+            amount_usd=headline,
+            input_currency=currency if presented else None,
+            input_amount=amount if presented else None,
+            amount_local=local,
+            currency_local=local_currency,
+        )
+
+    def local_to_usd(self, amount_local: Decimal, currency_local: str) -> Decimal:
+        """Mid-rate conversion for refunds (which are in the transaction's local currency)."""
+        return usd(amount_local / self.rate(currency_local))

@@ -1,0 +1,48 @@
+"""Decimal money: exact inside, rounded per currency only at the edges."""
+
+from __future__ import annotations
+
+from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
+from typing import Any
+
+from simulator.domain.errors import ApiError
+
+ZERO = Decimal("0")
+CENT = Decimal("0.01")
+MAX_CHARGE_USD = Decimal("100000")
+
+
+def quantum(decimals: int) -> Decimal:
+    return Decimal(1).scaleb(-decimals)
+
+
+def round_to(amount: Decimal, decimals: int) -> Decimal:
+    return amount.quantize(quantum(decimals), rounding=ROUND_HALF_UP)
+
+
+def usd(amount: Decimal) -> Decimal:
+    return round_to(amount, 2)
+
+
+def parse_amount(value: Any, *, param: str = "amount", code: str = "amount_invalid") -> Decimal:
+    """A JSON number > 0 as Decimal. Booleans, strings, NaN and infinities are refused."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, Decimal)):
+        raise ApiError(code, f"`{param}` must be a number greater than 0.", param=param)
+    try:
+        amount = Decimal(str(value))
+    except InvalidOperation:
+        raise ApiError(code, f"`{param}` must be a finite number.", param=param) from None
+    if not amount.is_finite() or amount <= 0:
+        raise ApiError(code, f"`{param}` must be a number greater than 0.", param=param)
+    return amount
+
+
+def to_json_number(amount: Decimal) -> int | float:
+    """JSON numbers: ints stay ints, others become the float closest to the rounded decimal."""
+    if amount == amount.to_integral_value():
+        return int(amount)
+    return float(amount)
+
+
+def dec(value: str | int | float | Decimal) -> Decimal:
+    return value if isinstance(value, Decimal) else Decimal(str(value))

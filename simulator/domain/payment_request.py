@@ -1,0 +1,170 @@
+"""POST /payments body: shape and field rules, before any method or provider is consulted."""
+
+from __future__ import annotations
+
+import ipaddress
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+from urllib.parse import urlsplit
+
+from simulator.domain.documents import is_valid_email
+from simulator.domain.errors import ApiError
+from simulator.domain.money import parse_amount
+
+MAX_LENGTHS = {
+    "userName": 120,
+    "userEmail": 254,
+    "documentId": 60,
+    "userPhone": 40,
+    "userIp": 64,
+    "merchantOrderId": 120,
+    "tag1": 200,
+    "tag2": 200,
+    "tag3": 200,
+    "returnUrl": 2048,
+    "paymentMethodId": 32,
+    "paymentMethod": 32,
+    "merchantId": 64,
+    "shopId": 64,
+    "country": 3,
+    "currency": 3,
+}
+STRING_FIELDS = tuple(MAX_LENGTHS)
+ALLOWED_FIELDS = frozenset({*STRING_FIELDS, "amount", "hostedCheckout", "customer"})
+CUSTOMER_FIELDS = frozenset({"firstName", "lastName", "fullName", "email", "phone", "documentId"})
+
+
+@dataclass(frozen=True, slots=True)
+class PaymentRequest:
+    amount: Decimal
+    currency: str | None
+    payment_method_id: str | None
+    payment_method: str | None
+    country: str | None
+    user_name: str | None
+    user_email: str | None
+    document_id: str | None
+    user_phone: str | None
+    user_ip: str | None
+    merchant_order_id: str | None
+    tags: tuple[str | None, str | None, str | None]
+    hosted_checkout: bool
+    return_url: str | None
+    merchant_id: str | None
+    shop_id: str | None
+
+
+def _issue(path: str, message: str) -> dict[str, str]:
+    return {"path": path, "message": message}
+
+
+def _customer_fallbacks(customer: dict[str, Any]) -> dict[str, str]:
+    """Values of the `customer` block that may fill gaps; malformed ones are not promoted."""
+    found: dict[str, str] = {}
+
+    def text(key: str) -> str | None:
+        value = customer.get(key)
+        return value.strip() if isinstance(value, str) and value.strip() else None
+
+    full = text("fullName")
+    first, last = text("firstName"), text("lastName")
+    name = full or (f"{first} {last}" if first and last else None)
+    if name and len(name) <= MAX_LENGTHS["userName"]:
+        found["userName"] = name
+    email = text("email")
+    if email and is_valid_email(email):
+        found["userEmail"] = email
+    phone = text("phone")
+    if phone and len(phone) <= MAX_LENGTHS["userPhone"]:
+        found["userPhone"] = phone
+    document = text("documentId")
+    if document and len(document) <= MAX_LENGTHS["documentId"]:
+        found["documentId"] = document
+    return found
+
+
+def parse_payment_request(body: dict[str, Any]) -> PaymentRequest:
+    issues: list[dict[str, str]] = []
+    unknown = sorted(set(body) - ALLOWED_FIELDS)
+    issues.extend(_issue(key, "unknown field") for key in unknown)
+
+    if "amount" not in body or body["amount"] is None:
+        raise ApiError("missing_field", "`amount` is required.", param="amount")
+    amount = parse_amount(body["amount"])
+
+    values: dict[str, str | None] = {}
+    for key in STRING_FIELDS:
+        value = body.get(key)
+        if value is None:
+            values[key] = None
+        elif not isinstance(value, str):
+            issues.append(_issue(key, "must be a string"))
+        elif len(value) > MAX_LENGTHS[key]:
+            issues.append(_issue(key, f"at most {MAX_LENGTHS[key]} characters"))
+        else:
+            stripped = value.strip()
+            values[key] = stripped if key not in ("tag1", "tag2", "tag3") else value
+            if key not in ("tag1", "tag2", "tag3") and not stripped:
+                values[key] = None
+
+    hosted = body.get("hostedCheckout", False)
+    if not isinstance(hosted, bool):
+        issues.append(_issue("hostedCheckout", "must be a boolean"))
+        hosted = False
+
+    customer = body.get("customer")
+    fallbacks: dict[str, str] = {}
+    if customer is not None:
+        if not isinstance(customer, dict):
+            issues.append(_issue("customer", "must be an object"))
+        else:
+            extra = sorted(set(customer) - CUSTOMER_FIELDS)
+            issues.extend(_issue(f"customer.{key}", "unknown field") for key in extra)
+            fallbacks = _customer_fallbacks(customer)
+
+    if values.get("userIp"):
+        try:
+            ipaddress.ip_address(values["userIp"] or "")
+        except ValueError:
+            issues.append(_issue("userIp", "not an IPv4 or IPv6 address"))
+    if values.get("returnUrl"):
+        parts = urlsplit(values["returnUrl"] or "")
+        if parts.scheme not in ("http", "https") or not parts.netloc:
+            issues.append(_issue("returnUrl", "must be an absolute http(s) URL"))
+
+    if issues:
+        raise ApiError(
+            "invalid_request",
+            "; ".join(f"{i['path']}: {i['message']}" for i in issues),
+            param=issues[0]["path"],
+            details={"issues": issues},
+        )
+    if not values.get("paymentMethodId") and not values.get("paymentMethod"):
+        raise ApiError(
+            "missing_field",
+            "`paymentMethodId` is required (take it from GET /payment-methods).",
+            param="paymentMethodId",
+        )
+
+    def buyer(key: str) -> str | None:
+        return values.get(key) or fallbacks.get(key)
+
+    return PaymentRequest(
+        amount=amount,
+        currency=values["currency"],
+        payment_method_id=values["paymentMethodId"],
+        payment_method=values["paymentMethod"],
+        country=values["country"],
+        user_name=buyer("userName"),
+        user_email=buyer("userEmail"),
+        document_id=buyer("documentId"),
+        user_phone=buyer("userPhone"),
+        user_ip=values["userIp"],
+        merchant_order_id=values["merchantOrderId"],
+        tags=(values["tag1"], values["tag2"], values["tag3"]),
+        hosted_checkout=hosted,
+        return_url=values["returnUrl"],
+        merchant_id=values["merchantId"],
+        shop_id=values["shopId"],
+    )

@@ -1,0 +1,506 @@
+"""Pay-ins: creation through the cascade, reads, and every state transition with its events."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from decimal import Decimal
+from typing import Any
+from urllib.parse import quote
+
+from simulator.clock import isoformat
+from simulator.domain import instructions
+from simulator.domain.auth import Principal
+from simulator.domain.cascade import cascade_exhausted, route
+from simulator.domain.catalog import PaymentMethod, Provider, Shop
+from simulator.domain.context import DomainContext
+from simulator.domain.countries import normalize_country
+from simulator.domain.documents import is_valid_document, is_valid_email
+from simulator.domain.errors import ApiError
+from simulator.domain.fees import fees_for
+from simulator.domain.ids import new_id
+from simulator.domain.ledger import AVAILABLE, RESERVE
+from simulator.domain.money import MAX_CHARGE_USD, dec
+from simulator.domain.payment_request import PaymentRequest
+from simulator.domain.refunds import RefundService
+from simulator.domain.states import SANDBOX_SIMULATE_VALUES, check_simulate
+from simulator.domain.transactions import TransactionFilters
+from simulator.domain.views import transaction_view
+
+DAY = 86_400.0
+RECONCILE_EVERY = 300.0
+SIMULATED_CALLBACK_DELAY = 3.0
+SLOW_PAYMENT_SETTLES_AFTER = 60.0
+PLACEHOLDER_EXPIRY = 1800.0
+
+# How a missing hosted-checkout buyer field is named in `details.missingFields` (spec wording).
+HOSTED_FIELDS = {
+    "userName": ("userName", "string", "Full name", "The buyer's first and last name."),
+    "userEmail": ("email", "email", "E-mail", "The buyer's e-mail address."),
+    "documentId": ("documentId", "string", "Document", "The buyer's identity document."),
+    "userPhone": ("userPhone", "string", "Phone", "Phone number with country code."),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """What a transition did: the record after it and the events it fired, in order."""
+
+    transaction: dict[str, Any]
+    events: tuple[str, ...]
+
+
+class PaymentService:
+    def __init__(self, ctx: DomainContext) -> None:
+        self.ctx = ctx
+
+    # -- creation ------------------------------------------------------------------------------
+
+    def resolve_method(
+        self, principal: Principal, shop: Shop, request: PaymentRequest, country: str | None
+    ) -> PaymentMethod:
+        catalog = self.ctx.catalog
+        if request.payment_method_id:
+            method = catalog.methods.get(request.payment_method_id)
+            usable = method is not None and (
+                principal.environment == "sandbox" or not method.sandbox_only
+            )
+            if method is None or not usable:
+                raise cascade_exhausted(request.payment_method_id, enabled_for_shop=False)
+            if not method.sandbox_only and method.id not in shop.enabled_method_ids:
+                raise cascade_exhausted(method.id, enabled_for_shop=False)
+            if country and not method.sandbox_only and country != method.country_iso3:
+                raise ApiError(
+                    "unsupported_country",
+                    f"Method {method.id} ({method.name}) applies to {method.country_iso3}, "
+                    f"not {country}.",
+                    param="country",
+                    details={"paymentMethodId": method.id, "methodCountry": method.country_iso3},
+                )
+            return method
+        slug = request.payment_method or ""
+        target_country = country or "USA"
+        candidates = [
+            catalog.methods[mid]
+            for mid in shop.enabled_method_ids
+            if mid in catalog.methods
+            and catalog.methods[mid].method == slug
+            and catalog.methods[mid].routable
+        ]
+        in_country = [m for m in candidates if m.country_iso3 == target_country]
+        if in_country:
+            return in_country[0]
+        if candidates:
+            raise ApiError(
+                "unsupported_country",
+                f"`{slug}` is not available in {target_country} for this shop.",
+                param="country",
+                details={"countries": sorted({m.country_iso3 for m in candidates})},
+            )
+        raise ApiError(
+            "unsupported_method",
+            f"`{slug}` is not a method enabled for this shop; use a paymentMethodId from "
+            "GET /payment-methods.",
+            param="paymentMethod",
+        )
+
+    def _check_buyer(self, request: PaymentRequest, method: PaymentMethod, country: str) -> None:
+        required = {field.key: field for field in method.required_fields}
+        missing: list[dict[str, str]] = []
+        malformed: list[dict[str, str]] = []
+
+        def item(key: str) -> dict[str, str]:
+            if key in required:
+                field = required[key]
+                name = "email" if key == "userEmail" else key
+                return {"key": name, "type": field.type, "label": field.label, "help": field.help}
+            name, kind, label, help_text = HOSTED_FIELDS[key]
+            return {"key": name, "type": kind, "label": label, "help": help_text}
+
+        needed = set(required)
+        if request.hosted_checkout:
+            needed |= {"userName", "userEmail", "documentId"}
+        checks = {
+            "userName": lambda v: len(v.split()) >= 2 if request.hosted_checkout else True,
+            "userEmail": is_valid_email,
+            "documentId": lambda v: is_valid_document(country, v),
+            "userPhone": lambda v: sum(c.isdigit() for c in v) >= 8,
+        }
+        values = {
+            "userName": request.user_name,
+            "userEmail": request.user_email,
+            "documentId": request.document_id,
+            "userPhone": request.user_phone,
+        }
+        for key in ("userName", "userEmail", "documentId", "userPhone"):
+            value = values[key]
+            if key in needed:
+                if not value:
+                    missing.append(item(key))
+                elif not checks[key](value):
+                    malformed.append(item(key))
+            elif value and key == "userEmail" and not is_valid_email(value):
+                raise ApiError(
+                    "invalid_request",
+                    "`userEmail` is not a valid e-mail address.",
+                    param="userEmail",
+                    details={"issues": [{"path": "userEmail", "message": "invalid e-mail"}]},
+                )
+        if missing or malformed:
+            details: dict[str, Any] = {"reason": "missing" if missing else "malformed"}
+            if missing:
+                details["missingFields"] = missing
+            if malformed:
+                details["malformedFields"] = malformed
+            names = ", ".join(i["key"] for i in missing + malformed)
+            raise ApiError(
+                "missing_required_fields",
+                f"{method.name} needs buyer data that is missing or malformed: {names}.",
+                param=(missing + malformed)[0]["key"],
+                details=details,
+            )
+
+    def _check_limits(self, method: PaymentMethod, amount_usd: Decimal, local: Decimal) -> None:
+        if amount_usd > MAX_CHARGE_USD:
+            raise ApiError(
+                "amount_above_maximum",
+                f"The converted charge is {amount_usd} USD; the maximum is 100000 USD.",
+                param="amount",
+                details={"amountUsd": amount_usd, "maxUsd": MAX_CHARGE_USD},
+            )
+        if method.min_tx_usd is not None and amount_usd < method.min_tx_usd:
+            raise ApiError(
+                "amount_below_minimum",
+                f"{method.name} accepts at least {method.min_tx_usd} USD; got {amount_usd} USD.",
+                param="amount",
+                details={"minUsd": method.min_tx_usd, "amountUsd": amount_usd},
+            )
+        if method.max_tx_usd is not None and amount_usd > method.max_tx_usd:
+            raise ApiError(
+                "amount_above_maximum",
+                f"{method.name} accepts at most {method.max_tx_usd} USD; got {amount_usd} USD.",
+                param="amount",
+                details={"maxUsd": method.max_tx_usd, "amountUsd": amount_usd},
+            )
+        limit = method.limit_for(method.local_currency)
+        if limit is not None and not (limit.min <= local <= limit.max):
+            bound = "min" if local < limit.min else "max"
+            raise ApiError(
+                "amount_out_of_limits",
+                f"{local} {limit.currency} is outside {method.name}'s bounds "
+                f"{limit.min}-{limit.max} {limit.currency}.",
+                param="amount",
+                details={
+                    "limit": {"min": limit.min, "max": limit.max, "currency": limit.currency},
+                    "boundViolated": bound,
+                    "amountLocal": local,
+                },
+            )
+
+    def create(
+        self,
+        principal: Principal,
+        shop: Shop,
+        request: PaymentRequest,
+        *,
+        simulate: str | None = None,
+        request_ip: str | None = None,
+    ) -> dict[str, Any]:
+        ctx = self.ctx
+        if simulate is not None:
+            if principal.environment != "sandbox":
+                raise ApiError(
+                    "invalid_request",
+                    "The Sandbox-Simulate header only works with sandbox credentials.",
+                    param="Sandbox-Simulate",
+                )
+            if simulate not in SANDBOX_SIMULATE_VALUES:
+                raise ApiError(
+                    "invalid_request",
+                    f"Sandbox-Simulate must be one of {', '.join(SANDBOX_SIMULATE_VALUES)}.",
+                    param="Sandbox-Simulate",
+                )
+        if request.merchant_id is not None and request.merchant_id != principal.merchant.id:
+            raise ApiError(
+                "forbidden", "merchantId is not the credential's merchant.", param="merchantId"
+            )
+        currency = ctx.fx.check_currency(request.currency or "USD")
+        ctx.fx.rate(currency)  # fx_unavailable before anything else is looked up
+        country = normalize_country(request.country) if request.country else None
+        method = self.resolve_method(principal, shop, request, country)
+        if country is None:
+            country = method.country_iso3
+        conversion = ctx.fx.convert(request.amount, currency, method.local_currency)
+        self._check_limits(method, conversion.amount_usd, conversion.amount_local)
+        self._check_buyer(request, method, country)
+        enabled = method.sandbox_only or method.id in shop.enabled_method_ids
+        if principal.environment == "production" and not method.routable:
+            raise cascade_exhausted(method.id, enabled_for_shop=enabled)
+        provider = route(
+            method, ctx.catalog.providers, principal.environment, enabled_for_shop=enabled
+        )
+        now = ctx.now()
+        tx_id = new_id(ctx.rng, "TXN-")
+        fees = fees_for(conversion.amount_usd, principal.merchant, method)
+        due_at = now + method.due_hours * 3600
+        tx: dict[str, Any] = {
+            "id": tx_id,
+            "merchantId": principal.merchant.id,
+            "shopId": shop.id,
+            "environment": principal.environment,
+            "status": "pending",
+            "amount": str(conversion.amount_usd),
+            "inputCurrency": conversion.input_currency,
+            "inputAmount": str(conversion.input_amount) if conversion.input_amount else None,
+            "amountLocal": str(conversion.amount_local),
+            "currencyLocal": conversion.currency_local,
+            "paymentMethodId": method.id,
+            "paymentMethod": method.method,
+            "paymentMethodName": method.name,
+            "iconPath": icon_path(method),
+            "country": country,
+            "fees": {k: str(v) for k, v in fees.as_json().items()},
+            "reserve": str(fees.reserve),
+            "settlementDelay": f"T+{principal.merchant.settlement_delay_days}",
+            "paymentFormPath": None,
+            "paymentData": {"method": method.method},
+            "hostedCheckout": request.hosted_checkout,
+            "returnUrl": request.return_url,
+            "checkoutPath": None,
+            "merchantOrderId": request.merchant_order_id,
+            "tags": list(request.tags),
+            "userName": request.user_name,
+            "userEmail": request.user_email,
+            "userPhone": request.user_phone,
+            "userIp": request.user_ip or request_ip,
+            "providerId": provider.id,
+            "simulate": simulate,
+            "dueAt": due_at,
+            "expiresAt": now + PLACEHOLDER_EXPIRY,
+            "createdAt": now,
+            "updatedAt": now,
+            "refundedLocal": "0",
+            "refundedUsd": "0",
+            "chargebackClaimId": None,
+        }
+        if method.flow == "hosted":
+            tx["paymentFormPath"] = f"/_sim/provider/{tx_id}"
+        else:
+            tx["paymentData"] = self._instructions(
+                method, provider, conversion.amount_local, tx_id, due_at
+            )
+        if request.hosted_checkout:
+            tx["checkoutPath"] = checkout_path(tx_id, request.return_url)
+        ctx.transactions.add(tx)
+        self._schedule_outcomes(tx, provider, principal.environment)
+        return tx
+
+    def _instructions(
+        self,
+        method: PaymentMethod,
+        provider: Provider,
+        amount_local: Decimal,
+        tx_id: str,
+        due_at: float,
+    ) -> dict[str, Any]:
+        rng = self.ctx.rng
+        due = datetime.fromtimestamp(due_at, UTC)
+        data: dict[str, Any] = {"method": method.method}
+        slug = method.method
+        if slug == "spei":
+            data["clabe"] = instructions.generate_clabe(rng)
+            data["reference"] = instructions.spei_reference(rng)
+        elif slug == "oxxo":
+            data["barcode"] = instructions.oxxo_barcode(rng)
+        elif slug == "voucher":
+            data["barcode"] = instructions.voucher_code(rng)
+        elif slug == "boleto":
+            data["barcode"] = instructions.boleto_line(rng, amount_local, due.date())
+        elif slug == "pix":
+            data["qrCode"] = instructions.pix_brcode(
+                key=f"{tx_id.lower()}@pix.payorch.test"[:77],
+                amount=amount_local,
+                merchant_name=provider.beneficiary_name or "PAYORCH",
+                merchant_city="SAO PAULO",
+                txid=tx_id.replace("-", ""),
+            )
+        else:
+            data["reference"] = instructions.spei_reference(rng)
+        if slug in ("spei", "bank_transfer", "wire") and provider.bank_name:
+            data["bankName"] = provider.bank_name
+        if provider.beneficiary_name and slug in ("spei", "bank_transfer", "wire", "pix"):
+            data["beneficiaryName"] = provider.beneficiary_name
+        data["dueDate"] = isoformat(due)
+        data["methodName"] = method.name
+        return data
+
+    def _schedule_outcomes(self, tx: dict[str, Any], provider: Provider, environment: str) -> None:
+        jobs, created, tx_id = self.ctx.jobs, tx["createdAt"], tx["id"]
+        jobs.schedule("payment.deadline", tx["dueAt"], {"transactionId": tx_id})
+        simulate = tx["simulate"]
+        if environment == "sandbox":
+            if simulate == "slow_payment":
+                jobs.schedule(
+                    "payment.reconcile",
+                    next_poll(created + SLOW_PAYMENT_SETTLES_AFTER),
+                    {"transactionId": tx_id, "outcome": "paid"},
+                )
+            elif simulate is not None:
+                jobs.schedule(
+                    "payment.simulated",
+                    created + SIMULATED_CALLBACK_DELAY,
+                    {"transactionId": tx_id, "action": simulate},
+                )
+            return
+        if provider.callback_after_seconds is not None:
+            jobs.schedule(
+                "payment.provider_callback",
+                created + provider.callback_after_seconds,
+                {"transactionId": tx_id, "outcome": provider.callback_outcome},
+            )
+        else:
+            jobs.schedule(
+                "payment.reconcile",
+                next_poll(created + SLOW_PAYMENT_SETTLES_AFTER),
+                {"transactionId": tx_id, "outcome": provider.callback_outcome},
+            )
+
+    # -- reads -----------------------------------------------------------------------------------
+
+    def get(self, principal: Principal, transaction_id: str) -> dict[str, Any]:
+        tx = self.ctx.transactions.get(transaction_id)
+        if (
+            tx is None
+            or tx["merchantId"] != principal.merchant.id
+            or tx["environment"] != principal.environment
+            or (principal.shop is not None and tx["shopId"] != principal.shop.id)
+        ):
+            raise ApiError("transaction_not_found", f"No transaction {transaction_id}.", param="id")
+        return tx
+
+    def list(
+        self, principal: Principal, filters: TransactionFilters, limit: int, offset: int
+    ) -> tuple[list[dict[str, Any]], int]:
+        return self.ctx.transactions.page(principal.scope, filters, limit, offset)
+
+    def view(self, tx: dict[str, Any], base_url: str | None = None, **kw: Any) -> dict[str, Any]:
+        return transaction_view(tx, base_url or self.ctx.public_url, self.ctx.now(), **kw)
+
+    # -- transitions -----------------------------------------------------------------------------
+
+    def simulate(self, principal: Principal, transaction_id: str, action: object) -> Outcome:
+        tx = self.get(principal, transaction_id)
+        check_simulate(action, tx["status"], tx["id"])
+        return self.apply(tx, str(action), simulator=True)
+
+    def apply(self, tx: dict[str, Any], action: str, *, simulator: bool) -> Outcome:
+        """One transition by action name; `simulator` marks sandbox-simulator-driven moves."""
+        if action == "paid":
+            return self._complete(tx, simulator=simulator)
+        if action in ("failed", "expired"):
+            return self._close(tx, action)
+        if action == "refunded":
+            return self._provider_refund(tx)
+        if action == "chargeback":
+            return self._chargeback(tx)
+        raise ValueError(action)
+
+    def _emit(self, tx: dict[str, Any], event_type: str) -> None:
+        self.ctx.events.emit(tx["merchantId"], tx["environment"], event_type, self.view(tx))
+
+    def _complete(self, tx: dict[str, Any], *, simulator: bool) -> Outcome:
+        ctx = self.ctx
+        now = ctx.now()
+        merchant = ctx.catalog.merchants[tx["merchantId"]]
+        available_at = now + merchant.settlement_delay_days * DAY
+        release_at = available_at + merchant.reserve_days * DAY
+        tx.update(status="completed", completedAt=now, updatedAt=now, availableAt=available_at)
+        ctx.transactions.save(tx)
+        scope = (tx["merchantId"], tx["environment"])
+        fees = tx["fees"]
+        gross, reserve = dec(tx["amount"]), dec(tx["reserve"])
+        platform = dec(fees["platform"])
+        processing = dec(fees["provider"]) + dec(fees["network"])
+        record = ctx.ledger.record
+        common = {"now": now, "transaction_id": tx["id"]}
+        record(scope, "payment", gross, AVAILABLE, effective_at=available_at, **common)
+        if platform:
+            record(scope, "fee_platform", -platform, AVAILABLE, effective_at=available_at, **common)
+        if processing:
+            record(
+                scope, "fee_processing", -processing, AVAILABLE, effective_at=available_at, **common
+            )
+        if reserve:
+            record(scope, "reserve_hold", -reserve, AVAILABLE, effective_at=available_at, **common)
+            record(scope, "reserve_hold", reserve, RESERVE, effective_at=available_at, **common)
+            record(scope, "reserve_release", -reserve, RESERVE, effective_at=release_at, **common)
+            record(scope, "reserve_release", reserve, AVAILABLE, effective_at=release_at, **common)
+        events = ("payment.completed", "payment.captured") if simulator else ("payment.completed",)
+        for event in events:
+            self._emit(tx, event)
+        return Outcome(tx, events)
+
+    def _close(self, tx: dict[str, Any], status: str) -> Outcome:
+        now = self.ctx.now()
+        tx.update(status=status, updatedAt=now, **{f"{status}At": now})
+        self.ctx.transactions.save(tx)
+        self._emit(tx, "payment.failed")
+        return Outcome(tx, ("payment.failed",))
+
+    def _provider_refund(self, tx: dict[str, Any]) -> Outcome:
+        """A refund reported by the provider (simulate `refunded`): the whole remainder."""
+        RefundService(self.ctx, self).record_provider_refund(tx)
+        return Outcome(tx, ("payment.refunded",))
+
+    def _chargeback(self, tx: dict[str, Any]) -> Outcome:
+        RefundService(self.ctx, self).open_chargeback(tx)
+        return Outcome(tx, ("chargeback.created", "claim.opened"))
+
+    # -- scheduled jobs ------------------------------------------------------------------------
+
+    def on_job(self, payload: dict[str, Any], *, action_key: str, simulator: bool) -> None:
+        tx = self.ctx.transactions.get(payload["transactionId"])
+        if tx is None:
+            return
+        action = payload[action_key]
+        if action == "chargeback":
+            if tx["status"] == "pending":
+                self.apply(tx, "paid", simulator=simulator)
+            if tx["status"] == "completed" and not tx.get("chargebackClaimId"):
+                self.apply(tx, "chargeback", simulator=simulator)
+            return
+        if tx["status"] == "pending":
+            self.apply(tx, action, simulator=simulator)
+
+    def job_handlers(self) -> dict[str, Any]:
+        def deadline(payload: dict[str, Any]) -> None:
+            tx = self.ctx.transactions.get(payload["transactionId"])
+            if tx is not None and tx["status"] == "pending":
+                self.apply(tx, "expired", simulator=False)
+
+        return {
+            "payment.deadline": deadline,
+            "payment.simulated": lambda p: self.on_job(p, action_key="action", simulator=True),
+            "payment.provider_callback": lambda p: self.on_job(
+                p, action_key="outcome", simulator=False
+            ),
+            "payment.reconcile": lambda p: self.on_job(p, action_key="outcome", simulator=False),
+        }
+
+
+def next_poll(at: float) -> float:
+    """The reconciliation poll runs on every 5-minute boundary of simulated time."""
+    return math.ceil(at / RECONCILE_EVERY) * RECONCILE_EVERY
+
+
+def icon_path(method: PaymentMethod) -> str:
+    if method.icon:
+        return f"/static/icons/{method.icon}"
+    category = {"ONLINE": "online", "CASH": "cash", "CREDIT_CARD": "card"}[method.channel]
+    return f"/static/icons/category-{category}.svg"
+
+
+def checkout_path(tx_id: str, return_url: str | None) -> str:
+    path = f"/c/{tx_id}"
+    return f"{path}?returnUrl={quote(return_url, safe='')}" if return_url else path

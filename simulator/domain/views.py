@@ -1,0 +1,114 @@
+"""Public shapes of stored records: what GET, list, create and event payloads show.
+
+Money is rounded per currency here, at the edge; links are made absolute with the caller's base.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any
+
+from simulator.clock import isoformat
+from simulator.domain.money import dec
+
+
+def absolute(base_url: str, path: str | None) -> str | None:
+    if path is None:
+        return None
+    return path if path.startswith(("http://", "https://")) else base_url.rstrip("/") + path
+
+
+def _money(value: str | None) -> Decimal | None:
+    return None if value is None else dec(value)
+
+
+def settlement_status(tx: dict[str, Any], now: float) -> str:
+    if tx["status"] in ("failed", "expired"):
+        return "cancelled"
+    available_at = tx.get("availableAt")
+    if available_at is None:
+        return "pending"
+    return "settled" if available_at <= now else "pending"
+
+
+def transaction_view(
+    tx: dict[str, Any], base_url: str, now: float, *, on_create: bool = False
+) -> dict[str, Any]:
+    payment_data = dict(tx["paymentData"])
+    view: dict[str, Any] = {
+        ("transactionId" if on_create else "id"): tx["id"],
+        "status": tx["status"],
+        "amount": dec(tx["amount"]),
+        "currency": "USD",
+    }
+    if tx.get("inputCurrency"):
+        view["inputCurrency"] = tx["inputCurrency"]
+        view["inputAmount"] = dec(tx["inputAmount"])
+    view["amountLocal"] = dec(tx["amountLocal"])
+    view["currencyLocal"] = tx["currencyLocal"]
+    view["paymentMethodId"] = tx["paymentMethodId"]
+    view["paymentMethod"] = tx["paymentMethod"]
+    icon = absolute(base_url, tx["iconPath"])
+    if on_create:
+        view["paymentMethodName"] = tx["paymentMethodName"]
+        view["logoUrl"] = icon
+        view["iconUrl"] = icon
+    view["country"] = tx["country"]
+    view["fees"] = {key: dec(value) for key, value in tx["fees"].items()}
+    settlement: dict[str, Any] = {
+        "type": "delayed",
+        "delay": tx["settlementDelay"],
+    }
+    if on_create:
+        settlement["reserve"] = dec(tx["reserve"])
+    settlement["status"] = settlement_status(tx, now)
+    view["settlement"] = settlement
+    view["paymentFormUrl"] = absolute(base_url, tx.get("paymentFormPath"))
+    view["paymentData"] = payment_data
+    if tx.get("hostedCheckout"):
+        view["checkoutUrl"] = absolute(base_url, tx["checkoutPath"])
+    if not on_create:
+        timestamps = {"created": isoformat(tx["createdAt"]), "updated": isoformat(tx["updatedAt"])}
+        for key in ("completedAt", "failedAt", "expiredAt", "refundedAt"):
+            if tx.get(key) is not None:
+                timestamps[key.removesuffix("At")] = isoformat(tx[key])
+        view["timestamps"] = timestamps
+        view["userEmail"] = tx.get("userEmail")
+        view["refundedAmount"] = dec(tx.get("refundedLocal", "0"))
+    view["merchantOrderId"] = tx.get("merchantOrderId")
+    view["tag1"], view["tag2"], view["tag3"] = tx["tags"]
+    if on_create:
+        view["expiresAt"] = isoformat(tx["expiresAt"])
+    return view
+
+
+def claim_view(claim: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "id": claim["id"],
+        "kind": claim["kind"],
+        "transactionId": claim["transactionId"],
+        "status": claim["status"],
+        "resolution": claim.get("resolution"),
+        "amount": dec(claim["amount"]),
+        "amountUsd": dec(claim["amountUsd"]),
+        "currency": claim["currency"],
+        "reason": claim.get("reason"),
+        "createdAt": isoformat(claim["createdAt"]),
+        "resolvedAt": isoformat(claim["resolvedAt"]) if claim.get("resolvedAt") else None,
+    }
+
+
+def refund_view(claim: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "refundId": claim["id"],
+        "transactionId": claim["transactionId"],
+        "amount": dec(claim["amount"]),
+        "amountUsd": dec(claim["amountUsd"]),
+        "currency": claim["currency"],
+        "status": claim["status"],
+        "reason": claim.get("reason"),
+        "createdAt": isoformat(claim["createdAt"]),
+    }
+
+
+__all__ = ["_money", "absolute", "claim_view", "refund_view", "transaction_view"]

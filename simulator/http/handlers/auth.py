@@ -1,0 +1,29 @@
+"""POST /auth/token and POST /auth/refresh."""
+
+from __future__ import annotations
+
+from aiohttp import web
+
+from simulator.http.keys import AUTHENTICATOR, CLOCK
+from simulator.http.middlewares import auth
+from simulator.http.requests import read_json
+from simulator.http.responses import json_response
+
+
+@auth("none")
+async def issue_token(request: web.Request) -> web.Response:
+    body = await read_json(request)
+    pair = request.app[AUTHENTICATOR].issue_tokens(
+        body.get("apiKey"), body.get("secretKey"), request.app[CLOCK].timestamp()
+    )
+    return json_response(pair)
+
+
+@auth("none")
+async def refresh_token(request: web.Request) -> web.Response:
+    body = await read_json(request)
+    pair = request.app[AUTHENTICATOR].refresh(
+        body.get("refreshToken"), request.app[CLOCK].timestamp()
+    )
+    pair.pop("merchant", None)
+    return json_response(pair)

@@ -1,0 +1,115 @@
+"""Pay-in routes: create (with Idempotency-Key), list, get, refund, simulate; claims."""
+
+from __future__ import annotations
+
+import math
+
+from aiohttp import web
+
+from simulator.domain.auth import resolve_shop
+from simulator.domain.countries import normalize_country
+from simulator.domain.payment_request import parse_payment_request
+from simulator.domain.states import TRANSACTION_STATUSES
+from simulator.domain.transactions import TransactionFilters
+from simulator.domain.views import claim_view, refund_view
+from simulator.http.idempotency import REPLAYED_HEADER
+from simulator.http.keys import CATALOG, IDEMPOTENCY, PAYMENTS, REFUNDS, STORE
+from simulator.http.middlewares import auth, principal_of
+from simulator.http.requests import base_url, query_choice, query_int, read_json
+from simulator.http.responses import json_response
+from simulator.jsonio import dumps
+
+
+@auth("secret")
+async def create_payment(request: web.Request) -> web.Response:
+    principal = principal_of(request)
+    body = await read_json(request)
+    payments = request.app[PAYMENTS]
+
+    async def execute() -> tuple[int, bytes]:
+        payment = parse_payment_request(body)
+        shop = resolve_shop(principal, request.app[CATALOG], payment.shop_id)
+        with request.app[STORE].batch():
+            tx = payments.create(
+                principal,
+                shop,
+                payment,
+                simulate=request.headers.get("Sandbox-Simulate"),
+                request_ip=request.remote,
+            )
+        return 200, dumps(payments.view(tx, base_url(request), on_create=True))
+
+    status, payload, replayed = await request.app[IDEMPOTENCY].run(
+        principal.scope, request.headers.get("Idempotency-Key"), "/payments", body, execute
+    )
+    headers = {REPLAYED_HEADER: "true"} if replayed else None
+    return web.Response(
+        body=payload, status=status, content_type="application/json", headers=headers
+    )
+
+
+@auth("secret")
+async def list_payments(request: web.Request) -> web.Response:
+    principal = principal_of(request)
+    limit = query_int(request, "limit", 50, 1, 100)
+    offset = query_int(request, "offset", 0, 0, 2**31)
+    country = request.query.get("country")
+    filters = TransactionFilters(
+        shop_id=principal.shop.id if principal.shop else None,
+        status=query_choice(request, "status", TRANSACTION_STATUSES),
+        payment_method_id=request.query.get("paymentMethodId") or None,
+        country=normalize_country(country) if country else None,
+        merchant_order_id=request.query.get("merchantOrderId") or None,
+        method=request.query.get("method") or None,
+    )
+    payments = request.app[PAYMENTS]
+    page, total = payments.list(principal, filters, limit, offset)
+    origin = base_url(request)
+    return json_response(
+        {
+            "data": [payments.view(tx, origin) for tx in page],
+            "pagination": {
+                "total": total,
+                "limit": limit,
+                "offset": offset,
+                "pages": math.ceil(total / limit),
+            },
+        }
+    )
+
+
+@auth("secret")
+async def get_payment(request: web.Request) -> web.Response:
+    payments = request.app[PAYMENTS]
+    tx = payments.get(principal_of(request), request.match_info["id"])
+    return json_response(payments.view(tx, base_url(request)))
+
+
+@auth("secret")
+async def refund_payment(request: web.Request) -> web.Response:
+    body = await read_json(request, optional=True)
+    with request.app[STORE].batch():
+        claim = request.app[REFUNDS].refund(principal_of(request), request.match_info["id"], body)
+    return json_response(refund_view(claim))
+
+
+@auth("sandbox")
+async def simulate_payment(request: web.Request) -> web.Response:
+    body = await read_json(request)
+    with request.app[STORE].batch():
+        outcome = request.app[PAYMENTS].simulate(
+            principal_of(request), request.match_info["id"], body.get("action")
+        )
+    return json_response(
+        {
+            "id": outcome.transaction["id"],
+            "status": outcome.transaction["status"],
+            "eventsFired": list(outcome.events),
+        }
+    )
+
+
+@auth("secret")
+async def get_claim(request: web.Request) -> web.Response:
+    claim = request.app[REFUNDS].get_claim(principal_of(request), request.match_info["id"])
+    return json_response(claim_view(claim))

@@ -1,0 +1,102 @@
+"""Idempotency-Key: a retried POST never executes twice, even when the retries race.
+
+Scope: (merchant, environment, key). Successful responses are kept for 24 simulated hours and
+replayed byte for byte (with `Idempotent-Replayed: true`); error responses are never kept, so a
+corrected retry under the same key executes afresh. The same key with a different body (compared as
+canonical JSON) is 409 `idempotency_conflict`, also while the first request is still running.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import orjson
+
+from simulator.clock import SimClock
+from simulator.domain.errors import ApiError
+from simulator.domain.ports import Table
+
+KEY_LIFETIME_SECONDS = 86_400.0
+MAX_KEY_LENGTH = 255
+REPLAYED_HEADER = "Idempotent-Replayed"
+
+Stored = tuple[int, bytes]
+
+
+def _body_hash(path: str, body: dict[str, Any]) -> str:
+    canonical = orjson.dumps({"path": path, "body": body}, option=orjson.OPT_SORT_KEYS)
+    return hashlib.sha256(canonical).hexdigest()
+
+
+class IdempotencyCache:
+    def __init__(self, table: Table, clock: SimClock) -> None:
+        self._table = table
+        self._clock = clock
+        self._in_flight: dict[str, tuple[str, asyncio.Future[Stored]]] = {}
+
+    async def run(
+        self,
+        scope: tuple[str, str],
+        key: str | None,
+        path: str,
+        body: dict[str, Any],
+        execute: Callable[[], Awaitable[Stored]],
+    ) -> tuple[int, bytes, bool]:
+        """(status, body, replayed). `execute` returns (status, body) or raises ApiError."""
+        if key is None:
+            status, payload = await execute()
+            return status, payload, False
+        if not key or len(key) > MAX_KEY_LENGTH or not key.isprintable():
+            raise ApiError(
+                "invalid_request",
+                f"Idempotency-Key must be 1-{MAX_KEY_LENGTH} printable characters.",
+                param="Idempotency-Key",
+            )
+        record_id = hashlib.sha256(f"{scope[0]}|{scope[1]}|{key}".encode()).hexdigest()
+        digest = _body_hash(path, body)
+        now = self._clock.timestamp()
+        record = self._table.get(record_id)
+        if record is not None and record["expiresAt"] > now:
+            if record["bodyHash"] != digest:
+                raise self._conflict(key)
+            return record["status"], record["body"].encode(), True
+        running = self._in_flight.get(record_id)
+        if running is not None:
+            if running[0] != digest:
+                raise self._conflict(key)
+            status, payload = await asyncio.shield(running[1])
+            return status, payload, True
+        future: asyncio.Future[Stored] = asyncio.get_running_loop().create_future()
+        self._in_flight[record_id] = (digest, future)
+        try:
+            status, payload = await execute()
+        except BaseException as exc:
+            future.set_exception(exc)
+            future.exception()  # retrieved: waiters re-raise it themselves
+            raise
+        finally:
+            self._in_flight.pop(record_id, None)
+        self._table.put(
+            record_id,
+            {
+                "id": record_id,
+                "bodyHash": digest,
+                "status": status,
+                "body": payload.decode(),
+                "createdAt": now,
+                "expiresAt": now + KEY_LIFETIME_SECONDS,
+            },
+        )
+        future.set_result((status, payload))
+        return status, payload, False
+
+    @staticmethod
+    def _conflict(key: str) -> ApiError:
+        return ApiError(
+            "idempotency_conflict",
+            f"Idempotency-Key {key!r} was already used with a different request body.",
+            param="Idempotency-Key",
+        )

@@ -1,0 +1,29 @@
+"""Typed app keys for the services the composition root wires (one of each per app)."""
+
+from __future__ import annotations
+
+from aiohttp import web
+
+from simulator.clock import SimClock
+from simulator.domain.auth import Authenticator
+from simulator.domain.catalog import Catalog
+from simulator.domain.context import DomainContext
+from simulator.domain.payments import PaymentService
+from simulator.domain.refunds import RefundService
+from simulator.events.bus import EventBus
+from simulator.http.idempotency import IdempotencyCache
+from simulator.scheduler import Scheduler
+from simulator.settings import Settings
+from simulator.store import Store
+
+SETTINGS = web.AppKey("settings", Settings)
+CLOCK = web.AppKey("clock", SimClock)
+STORE = web.AppKey("store", Store)
+CATALOG = web.AppKey("catalog", Catalog)
+SCHEDULER = web.AppKey("scheduler", Scheduler)
+BUS = web.AppKey("bus", EventBus)
+CONTEXT = web.AppKey("context", DomainContext)
+AUTHENTICATOR = web.AppKey("authenticator", Authenticator)
+PAYMENTS = web.AppKey("payments", PaymentService)
+REFUNDS = web.AppKey("refunds", RefundService)
+IDEMPOTENCY = web.AppKey("idempotency", IdempotencyCache)

@@ -1,0 +1,88 @@
+"""Request id, the one error envelope, and authentication, for every route."""
+
+from __future__ import annotations
+
+import logging
+import secrets
+from collections.abc import Awaitable, Callable
+from typing import Literal
+
+from aiohttp import web
+
+from simulator.domain.auth import Principal, check_environment, require_sandbox, require_secret
+from simulator.domain.errors import ApiError
+from simulator.http.keys import AUTHENTICATOR, CLOCK
+from simulator.http.responses import REQUEST_ID_HEADER, error_response
+
+log = logging.getLogger(__name__)
+
+AuthLevel = Literal["none", "any", "secret", "sandbox"]
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+def auth(level: AuthLevel) -> Callable[[Handler], Handler]:
+    """Declare what credential a handler needs; the auth middleware enforces it."""
+
+    def mark(handler: Handler) -> Handler:
+        handler.auth_level = level  # type: ignore[attr-defined]
+        return handler
+
+    return mark
+
+
+def principal_of(request: web.Request) -> Principal:
+    return request["principal"]
+
+
+@web.middleware
+async def envelope_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
+    request_id = "req_" + secrets.token_hex(12)
+    request["request_id"] = request_id
+    try:
+        response = await handler(request)
+    except ApiError as error:
+        return error_response(error, request_id)
+    except web.HTTPException as exc:
+        return error_response(_from_http(exc, request), request_id)
+    except Exception:
+        log.exception("unhandled error on %s %s (%s)", request.method, request.path, request_id)
+        return error_response(ApiError("internal_error"), request_id)
+    response.headers[REQUEST_ID_HEADER] = request_id
+    return response
+
+
+def _from_http(exc: web.HTTPException, request: web.Request) -> ApiError:
+    if exc.status == 404:
+        return ApiError("route_not_found", f"No route {request.method} {request.path}.")
+    if exc.status == 405:
+        allowed = sorted(getattr(exc, "allowed_methods", ()) or ())
+        error = ApiError(
+            "method_not_allowed",
+            f"{request.method} is not allowed on {request.path}; use {', '.join(allowed)}.",
+            details={"allowed": allowed},
+        )
+        error.headers["Allow"] = ", ".join(allowed)
+        return error
+    if exc.status == 413:
+        return ApiError("payload_too_large")
+    if isinstance(exc, web.HTTPRedirection):
+        raise exc
+    return ApiError("invalid_request", exc.reason or "Bad request.")
+
+
+@web.middleware
+async def auth_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
+    level: AuthLevel = getattr(request.match_info.handler, "auth_level", "none")
+    if level != "none":
+        authenticator = request.app[AUTHENTICATOR]
+        principal = authenticator.authenticate(
+            request.headers.get("Authorization"), request.app[CLOCK].timestamp()
+        )
+        check_environment(principal)
+        if level == "sandbox":
+            require_sandbox(principal)
+            require_secret(principal)
+        elif level == "secret":
+            require_secret(principal)
+        request["principal"] = principal
+    return await handler(request)

@@ -1,0 +1,25 @@
+"""Building responses: JSON bodies through the one serialiser, errors through the one envelope."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aiohttp import web
+
+from simulator.domain.errors import ApiError
+from simulator.jsonio import dumps
+
+REQUEST_ID_HEADER = "X-Request-Id"
+
+
+def json_response(
+    data: Any, *, status: int = 200, headers: dict[str, str] | None = None
+) -> web.Response:
+    return web.Response(
+        body=dumps(data), status=status, content_type="application/json", headers=headers
+    )
+
+
+def error_response(error: ApiError, request_id: str) -> web.Response:
+    headers = {REQUEST_ID_HEADER: request_id, **error.headers}
+    return json_response(error.body(request_id), status=error.status, headers=headers)

@@ -1,0 +1,128 @@
+"""The one job scheduler, keyed on simulated time.
+
+Jobs are persisted (a restart keeps pending retries, deadlines and provider callbacks) and run in
+(due time, creation order). A background tick runs what falls due in real time; `advance` runs what
+falls due on the way, in order, with the clock pinned to each job's due time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import heapq
+import inspect
+import itertools
+import logging
+import secrets
+from collections.abc import Awaitable, Callable
+from contextlib import AbstractContextManager, nullcontext
+from typing import Any, Protocol
+
+from simulator.clock import SimClock
+
+log = logging.getLogger(__name__)
+
+JobHandler = Callable[[dict[str, Any]], Awaitable[None] | None]
+
+
+class JobTable(Protocol):
+    def get(self, doc_id: str) -> dict[str, Any] | None: ...
+    def put(self, doc_id: str, doc: dict[str, Any]) -> None: ...
+    def delete(self, doc_id: str) -> None: ...
+    def values(self) -> Any: ...
+
+
+class Scheduler:
+    def __init__(
+        self,
+        clock: SimClock,
+        jobs: JobTable,
+        batch: Callable[[], AbstractContextManager[Any]] = nullcontext,
+    ) -> None:
+        self._clock = clock
+        self._jobs = jobs
+        self._batch = batch
+        self._handlers: dict[str, JobHandler] = {}
+        self._heap: list[tuple[float, int, str]] = []
+        self._seq = itertools.count()
+        self._lock = asyncio.Lock()
+        for job in sorted(jobs.values(), key=lambda j: (j["dueAt"], j.get("seq", 0))):
+            heapq.heappush(self._heap, (job["dueAt"], next(self._seq), job["id"]))
+
+    def register(self, kind: str, handler: JobHandler) -> None:
+        self._handlers[kind] = handler
+
+    def schedule(
+        self, kind: str, due_at: float, payload: dict[str, Any], *, job_id: str | None = None
+    ) -> str:
+        job_id = job_id or f"job_{secrets.token_hex(8)}"
+        seq = next(self._seq)
+        self._jobs.put(
+            job_id, {"id": job_id, "kind": kind, "dueAt": due_at, "seq": seq, "payload": payload}
+        )
+        heapq.heappush(self._heap, (due_at, seq, job_id))
+        return job_id
+
+    def cancel(self, job_id: str) -> None:
+        # The heap entry is dropped lazily when it surfaces.
+        if self._jobs.get(job_id) is not None:
+            self._jobs.delete(job_id)
+
+    def pending(self) -> int:
+        return sum(1 for _ in self._jobs.values())
+
+    def next_due(self) -> float | None:
+        self._drop_cancelled()
+        return self._heap[0][0] if self._heap else None
+
+    async def run_due(self) -> int:
+        """Run every job due at the current simulated time; returns how many ran."""
+        async with self._lock:
+            return await self._run_until(self._clock.timestamp(), pin=False)
+
+    async def advance(self, seconds: float) -> None:
+        async with self._lock:
+            target = self._clock.timestamp() + seconds
+            await self._run_until(target, pin=True)
+            self._clock.release(target)
+
+    async def run_forever(self, interval: float = 0.2) -> None:
+        while True:
+            try:
+                await self.run_due()
+            except Exception:  # a broken job must not stop the clock
+                log.exception("scheduler tick failed")
+            await asyncio.sleep(interval)
+
+    def _drop_cancelled(self) -> None:
+        while self._heap and self._jobs.get(self._heap[0][2]) is None:
+            heapq.heappop(self._heap)
+
+    async def _run_until(self, limit: float, *, pin: bool) -> int:
+        ran = 0
+        while True:
+            self._drop_cancelled()
+            if not self._heap or self._heap[0][0] > limit:
+                return ran
+            due_at, _, job_id = heapq.heappop(self._heap)
+            job = self._jobs.get(job_id)
+            if job is None:
+                continue
+            if pin:
+                self._clock.pin(due_at)
+            await self._run(job)
+            ran += 1
+
+    async def _run(self, job: dict[str, Any]) -> None:
+        handler = self._handlers.get(job["kind"])
+        try:
+            if handler is None:
+                log.error("no handler for job kind %s; dropping %s", job["kind"], job["id"])
+                self._jobs.delete(job["id"])
+                return
+            with self._batch():
+                self._jobs.delete(job["id"])
+                outcome = handler(job["payload"])
+            if inspect.isawaitable(outcome):
+                await outcome
+        except Exception:
+            log.exception("job %s (%s) failed", job["id"], job["kind"])

@@ -1,0 +1,26 @@
+"""Frozen settings of one server, and the typed keys under which the app keeps its services."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 8080
+DEFAULT_DATA_DIR = Path(".payorch")
+BODY_LIMIT_BYTES = 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    host: str = DEFAULT_HOST
+    port: int = DEFAULT_PORT
+    # None = an in-memory store (tests); serve always passes a directory.
+    data_dir: Path | None = DEFAULT_DATA_DIR
+    fixtures_dir: Path | None = None
+    rate_limit: bool = True
+    body_limit: int = BODY_LIMIT_BYTES
+    fsync: bool = False
+    # Scheduler tick in real seconds; 0 disables the background tick (tests drive the clock).
+    tick_seconds: float = 0.2
+    seed: int | None = None
