@@ -275,8 +275,8 @@ def test_a_method_whose_provider_returns_no_instructions(catalog: Catalog) -> No
     )
 
 
-def test_an_enabled_routable_method_with_no_provider(catalog: Catalog) -> None:
-    orphans = [m for m in _production_methods(catalog) if m.routable and not m.provider_ids]
+def test_an_enabled_unroutable_method_with_no_provider(catalog: Catalog) -> None:
+    orphans = [m for m in _production_methods(catalog) if not m.routable and not m.provider_ids]
     assert orphans and orphans[0].enabled
     assert _active_shop_ids_enabling(catalog, orphans[0].id)
 
