@@ -5,7 +5,7 @@ from __future__ import annotations
 from aiohttp import web
 
 from simulator.clock import SimClock
-from simulator.domain.auth import Authenticator
+from simulator.domain.auth import Authenticator, Principal
 from simulator.domain.catalog import Catalog
 from simulator.domain.context import DomainContext
 from simulator.domain.payments import PaymentService
@@ -27,3 +27,7 @@ AUTHENTICATOR = web.AppKey("authenticator", Authenticator)
 PAYMENTS = web.AppKey("payments", PaymentService)
 REFUNDS = web.AppKey("refunds", RefundService)
 IDEMPOTENCY = web.AppKey("idempotency", IdempotencyCache)
+
+# Per-request values set by the middlewares.
+REQUEST_ID = web.RequestKey("request_id", str)
+PRINCIPAL = web.RequestKey("principal", Principal)

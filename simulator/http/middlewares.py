@@ -11,7 +11,7 @@ from aiohttp import web
 
 from simulator.domain.auth import Principal, check_environment, require_sandbox, require_secret
 from simulator.domain.errors import ApiError
-from simulator.http.keys import AUTHENTICATOR, CLOCK
+from simulator.http.keys import AUTHENTICATOR, CLOCK, PRINCIPAL, REQUEST_ID
 from simulator.http.responses import REQUEST_ID_HEADER, error_response
 
 log = logging.getLogger(__name__)
@@ -31,13 +31,13 @@ def auth(level: AuthLevel) -> Callable[[Handler], Handler]:
 
 
 def principal_of(request: web.Request) -> Principal:
-    return request["principal"]
+    return request[PRINCIPAL]
 
 
 @web.middleware
 async def envelope_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
     request_id = "req_" + secrets.token_hex(12)
-    request["request_id"] = request_id
+    request[REQUEST_ID] = request_id
     try:
         response = await handler(request)
     except ApiError as error:
@@ -84,5 +84,5 @@ async def auth_middleware(request: web.Request, handler: Handler) -> web.StreamR
             require_secret(principal)
         elif level == "secret":
             require_secret(principal)
-        request["principal"] = principal
+        request[PRINCIPAL] = principal
     return await handler(request)
