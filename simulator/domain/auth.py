@@ -211,8 +211,11 @@ class Authenticator:
             raise ApiError("invalid_token", "The token is malformed.")
         header, payload, signature = parts
         expected = hmac.new(self._secret, f"{header}.{payload}".encode(), hashlib.sha256).digest()
+        # Compare the encoded text, not decoded bytes: base64 decoding ignores stray characters,
+        # padding and the unused low bits of the last character, so an altered signature could
+        # still decode to the right bytes. Only the exact string this service issued verifies.
+        valid = hmac.compare_digest(_b64(expected).encode(), signature.encode("utf-8", "replace"))
         try:
-            valid = hmac.compare_digest(expected, _unb64(signature))
             claims = orjson.loads(_unb64(payload)) if valid else None
         except (ValueError, orjson.JSONDecodeError):
             raise ApiError("invalid_token", "The token is malformed.") from None
