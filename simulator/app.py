@@ -22,6 +22,7 @@ from simulator.domain.transactions import TransactionRepository
 from simulator.events.bus import EventBus
 from simulator.fixture_loader import load_catalog, static_dir
 from simulator.http import keys
+from simulator.http.handlers import checkout, deposits, payouts, webhooks
 from simulator.http.idempotency import IdempotencyCache
 from simulator.http.middlewares import auth_middleware, envelope_middleware
 from simulator.http.routes import setup_routes
@@ -94,6 +95,9 @@ def create_app(
     app[keys.REFUNDS] = refunds
     app[keys.IDEMPOTENCY] = IdempotencyCache(store.table("idempotency"), clock)
     setup_routes(app, str(static_dir()))
+    # Each resource added by a later issue wires its own services and routes.
+    for resource in (checkout, webhooks, payouts, deposits):
+        resource.setup(app)
     app.cleanup_ctx.append(_scheduler_tick)
     app.on_cleanup.append(_close_store)
     return app

@@ -1,0 +1,9 @@
+"""Routes of the checkout resource (filled in by its issue)."""
+
+from __future__ import annotations
+
+from aiohttp import web
+
+
+def setup(app: web.Application) -> None:
+    """Create this resource's services on `app` and register its routes."""
