@@ -17,6 +17,7 @@ from simulator.domain.context import DomainContext
 from simulator.domain.fx import Fx
 from simulator.domain.ledger import Ledger
 from simulator.domain.payments import PaymentService
+from simulator.domain.ratelimit import RateLimiter
 from simulator.domain.refunds import RefundService
 from simulator.domain.transactions import TransactionRepository
 from simulator.events.bus import EventBus
@@ -94,6 +95,7 @@ def create_app(
     app[keys.PAYMENTS] = payments
     app[keys.REFUNDS] = refunds
     app[keys.IDEMPOTENCY] = IdempotencyCache(store.table("idempotency"), clock)
+    app[keys.RATE_LIMITER] = RateLimiter() if settings.rate_limit else None
     setup_routes(app, str(static_dir()))
     # Each resource added by a later issue wires its own services and routes.
     for resource in (checkout, webhooks, payouts, deposits):

@@ -52,7 +52,8 @@ def keys() -> Keys:
 @pytest.fixture
 def settings(tmp_path: Path) -> Settings:
     # tick_seconds=0: no background tick, tests move time with /_sim/clock/advance.
-    return Settings(data_dir=tmp_path / "data", tick_seconds=0, seed=1234)
+    # rate_limit off: suites hammer the API; tests/api/test_rate_limit.py turns it on.
+    return Settings(data_dir=tmp_path / "data", tick_seconds=0, seed=1234, rate_limit=False)
 
 
 @pytest.fixture

@@ -33,6 +33,12 @@ class Principal:
     key_id: str
 
     @property
+    def credential_id(self) -> str:
+        """One key pair (or merchant-wide key): raw keys and their tokens share it."""
+        shop = self.shop.id if self.shop else "*"
+        return f"{self.merchant.id}/{shop}/{self.environment}"
+
+    @property
     def scope(self) -> tuple[str, str]:
         """(merchantId, environment): the partition every stored record lives in."""
         return (self.merchant.id, self.environment)
@@ -245,8 +251,12 @@ class Authenticator:
 
 def check_environment(principal: Principal) -> None:
     """A shop promoted to one environment refuses credentials of the other."""
-    shop = principal.shop
-    if shop is not None and shop.promoted_to and shop.promoted_to != principal.environment:
+    if principal.shop is not None:
+        _check_shop_environment(principal.shop, principal.environment)
+
+
+def _check_shop_environment(shop: Shop, environment: Environment) -> None:
+    if shop.promoted_to and shop.promoted_to != environment:
         raise ApiError(
             "environment_mismatch",
             f"Shop {shop.id} was promoted to {shop.promoted_to}; "
@@ -278,6 +288,9 @@ def resolve_shop(principal: Principal, catalog: Catalog, shop_id: Any = None) ->
             raise ApiError("forbidden", f"Shop {shop_id} is not yours.", param="shopId")
         if shop.suspended:
             raise ApiError("shop_suspended")
+        # A merchant-wide key names the shop in the body, so the middleware's environment check
+        # (which only sees the credential's own shop) cannot catch a promoted shop here.
+        _check_shop_environment(shop, principal.environment)
         return shop
     if principal.shop is None:
         raise ApiError("shop_required")

@@ -9,6 +9,7 @@ from simulator.domain.auth import Authenticator, Principal
 from simulator.domain.catalog import Catalog
 from simulator.domain.context import DomainContext
 from simulator.domain.payments import PaymentService
+from simulator.domain.ratelimit import RateLimiter
 from simulator.domain.refunds import RefundService
 from simulator.events.bus import EventBus
 from simulator.http.idempotency import IdempotencyCache
@@ -27,6 +28,8 @@ AUTHENTICATOR = web.AppKey("authenticator", Authenticator)
 PAYMENTS = web.AppKey("payments", PaymentService)
 REFUNDS = web.AppKey("refunds", RefundService)
 IDEMPOTENCY = web.AppKey("idempotency", IdempotencyCache)
+# None when the server runs with --no-rate-limit.
+RATE_LIMITER = web.AppKey("rate_limiter", RateLimiter | None)  # type: ignore[arg-type]
 
 # Per-request values set by the middlewares.
 REQUEST_ID = web.RequestKey("request_id", str)

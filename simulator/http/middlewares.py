@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import secrets
+import time
 from collections.abc import Awaitable, Callable
 from typing import Literal
 
@@ -11,7 +12,7 @@ from aiohttp import web
 
 from simulator.domain.auth import Principal, check_environment, require_sandbox, require_secret
 from simulator.domain.errors import ApiError
-from simulator.http.keys import AUTHENTICATOR, CLOCK, PRINCIPAL, REQUEST_ID
+from simulator.http.keys import AUTHENTICATOR, CLOCK, PRINCIPAL, RATE_LIMITER, REQUEST_ID
 from simulator.http.responses import REQUEST_ID_HEADER, error_response
 
 log = logging.getLogger(__name__)
@@ -84,5 +85,8 @@ async def auth_middleware(request: web.Request, handler: Handler) -> web.StreamR
             require_secret(principal)
         elif level == "secret":
             require_secret(principal)
+        limiter = request.app[RATE_LIMITER]
+        if limiter is not None:
+            limiter.take(principal.credential_id, principal.merchant.tier, time.monotonic())
         request[PRINCIPAL] = principal
     return await handler(request)
