@@ -41,8 +41,8 @@ def identity(principal: Principal, catalog: Catalog) -> dict[str, Any]:
 WARNING_TYPES = {
     "uncovered_refund": "A provider refund exceeded the available balance; the shortfall was "
     "not debited.",
-    "uncovered_chargeback": "A chargeback exceeded the available balance; only the available "
-    "part was frozen.",
+    "uncovered_chargeback": "A lost chargeback (or its fee) exceeded the available balance; the "
+    "shortfall was not debited.",
 }
 
 
@@ -81,7 +81,8 @@ def balance_view(principal: Principal, ledger: Ledger, now: float) -> dict[str, 
             "flatFees": balance.flat_fees,
             "chargebackFees": balance.chargeback_fees,
             "totalFees": total_fees,
-            "netBalance": balance.gross_volume - total_fees - balance.refunds,
+            # Lost chargebacks leave the balance like refunds do, so they count here too.
+            "netBalance": balance.gross_volume - total_fees - balance.refunds - balance.chargebacks,
         },
         "movements": [
             {

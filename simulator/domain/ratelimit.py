@@ -1,13 +1,15 @@
 """Token buckets per credential, sized by the merchant's tier (design.md 2.4).
 
-Rate limits measure real request rates, so the caller passes a monotonic real-time reading, not the
-simulated clock: advancing the simulator's clock must not refill anyone's bucket.
+Rate limits measure real request rates, so buckets refill on a monotonic real-time clock, not the
+simulated one: advancing the simulator's clock must not refill anyone's bucket.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
+from time import monotonic
 
 from simulator.domain.errors import ApiError
 
@@ -28,12 +30,16 @@ TIER_QUOTAS: dict[str, Quota] = {
 
 
 class RateLimiter:
-    def __init__(self, quotas: dict[str, Quota] | None = None) -> None:
+    def __init__(
+        self, quotas: dict[str, Quota] | None = None, *, clock: Callable[[], float] = monotonic
+    ) -> None:
         self._quotas = quotas or TIER_QUOTAS
+        self._clock = clock
         self._buckets: dict[str, tuple[float, float]] = {}  # key -> (tokens, last refill)
 
-    def take(self, credential: str, tier: str, now: float) -> None:
+    def take(self, credential: str, tier: str) -> None:
         """Spend one token or raise 429 `rate_limited` with Retry-After in whole seconds."""
+        now = self._clock()
         quota = self._quotas[tier]
         tokens, last = self._buckets.get(credential, (float(quota.burst), now))
         tokens = min(float(quota.burst), tokens + (now - last) * quota.per_second)

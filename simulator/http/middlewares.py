@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import secrets
-import time
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Literal
 
 from aiohttp import web
@@ -40,6 +41,7 @@ async def envelope_middleware(request: web.Request, handler: Handler) -> web.Str
     request_id = "req_" + secrets.token_hex(12)
     request[REQUEST_ID] = request_id
     try:
+        await _require_static_file(request)
         response = await handler(request)
     except ApiError as error:
         return error_response(error, request_id)
@@ -50,6 +52,27 @@ async def envelope_middleware(request: web.Request, handler: Handler) -> web.Str
         return error_response(ApiError("internal_error"), request_id)
     response.headers[REQUEST_ID_HEADER] = request_id
     return response
+
+
+async def _require_static_file(request: web.Request) -> None:
+    """A static path that names no file is a 404 in the envelope.
+
+    aiohttp's static handler answers a missing file with a FileResponse that only turns into an
+    empty-bodied 404 while it is sent, and a directory with 403 Forbidden, both past this
+    middleware; checking first keeps every error in the one envelope.
+    """
+    resource = getattr(request.match_info.route, "resource", None)
+    if not isinstance(resource, web.StaticResource):
+        return
+    directory = Path(resource.get_info()["directory"])
+    target = directory / request.match_info.get("filename", "")
+    if not await asyncio.to_thread(_is_file_inside, target, directory):
+        raise ApiError("route_not_found", f"No file at {request.path}.")
+
+
+def _is_file_inside(target: Path, directory: Path) -> bool:
+    resolved = target.resolve()
+    return resolved.is_relative_to(directory.resolve()) and resolved.is_file()
 
 
 def _from_http(exc: web.HTTPException, request: web.Request) -> ApiError:
@@ -87,6 +110,6 @@ async def auth_middleware(request: web.Request, handler: Handler) -> web.StreamR
             require_secret(principal)
         limiter = request.app[RATE_LIMITER]
         if limiter is not None:
-            limiter.take(principal.credential_id, principal.merchant.tier, time.monotonic())
+            limiter.take(principal.credential_id, principal.merchant.tier)
         request[PRINCIPAL] = principal
     return await handler(request)
