@@ -43,10 +43,14 @@ class Scheduler:
         self._batch = batch
         self._handlers: dict[str, JobHandler] = {}
         self._heap: list[tuple[float, int, str]] = []
-        self._seq = itertools.count()
         self._lock = asyncio.Lock()
-        for job in sorted(jobs.values(), key=lambda j: (j["dueAt"], j.get("seq", 0))):
-            heapq.heappush(self._heap, (job["dueAt"], next(self._seq), job["id"]))
+        stored = sorted(jobs.values(), key=lambda j: (j["dueAt"], j.get("seq", 0)))
+        # Continue after the highest persisted seq: restarting from 0 would give new jobs the
+        # numbers of jobs already stored, and a later restart would run equal-time jobs out of
+        # creation order.
+        self._seq = itertools.count(max((j.get("seq", 0) for j in stored), default=-1) + 1)
+        for job in stored:
+            heapq.heappush(self._heap, (job["dueAt"], job.get("seq", 0), job["id"]))
 
     def register(self, kind: str, handler: JobHandler) -> None:
         self._handlers[kind] = handler
@@ -125,4 +129,8 @@ class Scheduler:
             if inspect.isawaitable(outcome):
                 await outcome
         except Exception:
-            log.exception("job %s (%s) failed", job["id"], job["kind"])
+            # The failed job's own writes were rolled back with its batch; drop the job itself so
+            # it neither blocks the queue nor re-runs (and fails again) after every restart.
+            log.exception("job %s (%s) failed; dropped", job["id"], job["kind"])
+            if self._jobs.get(job["id"]) is not None:
+                self._jobs.delete(job["id"])

@@ -61,6 +61,10 @@ async def client(aiohttp_client: Any, settings: Settings) -> TestClient:
     return await aiohttp_client(create_app(settings))
 
 
+# Paths served outside the versioned API: control plane, checkout pages, provider pages, icons.
+NON_API_PREFIXES = ("/_sim", "/c/", "/checkout/", "/static/")
+
+
 class Api:
     """Thin caller: `await api.post("/payments", key, json={...})` -> (status, body, response)."""
 
@@ -80,7 +84,7 @@ class Api:
         all_headers = dict(headers or {})
         if key is not None:
             all_headers.setdefault("Authorization", f"Bearer {key}")
-        url = path if path.startswith("/_sim") or path.startswith("/c") else f"/api/v1{path}"
+        url = path if path.startswith(NON_API_PREFIXES) else f"/api/v1{path}"
         response = await self.client.request(
             method, url, json=json, data=data, headers=all_headers, allow_redirects=False
         )
@@ -109,6 +113,11 @@ class Api:
         status, data, _ = await self.post("/_sim/clock/advance", key, json={"seconds": seconds})
         assert status == 200, data
         return data
+
+
+async def get_claim(api: Api, claim_id: str, key: str) -> tuple[int, Any]:
+    status, body, _ = await api.get(f"/claims/{claim_id}", key)
+    return status, body
 
 
 @pytest.fixture

@@ -1,9 +1,15 @@
 """The pay-in ledger: an append-only list of movements from which the balance is derived.
 
 A movement is a signed USD amount in one bucket (available, reserve or frozen) that takes effect at
-`effectiveAt` (simulated time). Before that moment a settlement-delayed movement counts as pending.
-Nothing is ever updated in place, so balance = sum of movements at any moment, and future-dated
+`effectiveAt` (simulated time). Until that moment it counts as pending, whatever its bucket: money
+on its way (a payment, its fees, its reserve hold) or taken from it before it lands (a refund or a
+chargeback hold drawn on the payment's own settlement). The reserve release is a future move
+between buckets whose two legs cancel out in pending. Nothing is ever updated in place, so
+available + pending + frozen + reserve = the sum of all movements at any moment, and future-dated
 movements (settlement delay, reserve release) need no scheduler job.
+
+Future-dated debits are only ever recorded at the instant of a credit at least as large (the same
+transaction's settlement), so no bucket is negative at any moment, now or later.
 """
 
 from __future__ import annotations
@@ -18,8 +24,6 @@ from simulator.domain.money import ZERO, dec
 from simulator.domain.ports import Table
 
 AVAILABLE, RESERVE, FROZEN = "available", "reserve", "frozen"
-# Movements that are "pending" until their effective time: money still on its way to the merchant.
-PENDING_TYPES = frozenset({"payment", "fee_platform", "fee_processing", "reserve_hold"})
 MOVEMENTS_SHOWN = 100
 
 
@@ -34,6 +38,7 @@ class Balance:
     flat_fees: Decimal = ZERO
     chargeback_fees: Decimal = ZERO
     refunds: Decimal = ZERO
+    chargebacks: Decimal = ZERO
     reserve_schedule: list[dict[str, Any]] = field(default_factory=list)
     movements: list[dict[str, Any]] = field(default_factory=list)
 
@@ -90,12 +95,14 @@ class Ledger:
                     result.reserve += amount
                 else:
                     result.frozen += amount
-            elif bucket == AVAILABLE and kind in PENDING_TYPES:
+            else:
+                # Not landed yet: pending. Counting every bucket (not only available) keeps a
+                # settling payment's reserve hold in pending instead of nowhere.
                 result.pending += amount
-            elif kind == "reserve_release" and bucket == AVAILABLE:
-                result.reserve_schedule.append(
-                    {"amount": amount, "releaseAt": movement["effectiveAt"]}
-                )
+                if kind == "reserve_release" and bucket == AVAILABLE:
+                    result.reserve_schedule.append(
+                        {"amount": amount, "releaseAt": movement["effectiveAt"]}
+                    )
             if kind == "payment":
                 result.gross_volume += amount
             elif kind == "fee_platform":
@@ -106,6 +113,8 @@ class Ledger:
                 result.chargeback_fees -= amount
             elif kind in ("refund", "refund_hold") and bucket == AVAILABLE:
                 result.refunds -= amount
+            elif kind == "chargeback_paid":
+                result.chargebacks -= amount
         result.reserve_schedule.sort(key=lambda item: item["releaseAt"])
         return result
 
@@ -115,3 +124,19 @@ class Ledger:
             if movement["bucket"] == AVAILABLE and movement["effectiveAt"] <= now:
                 total += dec(movement["amount"])
         return total
+
+    def settling(self, scope: tuple[str, str], transaction_id: str, at: float) -> Decimal:
+        """What the transaction still brings to `available` at its settlement instant `at`.
+
+        Refunds and chargebacks of a payment whose money has not landed yet draw on this first:
+        a debit dated `at` and no larger than this can never take `available` below zero.
+        """
+        total = ZERO
+        for movement in self.movements(scope):
+            if (
+                movement["transactionId"] == transaction_id
+                and movement["bucket"] == AVAILABLE
+                and movement["effectiveAt"] == at
+            ):
+                total += dec(movement["amount"])
+        return max(total, ZERO)

@@ -2,8 +2,17 @@
 
 Decisions (docs/decisions.md): a refund claim starts `pending`, holds its USD value out of
 `available` at once and resolves (`resolved`/`refunded`) one simulated hour later, when the held
-money leaves. A chargeback claim freezes the transaction's USD amount (as much as is available) and
-resolves after 7 simulated days as `merchant_lost`, charging the tier's chargeback fee.
+money leaves. A chargeback claim freezes the transaction's USD amount and resolves after 7 simulated
+days as `merchant_lost`: the frozen money leaves, whatever could not be frozen is taken from
+`available` then, and the tier's chargeback fee is charged.
+
+Money for a chargeback or a provider refund is drawn first from the payment's own settlement when it
+has not landed yet (a debit dated at its settlement instant), then from `available`; what neither
+covers is not debited and shows as a ledger warning. A merchant never keeps the money of a payment
+the buyer got back, and no bucket goes below zero.
+
+One dispute per payment: once charged back, a payment can be neither refunded nor disputed again
+(the buyer already gets the money back through the dispute).
 """
 
 from __future__ import annotations
@@ -40,10 +49,39 @@ class RefundService:
         )
 
     def _usd_share(self, tx: dict[str, Any], amount_local: Decimal) -> Decimal:
-        remaining_local, remaining_usd = self._remaining(tx)
-        if amount_local == remaining_local:
-            return remaining_usd  # no rounding dust left behind on the last refund
-        return usd(amount_local / dec(tx["amountLocal"]) * dec(tx["amount"]))
+        """The USD value of refunding `amount_local` more.
+
+        Rounded on the running total (USD of everything refunded so far, minus what earlier refunds
+        counted): rounding each refund on its own could add up to more USD than the payment brought,
+        and the last refund leaves no dust behind.
+        """
+        total_usd = dec(tx["amount"])
+        refunded_local = dec(tx["refundedLocal"]) + amount_local
+        running = min(usd(refunded_local / dec(tx["amountLocal"]) * total_usd), total_usd)
+        return max(running - dec(tx["refundedUsd"]), ZERO)
+
+    def _refuse_if_disputed(self, tx: dict[str, Any]) -> None:
+        claim_id = tx.get("chargebackClaimId")
+        if claim_id:
+            raise ApiError(
+                "invalid_request",
+                f"Transaction {tx['id']} is charged back ({claim_id}): the buyer gets the money "
+                "back through the dispute, so it can be neither refunded nor disputed again.",
+                param="id",
+                details={"status": tx["status"], "chargebackClaimId": claim_id},
+            )
+
+    def _draw(self, tx: dict[str, Any], wanted: Decimal, now: float) -> tuple[Decimal, Decimal]:
+        """Split `wanted` USD into (from the payment's own settlement still on its way, from
+        `available` now); the rest, if any, cannot be covered."""
+        ledger = self.ctx.ledger
+        scope = (tx["merchantId"], tx["environment"])
+        from_settlement = ZERO
+        settles_at = tx.get("availableAt")
+        if settles_at is not None and settles_at > now:
+            from_settlement = min(wanted, ledger.settling(scope, tx["id"], settles_at))
+        from_available = min(wanted - from_settlement, max(ledger.available(scope, now), ZERO))
+        return from_settlement, from_available
 
     def refund(self, principal: Principal, transaction_id: str, body: dict[str, Any]) -> dict:
         ctx = self.ctx
@@ -70,6 +108,7 @@ class RefundService:
                 param="id",
                 details={"status": tx["status"]},
             )
+        self._refuse_if_disputed(tx)
         currency = tx["currencyLocal"]
         decimals = ctx.fx.decimals(currency)
         remaining_local, _ = self._remaining(tx)
@@ -110,27 +149,7 @@ class RefundService:
                 },
             )
         claim = self._open_claim(tx, "refund", amount, amount_usd, reason or None, now)
-        scope = principal.scope
-        ctx.ledger.record(
-            scope,
-            "refund_hold",
-            -amount_usd,
-            AVAILABLE,
-            effective_at=now,
-            now=now,
-            transaction_id=tx["id"],
-            claim_id=claim["id"],
-        )
-        ctx.ledger.record(
-            scope,
-            "refund_hold",
-            amount_usd,
-            FROZEN,
-            effective_at=now,
-            now=now,
-            transaction_id=tx["id"],
-            claim_id=claim["id"],
-        )
+        self._hold(tx, claim, "refund_hold", amount_usd, now, effective_at=now)
         self._mark_refunded(tx, amount, amount_usd, now)
         ctx.jobs.schedule("claim.resolve", now + CLAIM_RESOLVE_AFTER, {"claimId": claim["id"]})
         self._emit_claim(claim, "claim.opened")
@@ -177,24 +196,53 @@ class RefundService:
             tx["refundedAt"] = now
         self.ctx.transactions.save(tx)
 
+    def _hold(
+        self,
+        tx: dict[str, Any],
+        claim: dict[str, Any],
+        kind: str,
+        amount_usd: Decimal,
+        now: float,
+        *,
+        effective_at: float,
+    ) -> None:
+        """Move `amount_usd` into `frozen` for `claim` now, out of `available` at `effective_at`
+        (now, or the payment's settlement instant when drawn on money still on its way)."""
+        if not amount_usd:
+            return
+        scope = (tx["merchantId"], tx["environment"])
+        ids = {"transaction_id": tx["id"], "claim_id": claim["id"]}
+        ledger = self.ctx.ledger
+        ledger.record(
+            scope, kind, -amount_usd, AVAILABLE, effective_at=effective_at, now=now, **ids
+        )
+        ledger.record(scope, kind, amount_usd, FROZEN, effective_at=now, now=now, **ids)
+
     def record_provider_refund(self, tx: dict[str, Any]) -> None:
-        """The provider refunded the whole remainder: debit what the balance can give."""
+        """The provider refunded the whole remainder: debit it from the payment's own settlement
+        still on its way, then from `available`; a shortfall is shown, not debited."""
+        self._refuse_if_disputed(tx)
         ctx = self.ctx
         now = ctx.now()
         remaining_local, remaining_usd = self._remaining(tx)
         scope = (tx["merchantId"], tx["environment"])
-        debit = min(remaining_usd, max(ctx.ledger.available(scope, now), ZERO))
-        if debit:
-            ctx.ledger.record(
-                scope,
-                "refund",
-                -debit,
-                AVAILABLE,
-                effective_at=now,
-                now=now,
-                transaction_id=tx["id"],
-            )
-        if debit < remaining_usd:
+        from_settlement, from_available = self._draw(tx, remaining_usd, now)
+        for debit, effective_at in (
+            (from_settlement, tx.get("availableAt")),
+            (from_available, now),
+        ):
+            if debit:
+                ctx.ledger.record(
+                    scope,
+                    "refund",
+                    -debit,
+                    AVAILABLE,
+                    effective_at=effective_at,
+                    now=now,
+                    transaction_id=tx["id"],
+                )
+        uncovered = remaining_usd - from_settlement - from_available
+        if uncovered > ZERO:
             ctx.ledger.record(
                 scope,
                 "uncovered_refund",
@@ -204,7 +252,7 @@ class RefundService:
                 now=now,
                 transaction_id=tx["id"],
             )
-            tx["uncoveredUsd"] = str(remaining_usd - debit)
+            tx["uncoveredUsd"] = str(uncovered)
         self._mark_refunded(tx, remaining_local, remaining_usd, now)
         tx["status"] = "refunded"
         tx.setdefault("refundedAt", now)
@@ -212,9 +260,9 @@ class RefundService:
         self.payments._emit(tx, "payment.refunded")
 
     def open_chargeback(self, tx: dict[str, Any]) -> dict[str, Any]:
+        self._refuse_if_disputed(tx)
         ctx = self.ctx
         now = ctx.now()
-        scope = (tx["merchantId"], tx["environment"])
         amount_usd = dec(tx["amount"]) - dec(tx["refundedUsd"])
         claim = self._open_claim(
             tx,
@@ -224,40 +272,13 @@ class RefundService:
             "chargeback",
             now,
         )
-        held = min(amount_usd, max(ctx.ledger.available(scope, now), ZERO))
-        if held:
-            ctx.ledger.record(
-                scope,
-                "chargeback_hold",
-                -held,
-                AVAILABLE,
-                effective_at=now,
-                now=now,
-                transaction_id=tx["id"],
-                claim_id=claim["id"],
-            )
-            ctx.ledger.record(
-                scope,
-                "chargeback_hold",
-                held,
-                FROZEN,
-                effective_at=now,
-                now=now,
-                transaction_id=tx["id"],
-                claim_id=claim["id"],
-            )
-        if held < amount_usd:
-            ctx.ledger.record(
-                scope,
-                "uncovered_chargeback",
-                ZERO,
-                AVAILABLE,
-                effective_at=now,
-                now=now,
-                transaction_id=tx["id"],
-                claim_id=claim["id"],
-            )
-        claim["heldUsd"] = str(held)
+        from_settlement, from_available = self._draw(tx, amount_usd, now)
+        self._hold(
+            tx, claim, "chargeback_hold", from_settlement, now, effective_at=tx.get("availableAt")
+        )
+        self._hold(tx, claim, "chargeback_hold", from_available, now, effective_at=now)
+        # What could not be frozen now is taken from `available` when the dispute is lost.
+        claim["heldUsd"] = str(from_settlement + from_available)
         ctx.claims.put(claim["id"], claim)
         tx.update(chargebackClaimId=claim["id"], updatedAt=now)
         ctx.transactions.save(tx)
@@ -273,31 +294,30 @@ class RefundService:
             return
         now = ctx.now()
         scope = (claim["merchantId"], claim["environment"])
+        ids = {"transaction_id": claim["transactionId"], "claim_id": claim_id}
         held = dec(claim["amountUsd"]) if claim["kind"] == "refund" else dec(claim["heldUsd"])
         if held:
             ctx.ledger.record(
-                scope,
-                f"{claim['kind']}_paid",
-                -held,
-                FROZEN,
-                effective_at=now,
-                now=now,
-                transaction_id=claim["transactionId"],
-                claim_id=claim_id,
+                scope, f"{claim['kind']}_paid", -held, FROZEN, effective_at=now, now=now, **ids
             )
         if claim["kind"] == "chargeback":
             merchant = ctx.catalog.merchants[claim["merchantId"]]
-            fee = min(merchant.chargeback_fee_usd, max(ctx.ledger.available(scope, now), ZERO))
-            if fee:
+            owed = dec(claim["amountUsd"]) - held  # the part that could not be frozen
+            fee = merchant.chargeback_fee_usd
+            available = max(ctx.ledger.available(scope, now), ZERO)
+            paid = min(owed, available)
+            fee_paid = min(fee, available - paid)
+            if paid:
                 ctx.ledger.record(
-                    scope,
-                    "chargeback_fee",
-                    -fee,
-                    AVAILABLE,
-                    effective_at=now,
-                    now=now,
-                    transaction_id=claim["transactionId"],
-                    claim_id=claim_id,
+                    scope, "chargeback_paid", -paid, AVAILABLE, effective_at=now, now=now, **ids
+                )
+            if fee_paid:
+                ctx.ledger.record(
+                    scope, "chargeback_fee", -fee_paid, AVAILABLE, effective_at=now, now=now, **ids
+                )
+            if paid < owed or fee_paid < fee:
+                ctx.ledger.record(
+                    scope, "uncovered_chargeback", ZERO, AVAILABLE, effective_at=now, now=now, **ids
                 )
         claim = {
             **claim,
