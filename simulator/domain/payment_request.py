@@ -31,6 +31,9 @@ MAX_LENGTHS = {
     "currency": 3,
 }
 STRING_FIELDS = tuple(MAX_LENGTHS)
+# The caller's own references: echoed verbatim (never trimmed), so a list filter on the exact value
+# sent at creation finds the transaction.
+VERBATIM_FIELDS = frozenset({"merchantOrderId", "tag1", "tag2", "tag3"})
 ALLOWED_FIELDS = frozenset({*STRING_FIELDS, "amount", "hostedCheckout", "customer"})
 CUSTOMER_FIELDS = frozenset({"firstName", "lastName", "fullName", "email", "phone", "documentId"})
 
@@ -102,11 +105,10 @@ def parse_payment_request(body: dict[str, Any]) -> PaymentRequest:
             issues.append(_issue(key, "must be a string"))
         elif len(value) > MAX_LENGTHS[key]:
             issues.append(_issue(key, f"at most {MAX_LENGTHS[key]} characters"))
+        elif key in VERBATIM_FIELDS:
+            values[key] = value
         else:
-            stripped = value.strip()
-            values[key] = stripped if key not in ("tag1", "tag2", "tag3") else value
-            if key not in ("tag1", "tag2", "tag3") and not stripped:
-                values[key] = None
+            values[key] = value.strip() or None
 
     hosted = body.get("hostedCheckout", False)
     if not isinstance(hosted, bool):

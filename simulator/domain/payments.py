@@ -19,6 +19,7 @@ from simulator.domain.countries import normalize_country
 from simulator.domain.documents import is_valid_document, is_valid_email
 from simulator.domain.errors import ApiError
 from simulator.domain.fees import fees_for
+from simulator.domain.fx import Conversion
 from simulator.domain.ids import new_id
 from simulator.domain.ledger import AVAILABLE, RESERVE
 from simulator.domain.money import MAX_CHARGE_USD, dec
@@ -31,8 +32,8 @@ from simulator.domain.views import transaction_view
 DAY = 86_400.0
 RECONCILE_EVERY = 300.0
 SIMULATED_CALLBACK_DELAY = 3.0
-SLOW_PAYMENT_SETTLES_AFTER = 60.0
 PLACEHOLDER_EXPIRY = 1800.0
+HALF_CENT = Decimal("0.005")
 
 # How a missing hosted-checkout buyer field is named in `details.missingFields` (spec wording).
 HOSTED_FIELDS = {
@@ -81,13 +82,17 @@ class PaymentService:
             return method
         slug = request.payment_method or ""
         target_country = country or "USA"
-        candidates = [
+        # The slug picks from what GET /payment-methods lists for this shop: its catalog methods,
+        # plus the sandbox built-ins in sandbox only (never in production, whatever the shop's
+        # list holds), real methods first.
+        pool = [
             catalog.methods[mid]
             for mid in shop.enabled_method_ids
-            if mid in catalog.methods
-            and catalog.methods[mid].method == slug
-            and catalog.methods[mid].routable
+            if mid in catalog.methods and not catalog.methods[mid].sandbox_only
         ]
+        if principal.environment == "sandbox":
+            pool += [m for m in catalog.methods.values() if m.sandbox_only]
+        candidates = [m for m in pool if m.method == slug and m.routable]
         in_country = [m for m in candidates if m.country_iso3 == target_country]
         if in_country:
             return in_country[0]
@@ -121,10 +126,15 @@ class PaymentService:
         needed = set(required)
         if request.hosted_checkout:
             needed |= {"userName", "userEmail", "documentId"}
+        # A rail asking for the payer's name (boleto, wire) needs the full name, as checkout does.
+        full_name = request.hosted_checkout or "userName" in required
+        # A document the rail asks for is that rail's national id (a pix CPF stays a CPF when a
+        # sandbox built-in is charged with another country); otherwise the buyer's country decides.
+        document_country = method.country_iso3 if "documentId" in required else country
         checks = {
-            "userName": lambda v: len(v.split()) >= 2 if request.hosted_checkout else True,
+            "userName": lambda v: len(v.split()) >= 2 if full_name else True,
             "userEmail": is_valid_email,
-            "documentId": lambda v: is_valid_document(country, v),
+            "documentId": lambda v: is_valid_document(document_country, v),
             "userPhone": lambda v: sum(c.isdigit() for c in v) >= 8,
         }
         values = {
@@ -161,14 +171,21 @@ class PaymentService:
                 details=details,
             )
 
-    def _check_limits(self, method: PaymentMethod, amount_usd: Decimal, local: Decimal) -> None:
-        if amount_usd > MAX_CHARGE_USD:
+    @staticmethod
+    def _check_cap(headline: Decimal) -> None:
+        """The 100,000 USD cap on the converted charge, checked before the headline is rounded
+        (a huge amount such as 1e30 must be this 400, not a Decimal overflow while quantizing).
+        Half a cent of slack keeps the rule "the amount rounded to cents is at most the cap"."""
+        if headline >= MAX_CHARGE_USD + HALF_CENT:
             raise ApiError(
                 "amount_above_maximum",
-                f"The converted charge is {amount_usd} USD; the maximum is 100000 USD.",
+                "The converted charge is above the 100000 USD maximum.",
                 param="amount",
-                details={"amountUsd": amount_usd, "maxUsd": MAX_CHARGE_USD},
+                # A float never overflows, whatever magnitude was sent.
+                details={"amountUsd": round(float(headline), 2), "maxUsd": MAX_CHARGE_USD},
             )
+
+    def _check_limits(self, method: PaymentMethod, amount_usd: Decimal, local: Decimal) -> None:
         if method.min_tx_usd is not None and amount_usd < method.min_tx_usd:
             raise ApiError(
                 "amount_below_minimum",
@@ -197,6 +214,14 @@ class PaymentService:
                     "amountLocal": local,
                 },
             )
+
+    def check_amount(self, method: PaymentMethod, amount: Decimal, currency: str) -> Conversion:
+        """The amount bounds `create` applies, for callers that show choices before charging
+        (the checkout grid greys out a method exactly when picking it would be refused)."""
+        self._check_cap(self.ctx.fx.to_usd_headline(amount, currency))
+        conversion = self.ctx.fx.convert(amount, currency, method.local_currency)
+        self._check_limits(method, conversion.amount_usd, conversion.amount_local)
+        return conversion
 
     def create(
         self,
@@ -231,6 +256,7 @@ class PaymentService:
         method = self.resolve_method(principal, shop, request, country)
         if country is None:
             country = method.country_iso3
+        self._check_cap(ctx.fx.to_usd_headline(request.amount, currency))
         conversion = ctx.fx.convert(request.amount, currency, method.local_currency)
         self._check_limits(method, conversion.amount_usd, conversion.amount_local)
         self._check_buyer(request, method, country)
@@ -296,6 +322,73 @@ class PaymentService:
         self._schedule_outcomes(tx, provider, principal.environment)
         return tx
 
+    def record_deposit(
+        self,
+        shop: Shop,
+        environment: str,
+        method: PaymentMethod,
+        amount: Decimal,
+        *,
+        currency: str,
+        user_name: str | None,
+        user_email: str | None,
+        payment_data: dict[str, Any],
+    ) -> dict[str, Any]:
+        """A transfer received into a fixed deposit account (CLABE): a pay-in that arrives paid.
+
+        Priced and settled as a charge on `method` (the rail the deposit method runs on), with
+        `amount` in `currency` as the presentment amount, and completed at once: balance, fees,
+        settlement delay and `payment.completed` are the pay-in's own. Keep in step with
+        `create` (the same record shape)."""
+        ctx = self.ctx
+        merchant = ctx.catalog.merchants[shop.merchant_id]
+        conversion = ctx.fx.convert(amount, currency, currency)
+        fees = fees_for(conversion.amount_usd, merchant, method)
+        now = ctx.now()
+        tx: dict[str, Any] = {
+            "id": new_id(ctx.rng, "TXN-"),
+            "merchantId": merchant.id,
+            "shopId": shop.id,
+            "environment": environment,
+            "status": "pending",
+            "amount": str(conversion.amount_usd),
+            "inputCurrency": conversion.input_currency,
+            "inputAmount": str(conversion.input_amount) if conversion.input_amount else None,
+            "amountLocal": str(conversion.amount_local),
+            "currencyLocal": conversion.currency_local,
+            "paymentMethodId": method.id,
+            "paymentMethod": method.method,
+            "paymentMethodName": method.name,
+            "iconPath": icon_path(method),
+            "country": method.country_iso3,
+            "fees": {k: str(v) for k, v in fees.as_json().items()},
+            "reserve": str(fees.reserve),
+            "settlementDelay": f"T+{merchant.settlement_delay_days}",
+            "paymentFormPath": None,
+            "paymentData": payment_data,
+            "hostedCheckout": False,
+            "returnUrl": None,
+            "checkoutPath": None,
+            "merchantOrderId": None,
+            "tags": [None, None, None],
+            "userName": user_name,
+            "userEmail": user_email,
+            "userPhone": None,
+            "userIp": None,
+            "providerId": method.provider_ids[0] if method.provider_ids else None,
+            "simulate": None,
+            "dueAt": now,
+            "expiresAt": now,
+            "createdAt": now,
+            "updatedAt": now,
+            "refundedLocal": "0",
+            "refundedUsd": "0",
+            "chargebackClaimId": None,
+        }
+        ctx.transactions.add(tx)
+        self._complete(tx, simulator=False)
+        return tx
+
     def _instructions(
         self,
         method: PaymentMethod,
@@ -338,12 +431,14 @@ class PaymentService:
     def _schedule_outcomes(self, tx: dict[str, Any], provider: Provider, environment: str) -> None:
         jobs, created, tx_id = self.ctx.jobs, tx["createdAt"], tx["id"]
         jobs.schedule("payment.deadline", tx["dueAt"], {"transactionId": tx_id})
+        # The poll's next run after creation confirms what no callback will (design.md 2.2).
+        first_poll = next_poll(created)
         simulate = tx["simulate"]
         if environment == "sandbox":
             if simulate == "slow_payment":
                 jobs.schedule(
                     "payment.reconcile",
-                    next_poll(created + SLOW_PAYMENT_SETTLES_AFTER),
+                    first_poll,
                     {"transactionId": tx_id, "outcome": "paid"},
                 )
             elif simulate is not None:
@@ -362,7 +457,7 @@ class PaymentService:
         else:
             jobs.schedule(
                 "payment.reconcile",
-                next_poll(created + SLOW_PAYMENT_SETTLES_AFTER),
+                first_poll,
                 {"transactionId": tx_id, "outcome": provider.callback_outcome},
             )
 
@@ -490,8 +585,9 @@ class PaymentService:
 
 
 def next_poll(at: float) -> float:
-    """The reconciliation poll runs on every 5-minute boundary of simulated time."""
-    return math.ceil(at / RECONCILE_EVERY) * RECONCILE_EVERY
+    """The reconciliation poll runs on every 5-minute boundary of simulated time: its first run
+    strictly after `at`, so never more than one interval away."""
+    return (math.floor(at / RECONCILE_EVERY) + 1) * RECONCILE_EVERY
 
 
 def icon_path(method: PaymentMethod) -> str:

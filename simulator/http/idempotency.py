@@ -1,9 +1,10 @@
 """Idempotency-Key: a retried POST never executes twice, even when the retries race.
 
-Scope: (merchant, environment, key). Successful responses are kept for 24 simulated hours and
-replayed byte for byte (with `Idempotent-Replayed: true`); error responses are never kept, so a
-corrected retry under the same key executes afresh. The same key with a different body (compared as
-canonical JSON) is 409 `idempotency_conflict`, also while the first request is still running.
+Scope: the caller's partition (merchant, environment, and for pay-ins the shop) plus the key.
+Successful responses are kept for 24 simulated hours and replayed byte for byte (with
+`Idempotent-Replayed: true`); error responses are never kept, so a corrected retry under the same
+key executes afresh. The same key with a different body (compared as canonical JSON) is 409
+`idempotency_conflict`, also while the first request is still running.
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ class IdempotencyCache:
 
     async def run(
         self,
-        scope: tuple[str, str],
+        scope: tuple[str, ...],
         key: str | None,
         path: str,
         body: dict[str, Any],
@@ -55,7 +56,8 @@ class IdempotencyCache:
                 f"Idempotency-Key must be 1-{MAX_KEY_LENGTH} printable characters.",
                 param="Idempotency-Key",
             )
-        record_id = hashlib.sha256(f"{scope[0]}|{scope[1]}|{key}".encode()).hexdigest()
+        # A JSON array keeps the parts apart: a key containing "|" cannot mimic another scope.
+        record_id = hashlib.sha256(orjson.dumps([*scope, key])).hexdigest()
         digest = _body_hash(path, body)
         now = self._clock.timestamp()
         record = self._table.get(record_id)

@@ -39,8 +39,11 @@ async def create_payment(request: web.Request) -> web.Response:
             )
         return 200, dumps(payments.view(tx, base_url(request), on_create=True))
 
+    # Keys are per shop too: a replay must never hand one shop another shop's transaction, which
+    # it could not even read back (GET and list only show the caller's shop).
+    scope = (*principal.scope, principal.shop.id if principal.shop else "")
     status, payload, replayed = await request.app[IDEMPOTENCY].run(
-        principal.scope, request.headers.get("Idempotency-Key"), "/payments", body, execute
+        scope, request.headers.get("Idempotency-Key"), "/payments", body, execute
     )
     headers = {REPLAYED_HEADER: "true"} if replayed else None
     return web.Response(
