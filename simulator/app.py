@@ -59,7 +59,13 @@ def create_app(
         )
     signing_secret, offset = _meta(store)
     clock = clock or SimClock(offset)
-    rng = random.Random(settings.seed)
+    # A fixed seed makes ids reproducible for a fresh store; mixing in what is already stored keeps
+    # a restarted seeded server from minting the ids it minted before.
+    rng = random.Random(
+        None
+        if settings.seed is None
+        else f"{settings.seed}/{len(store.table('events'))}/{len(store.table('transactions'))}"
+    )
     scheduler = Scheduler(clock, store.table("jobs"), store.batch)
     bus = EventBus(store.table("events"), clock.timestamp, rng)
     ctx = DomainContext(

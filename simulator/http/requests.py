@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from aiohttp import web
@@ -11,6 +12,7 @@ from simulator.http.keys import SETTINGS
 from simulator.jsonio import JSONDecodeError, loads
 
 JSON_TYPES = ("application/json",)
+_INTEGER = re.compile(r"-?[0-9]{1,12}")
 
 
 async def read_json(request: web.Request, *, optional: bool = False) -> dict[str, Any]:
@@ -56,15 +58,15 @@ def query_int(
     raw = request.query.get(name)
     if raw is None or raw == "":
         return default
-    try:
-        value = int(raw)
-    except ValueError:
+    # Plain decimal digits only: int() would also take "1_0", "+5" and surrounding spaces.
+    if not _INTEGER.fullmatch(raw):
         raise ApiError(
             "invalid_request",
             f"`{name}` must be an integer.",
             param=name,
             details={"issues": [{"path": name, "message": "not an integer"}]},
-        ) from None
+        )
+    value = int(raw)
     if clamp:
         return max(lo, min(hi, value))
     if not lo <= value <= hi:

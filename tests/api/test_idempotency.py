@@ -226,3 +226,13 @@ async def test_key_length_is_bounded(api: Api) -> None:
     status, _, _, replayed = await post(api, BODY, "k" * 255)
     assert status == 200 and replayed
     assert await total(api) == 1
+
+
+async def test_sandbox_simulate_header_is_part_of_the_request(api: Api, keys: Keys) -> None:
+    headers = {"Idempotency-Key": "sim-header", "Sandbox-Simulate": "paid"}
+    body = {"amount": 10, "paymentMethodId": "1001"}
+    status, _, _ = await api.post("/payments", keys.sandbox_sk, json=body, headers=headers)
+    assert status == 200
+    headers["Sandbox-Simulate"] = "failed"
+    status, error, _ = await api.post("/payments", keys.sandbox_sk, json=body, headers=headers)
+    assert_error(status, error, 409, "idempotency_conflict")

@@ -363,3 +363,9 @@ async def test_merchant_wide_key_sees_its_shops_transactions(api: Api, keys: Key
     assert await ids(api, key=keys.legacy_sk) == [mine]
     status, tx, _ = await api.get(f"/payments/{mine}", keys.legacy_sk)
     assert status == 200 and tx["id"] == mine
+
+
+@pytest.mark.parametrize("limit", ["1_0", "+5", " 5", "5.0", "1e2"])
+async def test_limit_must_be_plain_digits(api: Api, keys: Keys, limit: str) -> None:
+    status, body, _ = await api.get(f"/payments?limit={limit}", keys.sandbox_sk)
+    assert_error(status, body, 400, "invalid_request")

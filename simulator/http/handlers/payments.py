@@ -25,6 +25,7 @@ async def create_payment(request: web.Request) -> web.Response:
     principal = principal_of(request)
     body = await read_json(request)
     payments = request.app[PAYMENTS]
+    simulate = request.headers.get("Sandbox-Simulate")
 
     async def execute() -> tuple[int, bytes]:
         payment = parse_payment_request(body)
@@ -34,7 +35,7 @@ async def create_payment(request: web.Request) -> web.Response:
                 principal,
                 shop,
                 payment,
-                simulate=request.headers.get("Sandbox-Simulate"),
+                simulate=simulate,
                 request_ip=request.remote,
             )
         return 200, dumps(payments.view(tx, base_url(request), on_create=True))
@@ -42,8 +43,10 @@ async def create_payment(request: web.Request) -> web.Response:
     # Keys are per shop too: a replay must never hand one shop another shop's transaction, which
     # it could not even read back (GET and list only show the caller's shop).
     scope = (*principal.scope, principal.shop.id if principal.shop else "")
+    # The Sandbox-Simulate header changes what the request does, so it is part of its identity.
+    operation = f"POST /payments Sandbox-Simulate={simulate or ''}"
     status, payload, replayed = await request.app[IDEMPOTENCY].run(
-        scope, request.headers.get("Idempotency-Key"), "/payments", body, execute
+        scope, request.headers.get("Idempotency-Key"), operation, body, execute
     )
     headers = {REPLAYED_HEADER: "true"} if replayed else None
     return web.Response(
