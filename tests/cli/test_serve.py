@@ -97,7 +97,7 @@ def test_second_server_on_same_data_dir_is_refused(server: Server, data_dir: Pat
 
 
 def test_kill_9_loses_no_acknowledged_payment(data_dir: Path) -> None:
-    """SIGKILL at arbitrary moments: every payment the server answered 200 is there after restart."""
+    """SIGKILL at arbitrary moments: every payment answered 200 is there after a restart."""
     acknowledged: list[str] = []
     for round_number in range(3):
         server = Server(data_dir)

@@ -1,0 +1,201 @@
+"""The CLI's one HTTP client: talks to any payorch server, returns plain data, raises ApiError.
+
+Standard library only (`http.client`): `payorch --help` must not pay for importing aiohttp, and
+sequential calls are cheaper this way (design.md 2.5). One persistent connection per Client; a
+dropped keep-alive connection is reopened once. Also here: `post_raw`, the plain POST that
+`payorch webhooks audit` sends to the user's own endpoint.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlencode, urlsplit
+
+DEFAULT_BASE_URL = "http://127.0.0.1:8080"
+DEFAULT_API_KEY = "sk_test_19g744zrbw5buqxqpxp5w4gj"  # the fixture sandbox secret key
+BASE_URL_ENV = "PAYORCH_BASE_URL"
+API_KEY_ENV = "PAYORCH_API_KEY"
+API_PREFIX = "/api/v1"
+
+
+class ApiError(Exception):
+    """An error answer of the server (its envelope), or `connection_failed` (status 0)."""
+
+    def __init__(
+        self,
+        code: str,
+        message: str,
+        status: int,
+        details: dict[str, Any] | None = None,
+        request_id: str | None = None,
+    ) -> None:
+        super().__init__(f"{code}: {message}")
+        self.code = code
+        self.message = message
+        self.status = status
+        self.details = details or {}
+        self.request_id = request_id
+
+
+@dataclass(frozen=True, slots=True)
+class RawResponse:
+    status: int
+    body: bytes
+    duration_ms: float
+
+
+def _connection(url: str, timeout: float | None) -> tuple[http.client.HTTPConnection, str]:
+    """A connection for `url` and the request target (path + query) to send."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ApiError("invalid_url", f"Not an http(s) URL: {url}", 0)
+    cls = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
+    target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+    return cls(parts.hostname, parts.port, timeout=timeout), target
+
+
+class Client:
+    def __init__(
+        self, base_url: str | None = None, api_key: str | None = None, timeout: float = 30.0
+    ) -> None:
+        self.base_url = (base_url or os.environ.get(BASE_URL_ENV) or DEFAULT_BASE_URL).rstrip("/")
+        self.api_key = api_key or os.environ.get(API_KEY_ENV) or DEFAULT_API_KEY
+        self.timeout = timeout
+        self._conn: http.client.HTTPConnection | None = None
+        self._prefix = urlsplit(self.base_url).path.rstrip("/")
+
+    # -- transport ---------------------------------------------------------------------------------
+
+    def _url_path(self, path: str, query: dict[str, Any] | None) -> str:
+        # The control plane lives outside the versioned API (design.md 1.3).
+        full = path if path.startswith("/_sim") else API_PREFIX + path
+        if query:
+            full += "?" + urlencode({k: v for k, v in query.items() if v is not None})
+        return self._prefix + full
+
+    def _open(self) -> http.client.HTTPConnection:
+        if self._conn is None:
+            self._conn, _ = _connection(self.base_url, self.timeout)
+        return self._conn
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+    def request(
+        self,
+        method: str,
+        path: str,
+        body: Any = None,
+        query: dict[str, Any] | None = None,
+    ) -> Any:
+        target = self._url_path(path, query)
+        payload = None if body is None else json.dumps(body).encode()
+        headers = {"Authorization": f"Bearer {self.api_key}", "Accept": "application/json"}
+        if payload is not None:
+            headers["Content-Type"] = "application/json"
+        for attempt in (1, 2):
+            conn = self._open()
+            try:
+                conn.request(method, target, body=payload, headers=headers)
+                response = conn.getresponse()
+                raw = response.read()
+                break
+            except (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError) as exc:
+                self.close()  # a keep-alive connection the server closed: reopen once
+                if attempt == 2:
+                    raise self._unreachable(exc) from None
+            except OSError as exc:
+                self.close()
+                raise self._unreachable(exc) from None
+        data = json.loads(raw) if raw else None
+        if response.status >= 400:
+            error = (data or {}).get("error", {}) if isinstance(data, dict) else {}
+            raise ApiError(
+                error.get("code", f"http_{response.status}"),
+                error.get("message", raw.decode("utf-8", "replace")[:200]),
+                response.status,
+                error.get("details"),
+                error.get("requestId"),
+            )
+        return data
+
+    def _unreachable(self, exc: Exception) -> ApiError:
+        return ApiError("connection_failed", f"Cannot reach {self.base_url}: {exc}", 0)
+
+    def get(self, path: str, **query: Any) -> Any:
+        return self.request("GET", path, query=query or None)
+
+    def post(self, path: str, body: Any = None) -> Any:
+        return self.request("POST", path, body)
+
+    # -- webhooks ------------------------------------------------------------------------------
+
+    def create_webhook(
+        self, url: str | None, events: list[str] | str, description: str | None = None
+    ) -> dict[str, Any]:
+        body: dict[str, Any] = {"events": events}
+        if url is not None:
+            body["url"] = url
+        if description is not None:
+            body["description"] = description
+        return self.request("POST", "/webhooks", body)
+
+    def delete_webhook(self, webhook_id: str) -> dict[str, Any]:
+        return self.request("DELETE", f"/webhooks/{webhook_id}")
+
+    def list_webhooks(self, limit: int = 100, offset: int = 0) -> dict[str, Any]:
+        return self.get("/webhooks", limit=limit, offset=offset)
+
+    def webhook_deliveries(self, webhook_id: str, limit: int = 100) -> list[dict[str, Any]]:
+        return self.get(f"/webhooks/{webhook_id}/deliveries", limit=limit)["data"]
+
+    def replay_delivery(self, webhook_id: str, delivery_id: str) -> dict[str, Any]:
+        return self.post(f"/webhooks/{webhook_id}/deliveries/{delivery_id}/replay")
+
+    # -- the live event stream -------------------------------------------------------------------
+
+    def events(self) -> Iterator[dict[str, Any]]:
+        """GET /_sim/events as an iterator of envelopes; blocks between events."""
+        conn, _ = _connection(self.base_url, timeout=None)  # an event may be long in coming
+        try:
+            conn.request(
+                "GET",
+                self._url_path("/_sim/events", None),
+                headers={"Authorization": f"Bearer {self.api_key}"},
+            )
+            response = conn.getresponse()
+            if response.status >= 400:
+                error = json.loads(response.read() or b"{}").get("error", {})
+                raise ApiError(
+                    error.get("code", "http_error"), error.get("message", ""), response.status
+                )
+            while line := response.readline():
+                if line.startswith(b"data: "):
+                    yield json.loads(line[6:])
+        except OSError as exc:
+            raise self._unreachable(exc) from None
+        finally:
+            conn.close()
+
+
+def post_raw(url: str, body: bytes, headers: dict[str, str], timeout: float = 10.0) -> RawResponse:
+    """POST exactly these bytes and headers to any URL; the status, body and time it took."""
+    conn, target = _connection(url, timeout)
+    started = time.perf_counter()
+    try:
+        conn.request("POST", target, body=body, headers=headers)
+        response = conn.getresponse()
+        raw = response.read()
+    except OSError as exc:
+        raise ApiError("connection_failed", f"Cannot reach {url}: {exc}", 0) from None
+    finally:
+        conn.close()
+    return RawResponse(response.status, raw, (time.perf_counter() - started) * 1000)

@@ -1,0 +1,197 @@
+"""`payorch listen`: subscribe, print each delivery live, remove the subscription on Ctrl-C.
+
+Without `--forward-to` it hosts a tiny local endpoint that verifies every signature with
+`payorch.webhooks.verify` (so a bad signature shows up in the output); with it, the server
+delivers straight to the given URL. Either way each printed line is the server's own record of
+an attempt (time, event, delivery id, HTTP status, latency), read from the delivery list.
+"""
+
+from __future__ import annotations
+
+import signal
+import sys
+import threading
+import time
+from datetime import datetime
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Annotated, Any
+
+import typer
+
+BaseUrl = Annotated[
+    str | None,
+    typer.Option(
+        "--base-url",
+        envvar="PAYORCH_BASE_URL",
+        help="The payorch server (default http://127.0.0.1:8080).",
+        show_default=False,
+    ),
+]
+ApiKey = Annotated[
+    str | None,
+    typer.Option(
+        "--api-key",
+        envvar="PAYORCH_API_KEY",
+        help="A secret key (default: the fixture sandbox key).",
+        show_default=False,
+    ),
+]
+
+
+class LocalReceiver:
+    """A loopback endpoint that checks signatures and answers 200 (or 400 with the reason)."""
+
+    def __init__(self) -> None:
+        self.secret: str | None = None
+        self.verdicts: dict[str, str] = {}  # delivery id -> "ok" or the failure reason
+        self._ready = threading.Event()
+        receiver = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                status, answer = receiver.check(body, self.headers)
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(answer)))
+                self.end_headers()
+                self.wfile.write(answer)
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass  # the delivery lines are the log
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, args=(0.05,), daemon=True
+        )
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self._server.server_address[1]}/webhooks"
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def arm(self, secret: str) -> None:
+        self.secret = secret
+        self._ready.set()
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    def check(self, body: bytes, headers: Any) -> tuple[int, bytes]:
+        from payorch.webhooks import SignatureVerificationError, verify
+
+        # A delivery can beat the create call's answer to us: wait for the secret briefly.
+        self._ready.wait(5)
+        delivery = headers.get("X-Service-Delivery") or "?"
+        try:
+            verify(body, headers.get("X-Service-Signature"), self.secret or "")
+        except SignatureVerificationError as exc:
+            self.verdicts[delivery] = exc.reason
+            return 400, f'{{"error":"{exc.reason}"}}'.encode()
+        self.verdicts[delivery] = "ok"
+        return 200, b'{"received":true}'
+
+
+def parse_events(value: str) -> list[str] | str:
+    names = [name.strip() for name in value.split(",") if name.strip()]
+    return "*" if names in ([], ["*"]) else names
+
+
+def attempt_line(delivery: dict[str, Any], attempt: dict[str, Any], verdict: str | None) -> str:
+    stamp = attempt.get("sentAt") or attempt["at"]
+    when = datetime.fromisoformat(stamp.replace("Z", "+00:00")).astimezone().strftime("%H:%M:%S")
+    status = "stored" if attempt.get("stored") else str(attempt.get("httpStatus") or "ERR")
+    latency = attempt.get("durationMs")
+    notes = []
+    if attempt["trigger"] != "initial":
+        notes.append(attempt["trigger"])
+    if attempt.get("error"):
+        notes.append(attempt["error"])
+    if verdict not in (None, "ok"):
+        notes.append(f"bad signature: {verdict}")
+    return (
+        f"{when}  {delivery['eventType']:<22} {delivery['id']}  {status:>6}  "
+        f"{'' if latency is None else f'{latency:.0f} ms':>8}  {' · '.join(notes)}"
+    ).rstrip()
+
+
+def _stop_on_sigterm() -> None:
+    def handler(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, handler)
+
+
+def listen(
+    forward_to: Annotated[
+        str | None,
+        typer.Option(
+            "--forward-to",
+            help="Deliver to this URL (e.g. http://localhost:3000/hooks) instead of a local "
+            "receiver that verifies signatures.",
+        ),
+    ] = None,
+    events: Annotated[
+        str, typer.Option("--events", help="Comma-separated event names; * for all.")
+    ] = "*",
+    base_url: BaseUrl = None,
+    api_key: ApiKey = None,
+    poll: Annotated[
+        float, typer.Option("--poll", help="Seconds between checks.", hidden=True)
+    ] = 0.25,
+) -> None:
+    """Subscribe to events and print each delivery live; Ctrl-C removes the subscription."""
+    from payorch_cli.client import ApiError, Client
+
+    client = Client(base_url, api_key)
+    receiver = None if forward_to else LocalReceiver()
+    if receiver is not None:
+        receiver.start()
+    target = forward_to or (receiver.url if receiver else None)
+    try:
+        sub = client.create_webhook(target, parse_events(events), "payorch listen")
+    except ApiError as exc:
+        if receiver is not None:
+            receiver.stop()
+        typer.echo(f"payorch listen: {exc.message}", err=True)
+        raise typer.Exit(1) from None
+    if receiver is not None:
+        receiver.arm(sub["secret"])
+    kinds = "all events" if sub["events"] == ["*"] else ", ".join(sub["events"])
+    how = "local receiver, verifying signatures" if receiver else "forwarding"
+    typer.echo(f"Subscription {sub['id']} -> {sub['url']} ({how})")
+    typer.echo(f"Events: {kinds}")
+    typer.echo(f"Signing secret: {sub['secret']}")
+    typer.echo("Ready. Ctrl-C to stop and remove the subscription.")
+    sys.stdout.flush()
+    _stop_on_sigterm()
+    code = 0
+    printed: dict[str, int] = {}
+    try:
+        while True:
+            for delivery in reversed(client.webhook_deliveries(sub["id"])):
+                attempts = delivery["attempts"]
+                for attempt in attempts[printed.get(delivery["id"], 0) :]:
+                    verdict = receiver.verdicts.get(delivery["id"]) if receiver else None
+                    typer.echo(attempt_line(delivery, attempt, verdict))
+                printed[delivery["id"]] = len(attempts)
+            sys.stdout.flush()
+            time.sleep(poll)
+    except KeyboardInterrupt:
+        pass
+    except ApiError as exc:
+        typer.echo(f"payorch listen: {exc.message}", err=True)
+        code = 1
+    finally:
+        try:
+            client.delete_webhook(sub["id"])
+            typer.echo(f"Removed subscription {sub['id']}.")
+        except ApiError as exc:
+            typer.echo(f"payorch listen: could not remove {sub['id']}: {exc.message}", err=True)
+            code = 1
+        if receiver is not None:
+            receiver.stop()
+    raise typer.Exit(code)

@@ -1,0 +1,243 @@
+"""`payorch webhooks audit URL --secret whsec_...`: attack your own webhook endpoint.
+
+It sends one correctly signed delivery, which must be accepted (2xx), then hostile ones that
+must all be refused (any non-2xx answer), and reports what the endpoint wrongly accepted.
+Exit status 1 if anything was wrongly accepted, or the valid delivery was refused.
+
+The duplicate check re-sends the valid request byte for byte (same `X-Service-Delivery`, same
+`t`, same signature). The service signs every attempt of a delivery with a new `t`, so only an
+attacker replaying a captured request sends that; a retry of something already handled comes
+with a new `t` and should be acknowledged with 2xx without being processed again.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import time
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Annotated, Any
+
+import typer
+
+app = typer.Typer(help="Webhook tools.", no_args_is_help=True)
+
+TOLERANCE = 300
+
+
+@dataclass(frozen=True, slots=True)
+class Case:
+    name: str
+    title: str
+    accept: bool  # what a correct endpoint does
+    body: bytes
+    headers: dict[str, str]
+    hint: str
+
+
+def _event(amount: float = 125.5) -> tuple[bytes, str]:
+    """A realistic payment.completed envelope and a fresh delivery id."""
+    now = datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    tx = "TXN-AUDIT" + secrets.token_hex(4).upper()
+    envelope = {
+        "id": "evt_" + secrets.token_hex(12),
+        "type": "payment.completed",
+        "apiVersion": "2026-05-01",
+        "environment": "sandbox",
+        "createdAt": now,
+        "data": {"id": tx, "status": "completed", "amount": amount, "currency": "USD"},
+    }
+    return json.dumps(envelope, separators=(",", ":")).encode(), "dlv_" + secrets.token_hex(12)
+
+
+def _headers(signature: str | None, delivery_id: str) -> dict[str, str]:
+    headers = {
+        "Content-Type": "application/json",
+        "User-Agent": "payorch-webhooks-audit/1",
+        "X-Service-Event": "payment.completed",
+        "X-Service-Delivery": delivery_id,
+    }
+    if signature is not None:
+        headers["X-Service-Signature"] = signature
+    return headers
+
+
+def build_cases(secret: str, old_secret: str | None, now: int) -> list[Case]:
+    from payorch.webhooks import compute_signature as sig
+
+    foreign = "whsec_" + secrets.token_urlsafe(32)
+    old = old_secret or foreign
+    valid_body, valid_id = _event()
+    valid = _headers(f"t={now},v1={sig(valid_body, secret, now)}", valid_id)
+    cases = [
+        Case(
+            "valid",
+            "correctly signed delivery",
+            True,
+            valid_body,
+            valid,
+            "Verify HMAC-SHA256 of '<t>.<raw body>' keyed by the whole whsec_ secret, hex.",
+        ),
+        Case(
+            "duplicate",
+            "the valid request replayed byte for byte",
+            False,
+            valid_body,
+            valid,
+            "Remember (X-Service-Delivery, t) of accepted deliveries for the tolerance window "
+            "and refuse an exact repeat; a retry carries a new t: ack it, do not reprocess.",
+        ),
+    ]
+
+    def hostile(name: str, title: str, hint: str, header: Any, *, tamper: bool = False) -> None:
+        body, delivery_id = _event()
+        signature = header(body) if callable(header) else header
+        if tamper:
+            body = body.replace(b'"amount":125.5', b'"amount":1255.0')
+        cases.append(Case(name, title, False, body, _headers(signature, delivery_id), hint))
+
+    hostile(
+        "tampered-body",
+        "body changed after signing",
+        "Compute the HMAC over the raw bytes received, not re-serialised JSON.",
+        lambda b: f"t={now},v1={sig(b, secret, now)}",
+        tamper=True,
+    )
+    hostile(
+        "wrong-secret",
+        "signed with another secret",
+        "Compare the signature with the HMAC made with YOUR secret.",
+        lambda b: f"t={now},v1={sig(b, foreign, now)}",
+    )
+    hostile(
+        "stale-timestamp",
+        f"t {TOLERANCE + 1} s in the past (correctly signed)",
+        f"Refuse t older than {TOLERANCE} s: it is a replay.",
+        lambda b: f"t={now - TOLERANCE - 1},v1={sig(b, secret, now - TOLERANCE - 1)}",
+    )
+    hostile(
+        "future-timestamp",
+        f"t {TOLERANCE + 1} s in the future (correctly signed)",
+        f"Refuse t more than {TOLERANCE} s ahead too: check |now - t|, not now - t.",
+        lambda b: f"t={now + TOLERANCE + 1},v1={sig(b, secret, now + TOLERANCE + 1)}",
+    )
+    hostile(
+        "missing-header",
+        "no X-Service-Signature header",
+        "Refuse a delivery without a signature header.",
+        None,
+    )
+    hostile(
+        "old-secret-v0-only",
+        "only a v0 signature with " + ("--old-secret" if old_secret else "a foreign secret"),
+        "Accept only a signature made with a secret you hold, and drop the old secret "
+        "once the 24-hour rotation grace is over.",
+        lambda b: f"t={now},v0={sig(b, old, now)}",
+    )
+    hostile(
+        "truncated-signature",
+        "v1 cut to its first 32 hex digits",
+        "Compare the whole signature in constant time (hmac.compare_digest), not a prefix.",
+        lambda b: f"t={now},v1={sig(b, secret, now)[:32]}",
+    )
+    hostile(
+        "missing-timestamp",
+        "v1 present but no t=",
+        "Refuse a header without t=: the signature must cover the timestamp.",
+        lambda b: f"v1={sig(b, secret, now)}",
+    )
+    return cases
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    case: Case
+    status: int | None
+    duration_ms: float
+    error: str | None
+
+    @property
+    def accepted(self) -> bool:
+        return self.status is not None and 200 <= self.status < 300
+
+    @property
+    def correct(self) -> bool:
+        return self.error is None and self.accepted == self.case.accept
+
+
+def run_cases(url: str, cases: list[Case], timeout: float) -> list[Outcome]:
+    from payorch_cli.client import ApiError, post_raw
+
+    outcomes = []
+    for case in cases:
+        try:
+            response = post_raw(url, case.body, case.headers, timeout)
+            outcomes.append(Outcome(case, response.status, response.duration_ms, None))
+        except ApiError as exc:
+            outcomes.append(Outcome(case, None, 0.0, exc.message))
+        except TimeoutError:
+            outcomes.append(Outcome(case, None, timeout * 1000, f"no answer in {timeout:g} s"))
+    return outcomes
+
+
+def report(url: str, outcomes: list[Outcome]) -> list[str]:
+    lines = [f"Webhook endpoint audit: {url}"]
+    for outcome in outcomes:
+        case = outcome.case
+        if outcome.error:
+            got = f"error: {outcome.error}"
+        else:
+            got = f"{'accepted' if outcome.accepted else 'refused'} ({outcome.status}, "
+            got += f"{outcome.duration_ms:.0f} ms)"
+        mark = "ok  " if outcome.correct else "FAIL"
+        lines.append(f"  {mark}  {case.name:<20} {case.title}: {got}")
+        if not outcome.correct:
+            lines.append(f"        -> {case.hint}")
+    wrongly = [o for o in outcomes if not o.case.accept and o.accepted]
+    failed = [o for o in outcomes if not o.correct]
+    if not failed:
+        lines.append(f"All {len(outcomes)} checks passed.")
+    else:
+        lines.append(
+            f"{len(failed)} of {len(outcomes)} checks failed; wrongly accepted: "
+            + (", ".join(o.case.name for o in wrongly) or "none")
+            + "."
+        )
+        if not outcomes[0].correct:
+            lines.append(
+                "The valid delivery was not accepted: fix that first, or the other "
+                "checks pass for the wrong reason."
+            )
+    return lines
+
+
+@app.command("audit")
+def audit(
+    url: Annotated[str, typer.Argument(help="Your webhook endpoint.")],
+    secret: Annotated[str, typer.Option("--secret", help="The endpoint's signing secret.")],
+    old_secret: Annotated[
+        str | None,
+        typer.Option("--old-secret", help="A rotated-out secret whose grace is over."),
+    ] = None,
+    timeout: Annotated[float, typer.Option("--timeout", help="Seconds per request.")] = 10.0,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")] = False,
+) -> None:
+    """Send a valid delivery, then hostile ones; report what the endpoint wrongly accepted."""
+    outcomes = run_cases(url, build_cases(secret, old_secret, int(time.time())), timeout)
+    if as_json:
+        rows = [
+            {
+                "check": o.case.name,
+                "expected": "accept" if o.case.accept else "refuse",
+                "status": o.status,
+                "error": o.error,
+                "correct": o.correct,
+            }
+            for o in outcomes
+        ]
+        typer.echo(json.dumps(rows, indent=2))
+    else:
+        for line in report(url, outcomes):
+            typer.echo(line)
+    raise typer.Exit(0 if all(o.correct for o in outcomes) else 1)

@@ -1,0 +1,160 @@
+"""Settlement batches: how `settlement.closed` and `settlement.pdf_ready` happen (decisions.md).
+
+A completed payment's funds become available after its settlement delay (`availableAt`, T+N).
+At 00:00 UTC of simulated time, the payments whose funds became available during the day that
+just ended are closed into one settlement (`STL-...`) per merchant and environment, and
+`settlement.closed` fires; `settlement.pdf_ready` follows five simulated minutes later.
+
+A settlement is a statement, not a money movement: the ledger already moved those funds into
+`available` at `availableAt`, and they stay there until the merchant withdraws them (see
+withdrawals.py). The crypto payout the spec mentions is shown as `payout.status` `started`.
+Days without settled payments produce no settlement and no job: the close job of a day is
+scheduled by the first payment that settles in it (a `payment.completed` listener).
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Callable
+from decimal import Decimal
+from typing import Any
+
+from simulator.clock import isoformat
+from simulator.domain.catalog import Catalog
+from simulator.domain.ids import new_id
+from simulator.domain.money import ZERO, dec
+from simulator.domain.ports import Events, Jobs, Table
+from simulator.domain.transactions import TransactionRepository
+
+DAY = 86_400.0
+PDF_AFTER_SECONDS = 300.0
+CLOSE_JOB = "settlement.close"
+PDF_JOB = "settlement.pdf"
+
+
+def day_of(moment: float) -> int:
+    return math.floor(moment / DAY)
+
+
+class SettlementService:
+    def __init__(
+        self,
+        days: Table,
+        settlements: Table,
+        transactions: TransactionRepository,
+        catalog: Catalog,
+        jobs: Jobs,
+        events: Events,
+        now: Callable[[], float],
+        rng: random.Random,
+    ) -> None:
+        self._days = days  # one doc per (merchant, environment, UTC day) still open
+        self._settlements = settlements
+        self._transactions = transactions
+        self._catalog = catalog
+        self._jobs = jobs
+        self._events = events
+        self._now = now
+        self._rng = rng
+
+    def on_event(self, event: dict[str, Any]) -> None:
+        """Bus listener: file each completed payment under the day its funds become available."""
+        if event["type"] != "payment.completed":
+            return
+        tx = self._transactions.get(event["data"]["id"])
+        if tx is None or tx.get("availableAt") is None:
+            return
+        day = day_of(tx["availableAt"])
+        day_id = f"{tx['merchantId']}:{tx['environment']}:{day}"
+        doc = self._days.get(day_id)
+        if doc is None:
+            doc = {
+                "id": day_id,
+                "merchantId": tx["merchantId"],
+                "environment": tx["environment"],
+                "day": day,
+                "transactionIds": [],
+            }
+            self._jobs.schedule(CLOSE_JOB, (day + 1) * DAY, {"dayId": day_id})
+        if tx["id"] not in doc["transactionIds"]:
+            doc["transactionIds"].append(tx["id"])
+        self._days.put(day_id, doc)
+
+    def close(self, payload: dict[str, Any]) -> dict[str, Any] | None:
+        """Job at 00:00 UTC: close the day into a settlement and fire `settlement.closed`."""
+        doc = self._days.get(payload["dayId"])
+        if doc is None:
+            return None
+        self._days.delete(doc["id"])
+        txs = [tx for tid in doc["transactionIds"] if (tx := self._transactions.get(tid))]
+        if not txs:
+            return None
+        gross = sum((dec(tx["amount"]) for tx in txs), ZERO)
+        fees = sum((dec(tx["fees"]["total"]) for tx in txs), ZERO)
+        reserve = sum((dec(tx.get("reserve", "0")) for tx in txs), ZERO)
+        merchant = self._catalog.merchants[doc["merchantId"]]
+        now = self._now()
+        settlement = {
+            "id": new_id(self._rng, "STL-"),
+            "merchantId": doc["merchantId"],
+            "environment": doc["environment"],
+            "status": "closed",
+            "periodStart": doc["day"] * DAY,
+            "periodEnd": (doc["day"] + 1) * DAY,
+            "transactionIds": [tx["id"] for tx in txs],
+            "grossAmount": str(gross),
+            "fees": str(fees),
+            "reserve": str(reserve),
+            "netAmount": str(gross - fees - reserve),
+            "payoutAsset": merchant.crypto[0] if merchant.crypto else "USDT",
+            "closedAt": now,
+            "pdfReadyAt": None,
+        }
+        self._settlements.put(settlement["id"], settlement)
+        self._jobs.schedule(PDF_JOB, now + PDF_AFTER_SECONDS, {"settlementId": settlement["id"]})
+        self._emit(settlement, "settlement.closed")
+        return settlement
+
+    def pdf_ready(self, payload: dict[str, Any]) -> None:
+        settlement = self._settlements.get(payload["settlementId"])
+        if settlement is None or settlement.get("pdfReadyAt") is not None:
+            return
+        settlement["pdfReadyAt"] = self._now()
+        self._settlements.put(settlement["id"], settlement)
+        self._emit(settlement, "settlement.pdf_ready")
+
+    def _emit(self, settlement: dict[str, Any], event_type: str) -> None:
+        self._events.emit(
+            settlement["merchantId"],
+            settlement["environment"],
+            event_type,
+            settlement_view(settlement),
+        )
+
+    def job_handlers(self) -> dict[str, Callable[[dict[str, Any]], Any]]:
+        return {CLOSE_JOB: self.close, PDF_JOB: self.pdf_ready}
+
+
+def settlement_view(settlement: dict[str, Any]) -> dict[str, Any]:
+    def money(key: str) -> Decimal:
+        return dec(settlement[key])
+
+    ready = settlement.get("pdfReadyAt")
+    return {
+        "id": settlement["id"],
+        "status": settlement["status"],
+        "currency": "USD",
+        "periodStart": isoformat(settlement["periodStart"]),
+        "periodEnd": isoformat(settlement["periodEnd"]),
+        "transactionCount": len(settlement["transactionIds"]),
+        "transactionIds": list(settlement["transactionIds"]),
+        "grossAmount": money("grossAmount"),
+        "fees": money("fees"),
+        "reserve": money("reserve"),
+        "netAmount": money("netAmount"),
+        "payout": {"asset": settlement["payoutAsset"], "status": "started"},
+        "closedAt": isoformat(settlement["closedAt"]),
+        "pdfReady": ready is not None,
+        "pdfReadyAt": isoformat(ready) if ready is not None else None,
+    }

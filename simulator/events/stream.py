@@ -1,0 +1,83 @@
+"""Fan-out of emitted events to live `GET /_sim/events` streams, per (merchant, environment).
+
+The bus calls `on_event` inside the emitter's batch, before the state change is durable. So the
+event is published one loop iteration later, and only if it is still stored: an event whose
+batch rolled back never reaches a stream (the store forbids awaiting inside a batch, so by then
+the batch has ended one way or the other).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import defaultdict
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from simulator.domain.ports import Table
+from simulator.jsonio import dumps
+
+MAX_BACKLOG = 10_000  # events queued for one slow reader before its stream is closed
+KEEPALIVE_SECONDS = 15.0
+
+Scope = tuple[str, str]
+# bytes: one SSE frame to write; None: end the stream (shutdown or a reader too far behind).
+Frame = bytes | None
+
+
+def sse_frame(event: dict[str, Any]) -> bytes:
+    """One server-sent event: the envelope as a single `data:` line (JSON has no newlines)."""
+    public = {k: v for k, v in event.items() if k != "merchantId"}
+    return b"id: " + event["id"].encode() + b"\ndata: " + dumps(public) + b"\n\n"
+
+
+class EventStream:
+    def __init__(self, events: Table, keepalive_seconds: float = KEEPALIVE_SECONDS) -> None:
+        self._events = events
+        self._readers: dict[Scope, set[asyncio.Queue[Frame]]] = defaultdict(set)
+        self.keepalive_seconds = keepalive_seconds
+
+    def on_event(self, event: dict[str, Any]) -> None:
+        if not self._readers.get((event["merchantId"], event["environment"])):
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            self._publish(event)
+            return
+        loop.call_soon(self._publish, event)
+
+    def _publish(self, event: dict[str, Any]) -> None:
+        readers = self._readers.get((event["merchantId"], event["environment"]))
+        if not readers or self._events.get(event["id"]) is None:
+            return
+        frame = sse_frame(event)
+        for queue in list(readers):
+            if queue.qsize() >= MAX_BACKLOG:
+                self._close(queue)
+            else:
+                queue.put_nowait(frame)
+
+    @contextmanager
+    def subscribe(self, scope: Scope) -> Iterator[asyncio.Queue[Frame]]:
+        queue: asyncio.Queue[Frame] = asyncio.Queue()
+        self._readers[scope].add(queue)
+        try:
+            yield queue
+        finally:
+            self._readers[scope].discard(queue)
+
+    def close_all(self) -> None:
+        """End every stream (server shutdown), so no open stream holds the exit back."""
+        for readers in self._readers.values():
+            for queue in list(readers):
+                self._close(queue)
+
+    def readers(self, scope: Scope) -> int:
+        return len(self._readers.get(scope, ()))
+
+    @staticmethod
+    def _close(queue: asyncio.Queue[Frame]) -> None:
+        while not queue.empty():
+            queue.get_nowait()
+        queue.put_nowait(None)

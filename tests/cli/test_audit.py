@@ -1,0 +1,157 @@
+"""`payorch webhooks audit` against endpoints of known quality: it must catch each weakness."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import threading
+import time
+from collections.abc import Callable, Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from payorch.webhooks import SignatureVerificationError, verify
+from payorch_cli.main import app
+from tests.cli.test_serve import PAYORCH
+
+SECRET = "whsec_audit_current_0123456789abcdefghijkl"
+OLD = "whsec_audit_previous_9876543210zyxwvutsrqpo"
+HOSTILE = [
+    "duplicate",
+    "tampered-body",
+    "wrong-secret",
+    "stale-timestamp",
+    "future-timestamp",
+    "missing-header",
+    "old-secret-v0-only",
+    "truncated-signature",
+    "missing-timestamp",
+]
+
+# check(body, headers) -> HTTP status
+Check = Callable[[bytes, Any], int]
+
+
+def correct(body: bytes, headers: Any, seen: set[tuple[str, str]]) -> int:
+    """What payorch.webhooks' documentation tells integrators to do."""
+    header = headers.get("X-Service-Signature")
+    try:
+        verify(body, header, SECRET, schemes=("v1",))
+    except SignatureVerificationError:
+        return 400
+    key = (headers["X-Service-Delivery"], header.split(",")[0])  # (delivery id, t)
+    if key in seen:
+        return 409  # the same request played again
+    seen.add(key)
+    return 200
+
+
+def accepts_everything(body: bytes, headers: Any) -> int:
+    return 200
+
+
+def one_sided_clock_and_old_secret(body: bytes, headers: Any) -> int:
+    """Checks HMAC with either secret and only `now - t > 300`; no replay memory."""
+    header = headers.get("X-Service-Signature") or ""
+    parts = dict(p.split("=", 1) for p in header.split(",") if "=" in p)
+    if "t" not in parts:
+        return 400
+    for secret in (SECRET, OLD):
+        try:
+            verify(body, header, secret, tolerance=10**9)
+        except SignatureVerificationError:
+            continue
+        return 400 if time.time() - int(parts["t"]) > 300 else 200
+    return 401
+
+
+@pytest.fixture
+def endpoint() -> Iterator[Callable[[Check], str]]:
+    servers: list[ThreadingHTTPServer] = []
+
+    def start(check: Check) -> str:
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                status = check(self.rfile.read(int(self.headers["Content-Length"])), self.headers)
+                self.send_response(status)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True).start()
+        servers.append(server)
+        return f"http://127.0.0.1:{server.server_address[1]}/hooks"
+
+    yield start
+    for server in servers:
+        server.shutdown()
+        server.server_close()
+
+
+def run_audit(url: str, *extra: str) -> tuple[int, str]:
+    result = CliRunner().invoke(app, ["webhooks", "audit", url, "--secret", SECRET, *extra])
+    return result.exit_code, result.output
+
+
+def failed_checks(output: str) -> list[str]:
+    return [line.split()[1] for line in output.splitlines() if line.strip().startswith("FAIL")]
+
+
+def test_a_correct_endpoint_passes(endpoint: Callable[[Check], str]) -> None:
+    seen: set[tuple[str, str]] = set()
+    code, output = run_audit(endpoint(lambda b, h: correct(b, h, seen)), "--old-secret", OLD)
+    assert code == 0, output
+    assert "All 10 checks passed." in output and failed_checks(output) == []
+
+
+def test_an_endpoint_that_accepts_everything_fails_every_hostile_check(
+    endpoint: Callable[[Check], str],
+) -> None:
+    code, output = run_audit(endpoint(accepts_everything))
+    assert code == 1
+    assert failed_checks(output) == HOSTILE
+    assert "wrongly accepted: " + ", ".join(HOSTILE) in output
+    assert "-> " in output  # each failure says what to fix
+
+
+def test_subtle_weaknesses_are_named(endpoint: Callable[[Check], str]) -> None:
+    code, output = run_audit(endpoint(one_sided_clock_and_old_secret), "--old-secret", OLD)
+    assert code == 1
+    assert failed_checks(output) == ["duplicate", "future-timestamp", "old-secret-v0-only"]
+
+
+def test_an_endpoint_that_refuses_valid_deliveries_fails(
+    endpoint: Callable[[Check], str],
+) -> None:
+    code, output = run_audit(endpoint(lambda b, h: 401))
+    assert code == 1 and failed_checks(output) == ["valid"]
+    assert "fix that first" in output
+
+
+def test_unreachable_endpoint_and_json_output(unused_tcp_port: int) -> None:
+    result = subprocess.run(
+        [
+            *PAYORCH,
+            "webhooks",
+            "audit",
+            f"http://127.0.0.1:{unused_tcp_port}/x",
+            "--secret",
+            SECRET,
+            "--json",
+            "--timeout",
+            "2",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert result.returncode == 1
+    rows = json.loads(result.stdout)
+    assert [r["check"] for r in rows] == ["valid", *HOSTILE]
+    assert all(r["error"] and not r["correct"] for r in rows)

@@ -1,0 +1,132 @@
+"""`payorch listen` as a user runs it: a real server, a real listen process, Ctrl-C at the end."""
+
+from __future__ import annotations
+
+import os
+import queue
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any, ClassVar
+
+import pytest
+
+from payorch_cli.client import Client
+from tests.cli.test_serve import PAYORCH, Server
+
+
+class Lines:
+    """A process's stdout, line by line, with a deadline."""
+
+    def __init__(self, proc: subprocess.Popen[str]) -> None:
+        self.proc = proc
+        self.seen: list[str] = []
+        self._queue: queue.Queue[str | None] = queue.Queue()
+        threading.Thread(target=self._pump, daemon=True).start()
+
+    def _pump(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            self._queue.put(line.rstrip("\n"))
+        self._queue.put(None)
+
+    def until(self, *needles: str, timeout: float = 10.0) -> str:
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                line = self._queue.get(timeout=max(0.0, deadline - time.monotonic()))
+            except queue.Empty:
+                raise AssertionError(f"no line with {needles}; got {self.seen}") from None
+            if line is None:
+                raise AssertionError(f"output ended without {needles}; got {self.seen}")
+            self.seen.append(line)
+            if all(n in line for n in needles):
+                return line
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[Server]:
+    running = Server(tmp_path / "data")
+    yield running
+    running.stop()
+
+
+def start_listen(server: Server, *args: str) -> tuple[subprocess.Popen[str], Lines]:
+    proc = subprocess.Popen(
+        [*PAYORCH, "listen", "--base-url", server.url, *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    return proc, Lines(proc)
+
+
+def pay_and_settle(client: Client, action: str = "paid") -> str:
+    tx = client.post("/payments", {"amount": 10, "paymentMethodId": "1001"})
+    client.post(f"/payments/{tx['transactionId']}/simulate", {"action": action})
+    return tx["transactionId"]
+
+
+def test_listen_prints_deliveries_and_cleans_up_on_ctrl_c(server: Server) -> None:
+    client = Client(server.url)
+    proc, lines = start_listen(server, "--events", "payment.completed,payment.failed")
+    try:
+        lines.until("Ready.")
+        assert any("local receiver, verifying signatures" in line for line in lines.seen)
+        assert client.list_webhooks()["pagination"]["total"] == 1
+        pay_and_settle(client)
+        line = lines.until("payment.completed", "dlv_")
+        assert " 200 " in line and " ms" in line  # HTTP status and latency
+        pay_and_settle(client, "failed")
+        lines.until("payment.failed", " 200 ")
+        assert not any("payment.captured" in seen for seen in lines.seen)  # not subscribed
+        assert not any("bad signature" in seen for seen in lines.seen)
+    finally:
+        proc.send_signal(signal.SIGINT)
+    assert proc.wait(timeout=10) == 0
+    lines.until("Removed subscription")
+    assert client.list_webhooks()["pagination"]["total"] == 0
+
+
+class _Endpoint(BaseHTTPRequestHandler):
+    hits: ClassVar[list[str]] = []
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers["Content-Length"]))
+        type(self).hits.append(self.headers["X-Service-Event"])
+        self.send_response(202)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+def test_listen_forwards_to_a_url_and_stops_on_sigterm(server: Server) -> None:
+    endpoint = ThreadingHTTPServer(("127.0.0.1", 0), _Endpoint)
+    threading.Thread(target=endpoint.serve_forever, args=(0.05,), daemon=True).start()
+    url = f"http://localhost:{endpoint.server_address[1]}/hooks"
+    client = Client(server.url)
+    proc, lines = start_listen(server, "--forward-to", url, "--events", "payment.completed")
+    try:
+        lines.until("Ready.")
+        assert any("(forwarding)" in line and url in line for line in lines.seen)
+        pay_and_settle(client)
+        assert " 202 " in lines.until("payment.completed")
+        assert _Endpoint.hits == ["payment.completed"]
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        endpoint.shutdown()
+    assert proc.wait(timeout=10) == 0
+    assert client.list_webhooks()["pagination"]["total"] == 0
+
+
+def test_listen_refuses_a_bad_url(server: Server) -> None:
+    proc, _ = start_listen(server, "--forward-to", "http://example.com/hooks")
+    assert proc.wait(timeout=20) == 1
+    assert proc.stderr is not None and "https" in proc.stderr.read()
