@@ -59,12 +59,16 @@ def create_app(
         )
     signing_secret, offset = _meta(store)
     clock = clock or SimClock(offset)
-    # A fixed seed makes ids reproducible for a fresh store; mixing in what is already stored keeps
-    # a restarted seeded server from minting the ids it minted before.
-    rng = random.Random(
-        None
+    # Unseeded (every `serve`), ids come from the OS's CSPRNG: `/c/<transaction_id>` and the
+    # provider page are public, so ids must not be predictable from the ones a buyer has seen.
+    # A fixed seed (tests) makes them reproducible; mixing in what is already stored keeps a
+    # restarted seeded server from minting the ids it minted before.
+    rng: random.Random = (
+        random.SystemRandom()
         if settings.seed is None
-        else f"{settings.seed}/{len(store.table('events'))}/{len(store.table('transactions'))}"
+        else random.Random(
+            f"{settings.seed}/{len(store.table('events'))}/{len(store.table('transactions'))}"
+        )
     )
     scheduler = Scheduler(clock, store.table("jobs"), store.batch)
     bus = EventBus(store.table("events"), clock.timestamp, rng)
