@@ -1,7 +1,8 @@
 """Reads the fixture files (merchants, payment methods, providers, FX) into a `Catalog`.
 
 The built-in set lives in `simulator/fixtures/` as package data; `payorch serve --fixtures DIR`
-points at a copy holding the same four files. Users edit those copies by hand, so every problem is
+points at a copy holding the same four files, plus `payout_methods.yaml` (payout and deposit
+methods, also required in a copy). Users edit those copies by hand, so every problem is
 reported as `FixtureError("<file>: <where>: <problem>")` naming the exact entry and key, and
 nothing is silently defaulted that changes behaviour.
 """
@@ -19,24 +20,34 @@ from typing import Any, NoReturn
 import yaml
 
 from simulator.domain.catalog import (
+    PAYOUT_RAILS,
+    RECIPIENT_FIELD_TYPES,
     Catalog,
     Channel,
     CurrencyLimit,
+    DepositMethod,
     Environment,
+    FieldOption,
     FxTable,
     KeyPair,
     Merchant,
     PaymentMethod,
+    PayoutMethod,
+    PayoutRejection,
     Provider,
+    RecipientField,
     RequiredField,
     Shop,
 )
+from simulator.domain.countries import ISO2_TO_ISO3
 
 FX_FILE = "fx.yaml"
 PROVIDERS_FILE = "providers.yaml"
 METHODS_FILE = "payment_methods.yaml"
 MERCHANTS_FILE = "merchants.yaml"
 FIXTURE_FILES = (MERCHANTS_FILE, METHODS_FILE, PROVIDERS_FILE, FX_FILE)
+# Read after the four above, so their problems are reported first.
+PAYOUT_METHODS_FILE = "payout_methods.yaml"
 
 # The spec's paymentData slugs: the only rails a method or provider may name.
 METHOD_SLUGS = frozenset(
@@ -64,6 +75,8 @@ _SHOP_ID = re.compile(r"shp_[a-z0-9_]+")
 _PROVIDER_ID = re.compile(r"prv_[a-z0-9_]+")
 _DEPOSIT_METHOD_ID = re.compile(r"dm_[a-z0-9_]+")
 _METHOD_ID = re.compile(r"\d{4}|sbx_[a-z0-9_]+")
+_PAYOUT_METHOD_ID = re.compile(r"(sbx_)?po_[a-z0-9_]+")
+_FIELD_KEY = re.compile(r"[a-z][A-Za-z0-9]*")
 _CURRENCY = re.compile(r"[A-Z]{3}")
 _CRYPTO_ASSET = re.compile(r"[A-Z0-9]{2,10}")
 _EMAIL = re.compile(r"[^@\s]+@[^@\s]+\.[^@\s]+")
@@ -688,11 +701,204 @@ def _key(f: _Fields, field: str, prefix: str, key_owner: dict[str, str]) -> str:
     return value
 
 
+# ---------------------------------------------------------------------------- payout_methods.yaml
+
+_PAYOUT_REQUIRED = (
+    "id",
+    "name",
+    "rail",
+    "country",
+    "currency",
+    "minUsd",
+    "maxUsd",
+    "icon",
+    "recipientFields",
+)
+_PAYOUT_OPTIONAL = ("sandboxOnly", "rejections")
+_DEPOSIT_REQUIRED = (
+    "id",
+    "method",
+    "name",
+    "country",
+    "currency",
+    "clabeBankCode",
+    "bankName",
+    "paymentMethodId",
+)
+
+
+def _load_payout_file(
+    file: str, data: Any, fx: FxTable, methods: dict[str, PaymentMethod]
+) -> tuple[dict[str, PayoutMethod], dict[str, DepositMethod]]:
+    # `x-fields` holds YAML anchors shared by several methods; the loader ignores it.
+    top = _Fields(
+        file, "(top level)", data, ["payoutMethods", "depositMethods"], optional=["x-fields"]
+    )
+    payout_methods: dict[str, PayoutMethod] = {}
+    for where, raw in _entries(file, {"payoutMethods": top.raw("payoutMethods")}, "payoutMethods"):
+        method = _load_payout_method(
+            _Fields(file, where, raw, _PAYOUT_REQUIRED, _PAYOUT_OPTIONAL), fx
+        )
+        if method.id in payout_methods:
+            raise FixtureError(file, f"{where}.id", f"duplicate id {method.id!r}")
+        payout_methods[method.id] = method
+    deposit_methods: dict[str, DepositMethod] = {}
+    for where, raw in _entries(
+        file, {"depositMethods": top.raw("depositMethods")}, "depositMethods"
+    ):
+        f = _Fields(file, where, raw, _DEPOSIT_REQUIRED)
+        ident = f.text("id", _DEPOSIT_METHOD_ID)
+        _unique_id(f, ident, deposit_methods)
+        currency = f.text("currency", _CURRENCY)
+        if currency not in fx.usd_rates:
+            f.fail(f"{currency} has no rate in {FX_FILE}", "currency")
+        pay_in_id = f.text("paymentMethodId", _METHOD_ID, id_like=True)
+        pay_in = methods.get(pay_in_id)
+        if pay_in is None or pay_in.sandbox_only:
+            f.fail(
+                f"unknown payment method {pay_in_id!r} (not in {METHODS_FILE})", "paymentMethodId"
+            )
+        if pay_in.local_currency != currency:
+            f.fail(
+                f"payment method {pay_in_id} settles in {pay_in.local_currency}, not {currency}",
+                "paymentMethodId",
+            )
+        deposit_methods[ident] = DepositMethod(
+            id=ident,
+            method=f.choice("method", sorted(METHOD_SLUGS)),
+            name=f.text("name"),
+            country=_iso2(f),
+            currency=currency,
+            clabe_bank_code=f.text("clabeBankCode", re.compile(r"\d{3}"), id_like=True),
+            bank_name=f.opt_text("bankName"),
+            payment_method_id=pay_in_id,
+        )
+    return payout_methods, deposit_methods
+
+
+def _iso2(f: _Fields) -> str:
+    country = f.text("country", re.compile(r"[A-Z]{2}"))
+    if country not in ISO2_TO_ISO3:
+        f.fail(f"{country!r} is not a country the API knows", "country")
+    return country
+
+
+def _load_payout_method(f: _Fields, fx: FxTable) -> PayoutMethod:
+    ident = f.text("id", _PAYOUT_METHOD_ID)
+    sandbox_only = f.boolean("sandboxOnly", False)
+    if ident.startswith("sbx_") != sandbox_only:
+        f.fail("sbx_po_* ids and only they must say sandboxOnly: true", "sandboxOnly")
+    country = _iso2(f)
+    currency = f.text("currency", _CURRENCY)
+    if currency not in fx.usd_rates:
+        f.fail(f"{currency} has no rate in {FX_FILE}", "currency")
+    min_usd = f.decimal("minUsd", Decimal(0))
+    max_usd = f.decimal("maxUsd", Decimal(0))
+    if min_usd > max_usd:
+        f.fail(f"minUsd {min_usd} is above maxUsd {max_usd}", "maxUsd")
+    icon = f.text("icon", _ICON_NAME)
+    if not (_static_resource() / "icons" / icon).is_file():
+        f.fail(f"no icon file {icon!r} in simulator/static/icons", "icon")
+    fields = _load_recipient_fields(f)
+    rejections: list[PayoutRejection] = []
+    for i, raw in enumerate(f.items("rejections", default=[])):
+        item = _Fields(
+            f.file, f"{f.at('rejections')}[{i}]", raw, ["field", "value", "failureReason"]
+        )
+        key = item.choice("field", [field.key for field in fields])
+        rejections.append(
+            PayoutRejection(
+                field=key,
+                value=item.text("value", id_like=True),
+                failure_reason=item.text("failureReason", re.compile(r"[a-z][a-z0-9_]*")),
+            )
+        )
+    # A synthetic rail has no provider, so nothing could ever reject it.
+    if sandbox_only and rejections:
+        f.fail("a synthetic sbx_po_* method has no provider to reject", "rejections")
+    return PayoutMethod(
+        id=ident,
+        name=f.text("name"),
+        rail=f.choice("rail", PAYOUT_RAILS),
+        country=country,
+        country_iso3=ISO2_TO_ISO3[country],
+        currency=currency,
+        min_usd=min_usd,
+        max_usd=max_usd,
+        icon=icon,
+        recipient_fields=fields,
+        rejections=tuple(rejections),
+        sandbox_only=sandbox_only,
+    )
+
+
+def _load_recipient_fields(f: _Fields) -> tuple[RecipientField, ...]:
+    fields: list[RecipientField] = []
+    for i, raw in enumerate(f.items("recipientFields")):
+        item = _Fields(
+            f.file,
+            f"{f.at('recipientFields')}[{i}]",
+            raw,
+            ["key", "label", "required", "type"],
+            optional=["options"],
+        )
+        key = item.text("key", _FIELD_KEY)
+        if any(field.key == key for field in fields):
+            item.fail(f"{key} listed twice", "key")
+        kind = item.choice("type", RECIPIENT_FIELD_TYPES)
+        options: tuple[FieldOption, ...] | None = None
+        if kind == "select":
+            options = _load_options(item)
+        elif item.has("options"):
+            item.fail("only select fields have options", "options")
+        fields.append(
+            RecipientField(
+                key=key,
+                label=item.text("label"),
+                required=item.boolean("required"),
+                type=kind,
+                options=options,
+            )
+        )
+    keys = {field.key for field in fields}
+    if not {"name", "account"} <= keys:
+        f.fail("every payout method asks for `name` and `account`", "recipientFields")
+    return tuple(fields)
+
+
+def _load_options(item: _Fields) -> tuple[FieldOption, ...]:
+    options: list[FieldOption] = []
+    for j, raw in enumerate(item.items("options", default=[])):
+        option = _Fields(item.file, f"{item.at('options')}[{j}]", raw, ["value", "label"])
+        value = option.text("value", id_like=True)
+        if any(o.value == value for o in options):
+            option.fail(f"{value!r} listed twice", "value")
+        options.append(FieldOption(value=value, label=option.text("label")))
+    if not options:
+        item.fail("a select field needs at least one option", "options")
+    return tuple(options)
+
+
+def _check_shop_deposit_methods(
+    file: str, merchants: dict[str, Merchant], deposit_methods: dict[str, DepositMethod]
+) -> None:
+    """Shops name deposit methods that payout_methods.yaml defines (reported in merchants.yaml)."""
+    for merchant in merchants.values():
+        for shop in merchant.shops:
+            for method_id in shop.deposit_method_ids:
+                if method_id not in deposit_methods:
+                    raise FixtureError(
+                        file,
+                        f"merchants[{merchant.id}].shops[{shop.id}].depositMethods",
+                        f"unknown deposit method {method_id!r} (not in {PAYOUT_METHODS_FILE})",
+                    )
+
+
 # ---------------------------------------------------------------------------- entry point
 
 
 def load_catalog(path: Path | None = None) -> Catalog:
-    """Load and validate the four fixture files from `path` (None = the built-in set)."""
+    """Load and validate the fixture files from `path` (None = the built-in set)."""
     directory: Traversable = builtin_fixtures_dir() if path is None else Path(path)
     if path is not None and not Path(path).is_dir():
         raise FixtureError(str(path), "directory", "not found or not a directory")
@@ -707,4 +913,16 @@ def load_catalog(path: Path | None = None) -> Catalog:
     providers = _load_providers(label(PROVIDERS_FILE), raw[PROVIDERS_FILE])
     methods = _load_methods(label(METHODS_FILE), raw[METHODS_FILE], providers, fx)
     merchants = _load_merchants(label(MERCHANTS_FILE), raw[MERCHANTS_FILE], methods)
-    return Catalog(merchants=merchants, methods=methods, providers=providers, fx=fx)
+    payout_raw = _read_yaml(directory, PAYOUT_METHODS_FILE, label(PAYOUT_METHODS_FILE))
+    payout_methods, deposit_methods = _load_payout_file(
+        label(PAYOUT_METHODS_FILE), payout_raw, fx, methods
+    )
+    _check_shop_deposit_methods(label(MERCHANTS_FILE), merchants, deposit_methods)
+    return Catalog(
+        merchants=merchants,
+        methods=methods,
+        providers=providers,
+        fx=fx,
+        payout_methods=payout_methods,
+        deposit_methods=deposit_methods,
+    )

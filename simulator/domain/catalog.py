@@ -1,4 +1,5 @@
-"""The fixed world the simulator serves: merchants, shops, keys, payment methods, providers, FX.
+"""The fixed world the simulator serves: merchants, shops, keys, payment methods, providers, FX,
+payout methods and deposit methods.
 
 Plain frozen dataclasses, built once from the fixture files by `simulator.fixture_loader` and
 looked up through `Catalog`'s dict indexes (never scanned on the hot path).
@@ -168,6 +169,85 @@ class Credential:
     secret: str
 
 
+# Payout rails, and the recipient field types POST /me/payout/send knows how to check
+# (simulator.domain.payouts has one check per type; payout_methods.yaml documents each).
+PAYOUT_RAILS = ("spei", "pix", "bank", "phone_wallet", "email_wallet")
+RECIPIENT_FIELD_TYPES = (
+    "text",
+    "email",
+    "select",
+    "clabe",
+    "cbu",
+    "cci",
+    "bank_account",
+    "phone",
+    "document",
+    "pix_key",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class FieldOption:
+    """One choice of a selector recipient field (a bank code, an account or document type)."""
+
+    value: str
+    label: str
+
+
+@dataclass(frozen=True, slots=True)
+class RecipientField:
+    """One field of a payout method's recipient form; `type` decides how the value is checked."""
+
+    key: str
+    label: str
+    required: bool
+    type: str
+    options: tuple[FieldOption, ...] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PayoutRejection:
+    """A recipient value the simulated payout provider rejects, and the reason it reports."""
+
+    field: str
+    value: str
+    failure_reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class PayoutMethod:
+    id: str  # po_* for real rails, sbx_po_* for the sandbox's synthetic ones
+    name: str
+    rail: str  # spei, pix, bank, phone_wallet, email_wallet
+    country: str  # ISO-2
+    country_iso3: str
+    currency: str
+    min_usd: Decimal
+    max_usd: Decimal
+    icon: str  # file name under static/icons
+    recipient_fields: tuple[RecipientField, ...]
+    rejections: tuple[PayoutRejection, ...] = ()
+    # Synthetic: sandbox only, no provider, no balance debit (spec: sbx_po_* rails).
+    sandbox_only: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class DepositMethod:
+    """A fixed-account (CLABE) deposit method a shop may enable."""
+
+    id: str  # dm_*
+    method: str  # slug of the rail, e.g. spei
+    name: str
+    country: str  # ISO-2
+    currency: str
+    # The 3-digit CLABE bank prefix accounts are minted under.
+    clabe_bank_code: str
+    # The institution as the network states it; None = not stated (never inferred from the CLABE).
+    bank_name: str | None
+    # The pay-in method a transfer into the account is priced and reported as.
+    payment_method_id: str
+
+
 @dataclass(slots=True)
 class Catalog:
     merchants: dict[str, Merchant]
@@ -178,6 +258,9 @@ class Catalog:
     by_secret: dict[str, Credential] = field(default_factory=dict)
     by_publishable: dict[str, Credential] = field(default_factory=dict)
     shops: dict[str, Shop] = field(default_factory=dict)
+    # From payout_methods.yaml, in file order (listings keep that order).
+    payout_methods: dict[str, PayoutMethod] = field(default_factory=dict)
+    deposit_methods: dict[str, DepositMethod] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         for merchant in self.merchants.values():

@@ -101,6 +101,10 @@ CATALOGUE: dict[str, ErrorSpec] = {
     "deposit_account_conflict": ErrorSpec(
         409, _INVALID, "More than one deposit account exists for this endUserRef."
     ),
+    # Not in the spec's table: a transfer into a CLABE an operator disabled (decisions.md).
+    "deposit_account_disabled": ErrorSpec(
+        422, _INVALID, "The deposit account is disabled and takes no transfers."
+    ),
     "payout_proof_unavailable": ErrorSpec(404, _INVALID, "No downloadable proof for that payout."),
     "settlement_already_paid": ErrorSpec(409, _INVALID, "The settlement is already paid."),
     "claim_already_resolved": ErrorSpec(409, _INVALID, "The claim is already resolved."),
@@ -159,10 +163,12 @@ class ApiError(Exception):
         details: dict[str, Any] | None = None,
         decline_code: str | None = None,
         headers: dict[str, str] | None = None,
+        status: int | None = None,
     ) -> None:
         spec = CATALOGUE[code]
         self.code = code
-        self.status = spec.status
+        # A code whose status depends on the surface (amount_invalid: 400, 422 on payouts).
+        self.status = status or spec.status
         self.type = spec.type
         self.message = message or spec.message
         self.param = param

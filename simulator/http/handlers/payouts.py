@@ -1,9 +1,159 @@
-"""Routes of the payouts resource (filled in by its issue)."""
+"""Pay-out routes: /me/payout/{methods,currencies,balance,fund-sandbox,transfer,swap,send}.
+
+Payouts are the merchant's (per environment), so merchant-wide credentials may use them too.
+"""
 
 from __future__ import annotations
 
+import math
+
 from aiohttp import web
+
+from simulator.domain.payout_ledger import PayoutLedger
+from simulator.domain.payouts import PAYOUT_STATUSES, PayoutService
+from simulator.http.idempotency import REPLAYED_HEADER
+from simulator.http.keys import CONTEXT, IDEMPOTENCY, STORE
+from simulator.http.middlewares import auth, principal_of
+from simulator.http.requests import base_url, query_choice, query_int, read_json
+from simulator.http.responses import json_response
+from simulator.jsonio import dumps
+
+API = "/api/v1/me/payout"
+PAYOUTS = web.AppKey("payouts", PayoutService)
 
 
 def setup(app: web.Application) -> None:
     """Create this resource's services on `app` and register its routes."""
+    store = app[STORE]
+    app[PAYOUTS] = PayoutService(
+        app[CONTEXT],
+        PayoutLedger(store.table("payout_movements")),
+        store.table("payouts"),
+        batch=store.batch,
+    )
+    r = app.router
+    r.add_get(f"{API}/methods", list_methods)
+    r.add_get(f"{API}/currencies", list_currencies)
+    r.add_get(f"{API}/balance", get_balance)
+    r.add_post(f"{API}/fund-sandbox", fund_sandbox)
+    r.add_post(f"{API}/transfer", transfer)
+    r.add_get(f"{API}/swap", quote_swap)
+    r.add_post(f"{API}/swap", swap)
+    r.add_post(f"{API}/send", send_payout)
+    r.add_get(f"{API}/send", list_payouts)
+    r.add_get(f"{API}/send/{{id}}", get_payout)
+    r.add_post(f"{API}/send/{{id}}/simulate", simulate_payout)
+
+
+@auth("secret")
+async def list_methods(request: web.Request) -> web.Response:
+    items = request.app[PAYOUTS].method_entries(principal_of(request), base_url(request))
+    return json_response({"items": items})
+
+
+@auth("secret")
+async def list_currencies(request: web.Request) -> web.Response:
+    currencies = request.app[PAYOUTS].currency_entries(principal_of(request))
+    return json_response({"currencies": currencies})
+
+
+@auth("secret")
+async def get_balance(request: web.Request) -> web.Response:
+    return json_response(request.app[PAYOUTS].balance_view(principal_of(request)))
+
+
+# Sandbox only, but production answers the spec's own 400 fund_sandbox_only (not the generic
+# production_key_refused), so the environment is checked by the service, not by @auth("sandbox").
+@auth("secret")
+async def fund_sandbox(request: web.Request) -> web.Response:
+    body = await read_json(request)
+    return json_response(request.app[PAYOUTS].fund_sandbox(principal_of(request), body))
+
+
+@auth("secret")
+async def transfer(request: web.Request) -> web.Response:
+    body = await read_json(request)
+    return json_response(request.app[PAYOUTS].transfer(principal_of(request), body))
+
+
+@auth("secret")
+async def quote_swap(request: web.Request) -> web.Response:
+    query = request.query
+    quote = request.app[PAYOUTS].quote(
+        principal_of(request),
+        query.get("from"),
+        query.get("to"),
+        query.get("amount"),
+        from_query=True,
+    )
+    return json_response(quote.as_json())
+
+
+@auth("secret")
+async def swap(request: web.Request) -> web.Response:
+    body = await read_json(request)
+    return json_response(request.app[PAYOUTS].swap(principal_of(request), body))
+
+
+@auth("secret")
+async def send_payout(request: web.Request) -> web.Response:
+    principal = principal_of(request)
+    body = await read_json(request)
+    payouts = request.app[PAYOUTS]
+
+    async def execute() -> tuple[int, bytes]:
+        payout, method = await payouts.send(principal, body)
+        icon = f"{base_url(request)}/static/icons/{method.icon}"
+        view = {"payout": payouts.view(payout), "methodName": method.name}
+        return 200, dumps({**view, "logoUrl": icon, "iconUrl": icon})
+
+    # The same Idempotency-Key rules as POST /payments; errors (payout_dispatch_failed too) are
+    # never kept, so a corrected retry under the same key executes afresh.
+    status, payload, replayed = await request.app[IDEMPOTENCY].run(
+        principal.scope, request.headers.get("Idempotency-Key"), "/me/payout/send", body, execute
+    )
+    headers = {REPLAYED_HEADER: "true"} if replayed else None
+    return web.Response(
+        body=payload, status=status, content_type="application/json", headers=headers
+    )
+
+
+@auth("secret")
+async def list_payouts(request: web.Request) -> web.Response:
+    limit = query_int(request, "limit", 50, 1, 100)
+    offset = query_int(request, "offset", 0, 0, 2**31)
+    payouts = request.app[PAYOUTS]
+    page, total = payouts.list(
+        principal_of(request),
+        status=query_choice(request, "status", PAYOUT_STATUSES),
+        method_id=request.query.get("methodId") or None,
+        limit=limit,
+        offset=offset,
+    )
+    return json_response(
+        {
+            "data": [payouts.view(payout) for payout in page],
+            "pagination": {
+                "total": total,
+                "limit": limit,
+                "offset": offset,
+                "pages": math.ceil(total / limit),
+            },
+        }
+    )
+
+
+@auth("secret")
+async def get_payout(request: web.Request) -> web.Response:
+    payouts = request.app[PAYOUTS]
+    payout = payouts.get(principal_of(request), request.match_info["id"])
+    return json_response({"payout": payouts.view(payout)})
+
+
+# Like fund-sandbox: production answers 400 simulate_sandbox_only from the service.
+@auth("secret")
+async def simulate_payout(request: web.Request) -> web.Response:
+    body = await read_json(request)
+    payouts = request.app[PAYOUTS]
+    payout = payouts.simulate(principal_of(request), request.match_info["id"], body.get("action"))
+    return json_response({"payout": payouts.view(payout)})
