@@ -13,7 +13,7 @@ from simulator.clock import isoformat
 from simulator.domain import instructions
 from simulator.domain.auth import Principal
 from simulator.domain.cascade import cascade_exhausted, route
-from simulator.domain.catalog import PaymentMethod, Provider, Shop
+from simulator.domain.catalog import Merchant, PaymentMethod, Provider, Shop
 from simulator.domain.context import DomainContext
 from simulator.domain.countries import normalize_country
 from simulator.domain.documents import is_valid_document, is_valid_email
@@ -268,48 +268,29 @@ class PaymentService:
         )
         now = ctx.now()
         tx_id = new_id(ctx.rng, "TXN-")
-        fees = fees_for(conversion.amount_usd, principal.merchant, method)
         due_at = now + method.due_hours * 3600
-        tx: dict[str, Any] = {
-            "id": tx_id,
-            "merchantId": principal.merchant.id,
-            "shopId": shop.id,
-            "environment": principal.environment,
-            "status": "pending",
-            "amount": str(conversion.amount_usd),
-            "inputCurrency": conversion.input_currency,
-            "inputAmount": str(conversion.input_amount) if conversion.input_amount else None,
-            "amountLocal": str(conversion.amount_local),
-            "currencyLocal": conversion.currency_local,
-            "paymentMethodId": method.id,
-            "paymentMethod": method.method,
-            "paymentMethodName": method.name,
-            "iconPath": icon_path(method),
-            "country": country,
-            "fees": {k: str(v) for k, v in fees.as_json().items()},
-            "reserve": str(fees.reserve),
-            "settlementDelay": f"T+{principal.merchant.settlement_delay_days}",
-            "paymentFormPath": None,
-            "paymentData": {"method": method.method},
-            "hostedCheckout": request.hosted_checkout,
-            "returnUrl": request.return_url,
-            "checkoutPath": None,
-            "merchantOrderId": request.merchant_order_id,
-            "tags": list(request.tags),
-            "userName": request.user_name,
-            "userEmail": request.user_email,
-            "userPhone": request.user_phone,
-            "userIp": request.user_ip or request_ip,
-            "providerId": provider.id,
-            "simulate": simulate,
-            "dueAt": due_at,
-            "expiresAt": now + PLACEHOLDER_EXPIRY,
-            "createdAt": now,
-            "updatedAt": now,
-            "refundedLocal": "0",
-            "refundedUsd": "0",
-            "chargebackClaimId": None,
-        }
+        tx = new_record(
+            tx_id,
+            principal.merchant,
+            shop,
+            principal.environment,
+            method,
+            conversion,
+            country=country,
+            now=now,
+            hostedCheckout=request.hosted_checkout,
+            returnUrl=request.return_url,
+            merchantOrderId=request.merchant_order_id,
+            tags=list(request.tags),
+            userName=request.user_name,
+            userEmail=request.user_email,
+            userPhone=request.user_phone,
+            userIp=request.user_ip or request_ip,
+            providerId=provider.id,
+            simulate=simulate,
+            dueAt=due_at,
+            expiresAt=now + PLACEHOLDER_EXPIRY,
+        )
         if method.flow == "hosted":
             tx["paymentFormPath"] = f"/_sim/provider/{tx_id}"
         else:
@@ -338,53 +319,25 @@ class PaymentService:
 
         Priced and settled as a charge on `method` (the rail the deposit method runs on), with
         `amount` in `currency` as the presentment amount, and completed at once: balance, fees,
-        settlement delay and `payment.completed` are the pay-in's own. Keep in step with
-        `create` (the same record shape)."""
+        settlement delay and `payment.completed` are the pay-in's own."""
         ctx = self.ctx
         merchant = ctx.catalog.merchants[shop.merchant_id]
         conversion = ctx.fx.convert(amount, currency, currency)
-        fees = fees_for(conversion.amount_usd, merchant, method)
         now = ctx.now()
-        tx: dict[str, Any] = {
-            "id": new_id(ctx.rng, "TXN-"),
-            "merchantId": merchant.id,
-            "shopId": shop.id,
-            "environment": environment,
-            "status": "pending",
-            "amount": str(conversion.amount_usd),
-            "inputCurrency": conversion.input_currency,
-            "inputAmount": str(conversion.input_amount) if conversion.input_amount else None,
-            "amountLocal": str(conversion.amount_local),
-            "currencyLocal": conversion.currency_local,
-            "paymentMethodId": method.id,
-            "paymentMethod": method.method,
-            "paymentMethodName": method.name,
-            "iconPath": icon_path(method),
-            "country": method.country_iso3,
-            "fees": {k: str(v) for k, v in fees.as_json().items()},
-            "reserve": str(fees.reserve),
-            "settlementDelay": f"T+{merchant.settlement_delay_days}",
-            "paymentFormPath": None,
-            "paymentData": payment_data,
-            "hostedCheckout": False,
-            "returnUrl": None,
-            "checkoutPath": None,
-            "merchantOrderId": None,
-            "tags": [None, None, None],
-            "userName": user_name,
-            "userEmail": user_email,
-            "userPhone": None,
-            "userIp": None,
-            "providerId": method.provider_ids[0] if method.provider_ids else None,
-            "simulate": None,
-            "dueAt": now,
-            "expiresAt": now,
-            "createdAt": now,
-            "updatedAt": now,
-            "refundedLocal": "0",
-            "refundedUsd": "0",
-            "chargebackClaimId": None,
-        }
+        tx = new_record(
+            new_id(ctx.rng, "TXN-"),
+            merchant,
+            shop,
+            environment,
+            method,
+            conversion,
+            country=method.country_iso3,
+            now=now,
+            paymentData=payment_data,
+            userName=user_name,
+            userEmail=user_email,
+            providerId=method.provider_ids[0] if method.provider_ids else None,
+        )
         ctx.transactions.add(tx)
         self._complete(tx, simulator=False)
         return tx
@@ -582,6 +535,67 @@ class PaymentService:
             ),
             "payment.reconcile": lambda p: self.on_job(p, action_key="outcome", simulator=False),
         }
+
+
+def new_record(
+    tx_id: str,
+    merchant: Merchant,
+    shop: Shop,
+    environment: str,
+    method: PaymentMethod,
+    conversion: Conversion,
+    *,
+    country: str,
+    now: float,
+    **fields: Any,
+) -> dict[str, Any]:
+    """The stored shape of a pending pay-in; `fields` set what the way it arrived decides."""
+    fees = fees_for(conversion.amount_usd, merchant, method)
+    record: dict[str, Any] = {
+        "id": tx_id,
+        "merchantId": merchant.id,
+        "shopId": shop.id,
+        "environment": environment,
+        "status": "pending",
+        "amount": str(conversion.amount_usd),
+        "inputCurrency": conversion.input_currency,
+        "inputAmount": str(conversion.input_amount) if conversion.input_amount else None,
+        "amountLocal": str(conversion.amount_local),
+        "currencyLocal": conversion.currency_local,
+        "paymentMethodId": method.id,
+        "paymentMethod": method.method,
+        "paymentMethodName": method.name,
+        "iconPath": icon_path(method),
+        "country": country,
+        "fees": {k: str(v) for k, v in fees.as_json().items()},
+        "reserve": str(fees.reserve),
+        "settlementDelay": f"T+{merchant.settlement_delay_days}",
+        "paymentFormPath": None,
+        "paymentData": {"method": method.method},
+        "hostedCheckout": False,
+        "returnUrl": None,
+        "checkoutPath": None,
+        "merchantOrderId": None,
+        "tags": [None, None, None],
+        "userName": None,
+        "userEmail": None,
+        "userPhone": None,
+        "userIp": None,
+        "providerId": None,
+        "simulate": None,
+        "dueAt": now,
+        "expiresAt": now,
+        "createdAt": now,
+        "updatedAt": now,
+        "refundedLocal": "0",
+        "refundedUsd": "0",
+        "chargebackClaimId": None,
+    }
+    unknown = set(fields) - set(record)
+    if unknown:
+        raise ValueError(f"not transaction fields: {sorted(unknown)}")
+    record.update(fields)
+    return record
 
 
 def next_poll(at: float) -> float:
