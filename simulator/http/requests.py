@@ -90,3 +90,11 @@ def query_choice(request: web.Request, name: str, choices: tuple[str, ...]) -> s
 
 def base_url(request: web.Request) -> str:
     return f"{request.scheme}://{request.host}"
+
+
+def page_params(request: web.Request, *, max_limit: int = 100) -> tuple[int, int]:
+    """(limit, offset) of an offset-paginated list; `limit` is clamped silently (spec Limits)."""
+    return (
+        query_int(request, "limit", 50, 1, max_limit),
+        query_int(request, "offset", 0, 0, 2**31),
+    )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from aiohttp import web
@@ -23,3 +24,16 @@ def json_response(
 def error_response(error: ApiError, request_id: str) -> web.Response:
     headers = {REQUEST_ID_HEADER: request_id, **error.headers}
     return json_response(error.body(request_id), status=error.status, headers=headers)
+
+
+def offset_page(rows: list[Any], total: int, limit: int, offset: int) -> dict[str, Any]:
+    """The spec's list envelope: `{data, pagination: {total, limit, offset, pages}}`."""
+    return {
+        "data": rows,
+        "pagination": {
+            "total": total,
+            "limit": limit,
+            "offset": offset,
+            "pages": math.ceil(total / limit),
+        },
+    }

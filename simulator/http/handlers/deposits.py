@@ -9,7 +9,7 @@ from simulator.domain.deposits import DepositService, account_view, deposit_view
 from simulator.domain.errors import invalid_request
 from simulator.http.keys import CONTEXT, PAYMENTS, STORE
 from simulator.http.middlewares import auth, principal_of
-from simulator.http.requests import base_url, query_int, read_json
+from simulator.http.requests import base_url, page_params, read_json
 from simulator.http.responses import json_response
 
 API = "/api/v1/me"
@@ -57,8 +57,7 @@ async def list_accounts(request: web.Request) -> web.Response:
     deposits = request.app[DEPOSITS]
     principal = principal_of(request)
     deposits.shop_of(principal)  # a merchant-wide credential is refused before anything else
-    limit = query_int(request, "limit", 50, 1, 200)
-    offset = query_int(request, "offset", 0, 0, 2**31)
+    limit, offset = page_params(request, max_limit=200)
     with_stats = _includes(request)
     rows, total = deposits.list(principal, request.query.get("endUserRef") or None, limit, offset)
     accounts = [account_view(row, deposits.stats(row) if with_stats else None) for row in rows]
@@ -77,8 +76,7 @@ async def get_account(request: web.Request) -> web.Response:
 
 @auth("secret")
 async def list_deposits(request: web.Request) -> web.Response:
-    limit = query_int(request, "limit", 50, 1, 200)
-    offset = query_int(request, "offset", 0, 0, 2**31)
+    limit, offset = page_params(request, max_limit=200)
     rows, total = request.app[DEPOSITS].deposits(
         principal_of(request), request.match_info["id"], limit, offset
     )

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import math
-
 from aiohttp import web
 
 from simulator.domain.auth import resolve_shop
@@ -15,8 +13,8 @@ from simulator.domain.views import claim_view, refund_view
 from simulator.http.idempotency import REPLAYED_HEADER
 from simulator.http.keys import CATALOG, IDEMPOTENCY, PAYMENTS, REFUNDS, STORE
 from simulator.http.middlewares import auth, principal_of
-from simulator.http.requests import base_url, query_choice, query_int, read_json
-from simulator.http.responses import json_response
+from simulator.http.requests import base_url, page_params, query_choice, read_json
+from simulator.http.responses import json_response, offset_page
 from simulator.jsonio import dumps
 
 
@@ -57,8 +55,7 @@ async def create_payment(request: web.Request) -> web.Response:
 @auth("secret")
 async def list_payments(request: web.Request) -> web.Response:
     principal = principal_of(request)
-    limit = query_int(request, "limit", 50, 1, 100)
-    offset = query_int(request, "offset", 0, 0, 2**31)
+    limit, offset = page_params(request)
     country = request.query.get("country")
     filters = TransactionFilters(
         shop_id=principal.shop.id if principal.shop else None,
@@ -72,15 +69,7 @@ async def list_payments(request: web.Request) -> web.Response:
     page, total = payments.list(principal, filters, limit, offset)
     origin = base_url(request)
     return json_response(
-        {
-            "data": [payments.view(tx, origin) for tx in page],
-            "pagination": {
-                "total": total,
-                "limit": limit,
-                "offset": offset,
-                "pages": math.ceil(total / limit),
-            },
-        }
+        offset_page([payments.view(tx, origin) for tx in page], total, limit, offset)
     )
 
 

@@ -5,8 +5,6 @@ Payouts are the merchant's (per environment), so merchant-wide credentials may u
 
 from __future__ import annotations
 
-import math
-
 from aiohttp import web
 
 from simulator.domain.payout_ledger import PayoutLedger
@@ -14,8 +12,8 @@ from simulator.domain.payouts import PAYOUT_STATUSES, PayoutService
 from simulator.http.idempotency import REPLAYED_HEADER
 from simulator.http.keys import CONTEXT, IDEMPOTENCY, STORE
 from simulator.http.middlewares import auth, principal_of
-from simulator.http.requests import base_url, query_choice, query_int, read_json
-from simulator.http.responses import json_response
+from simulator.http.requests import base_url, page_params, query_choice, read_json
+from simulator.http.responses import json_response, offset_page
 from simulator.jsonio import dumps
 
 API = "/api/v1/me/payout"
@@ -120,8 +118,7 @@ async def send_payout(request: web.Request) -> web.Response:
 
 @auth("secret")
 async def list_payouts(request: web.Request) -> web.Response:
-    limit = query_int(request, "limit", 50, 1, 100)
-    offset = query_int(request, "offset", 0, 0, 2**31)
+    limit, offset = page_params(request)
     payouts = request.app[PAYOUTS]
     page, total = payouts.list(
         principal_of(request),
@@ -131,15 +128,7 @@ async def list_payouts(request: web.Request) -> web.Response:
         offset=offset,
     )
     return json_response(
-        {
-            "data": [payouts.view(payout) for payout in page],
-            "pagination": {
-                "total": total,
-                "limit": limit,
-                "offset": offset,
-                "pages": math.ceil(total / limit),
-            },
-        }
+        offset_page([payouts.view(payout) for payout in page], total, limit, offset)
     )
 
 

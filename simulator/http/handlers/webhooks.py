@@ -6,8 +6,6 @@ the live event stream (GET /_sim/events) and the control-plane withdrawals that 
 from __future__ import annotations
 
 import asyncio
-import math
-from typing import Any
 
 from aiohttp import web
 
@@ -26,8 +24,8 @@ from simulator.events.engine import DeliveryEngine
 from simulator.events.stream import EventStream
 from simulator.http.keys import BUS, CLOCK, CONTEXT, REQUEST_ID, SCHEDULER, STORE
 from simulator.http.middlewares import auth, principal_of
-from simulator.http.requests import base_url, query_choice, query_int, read_json
-from simulator.http.responses import REQUEST_ID_HEADER, json_response
+from simulator.http.requests import base_url, page_params, query_choice, read_json
+from simulator.http.responses import REQUEST_ID_HEADER, json_response, offset_page
 
 API = "/api/v1"
 
@@ -93,22 +91,6 @@ async def _close_streams(app: web.Application) -> None:
     app[STREAM].close_all()
 
 
-def _page(rows: list[dict[str, Any]], total: int, limit: int, offset: int) -> dict[str, Any]:
-    return {
-        "data": rows,
-        "pagination": {
-            "total": total,
-            "limit": limit,
-            "offset": offset,
-            "pages": math.ceil(total / limit),
-        },
-    }
-
-
-def _limits(request: web.Request) -> tuple[int, int]:
-    return query_int(request, "limit", 50, 1, 100), query_int(request, "offset", 0, 0, 2**31)
-
-
 # -- subscriptions --------------------------------------------------------------------------------
 
 
@@ -122,10 +104,12 @@ async def create_webhook(request: web.Request) -> web.Response:
 
 @auth("secret")
 async def list_webhooks(request: web.Request) -> web.Response:
-    limit, offset = _limits(request)
+    limit, offset = page_params(request)
     rows, total = request.app[WEBHOOKS].page(principal_of(request), limit, offset)
     origin = base_url(request)
-    return json_response(_page([subscription_view(s, origin) for s in rows], total, limit, offset))
+    return json_response(
+        offset_page([subscription_view(s, origin) for s in rows], total, limit, offset)
+    )
 
 
 @auth("secret")
@@ -162,7 +146,7 @@ async def rotate_secret(request: web.Request) -> web.Response:
 
 @auth("secret")
 async def list_deliveries(request: web.Request) -> web.Response:
-    limit, offset = _limits(request)
+    limit, offset = page_params(request)
     deliveries = request.app[DELIVERIES]
     rows, total = deliveries.page(
         principal_of(request),
@@ -172,7 +156,7 @@ async def list_deliveries(request: web.Request) -> web.Response:
         query_choice(request, "status", DELIVERY_STATUSES),
     )
     views = [delivery_view(d, deliveries.event_of(d)) for d in rows]
-    return json_response(_page(views, total, limit, offset))
+    return json_response(offset_page(views, total, limit, offset))
 
 
 @auth("secret")
