@@ -71,11 +71,13 @@ def create_app(
         )
     )
     scheduler = Scheduler(clock, store.table("jobs"), store.batch)
+    transactions = TransactionRepository(store.table("transactions"))
+    store.table("transactions").on_rollback(transactions.reindex)
     bus = EventBus(store.table("events"), clock.timestamp, rng)
     ctx = DomainContext(
         catalog=catalog,
         fx=Fx(catalog.fx),
-        transactions=TransactionRepository(store.table("transactions")),
+        transactions=transactions,
         claims=store.table("claims"),
         ledger=Ledger(store.table("movements")),
         jobs=scheduler,

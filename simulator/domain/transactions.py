@@ -1,16 +1,60 @@
-"""Transaction records and their indexes: by id, and per (merchant, environment) in creation order.
+"""Transaction records and their indexes, so a list costs what its page costs, not the store.
 
-List filters scan only the caller's own partition, newest first, without touching other tenants.
+Every transaction sits in sorted id lists (by creation) keyed on (merchant, environment, shop or
+None, status or None); `status` "chargeback" lists completed payments with a chargeback claim, as
+the spec's filter does. A list with no further filter is a slice of one index; the other filters
+(method, country, merchantOrderId) scan the narrowest index over small in-memory keys, and only
+the rows of the page are read from the store.
 """
 
 from __future__ import annotations
 
+from bisect import bisect_left, insort
 from collections import defaultdict
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from simulator.domain.ports import Table
+
+IndexKey = tuple[str, str, str | None, str | None]
+SortKey = tuple[float, str]
+
+
+@dataclass(frozen=True, slots=True)
+class RowKeys:
+    """What the filters read of a transaction, kept beside the index."""
+
+    merchant_id: str
+    environment: str
+    shop_id: str
+    statuses: tuple[str, ...]  # its status, plus "chargeback" while it carries a claim
+    payment_method_id: str
+    country: str
+    merchant_order_id: str | None
+    method: str
+    created_at: float
+
+    @classmethod
+    def of(cls, tx: dict[str, Any]) -> RowKeys:
+        statuses = (tx["status"], "chargeback") if tx.get("chargebackClaimId") else (tx["status"],)
+        return cls(
+            tx["merchantId"],
+            tx["environment"],
+            tx["shopId"],
+            statuses,
+            tx["paymentMethodId"],
+            tx["country"],
+            tx.get("merchantOrderId"),
+            tx["paymentMethod"],
+            tx["createdAt"],
+        )
+
+    def index_keys(self) -> list[IndexKey]:
+        keys: list[IndexKey] = []
+        for shop in (None, self.shop_id):
+            for status in (None, *self.statuses):
+                keys.append((self.merchant_id, self.environment, shop, status))
+        return keys
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,62 +66,91 @@ class TransactionFilters:
     merchant_order_id: str | None = None
     method: str | None = None
 
-    def matches(self, tx: dict[str, Any]) -> bool:
-        if self.shop_id is not None and tx["shopId"] != self.shop_id:
-            return False
-        if self.status is not None:
-            if self.status == "chargeback":
-                if not tx.get("chargebackClaimId"):
-                    return False
-            elif tx["status"] != self.status:
-                return False
-        if self.payment_method_id is not None and tx["paymentMethodId"] != self.payment_method_id:
-            return False
-        if self.country is not None and tx["country"] != self.country:
-            return False
-        if (
-            self.merchant_order_id is not None
-            and tx.get("merchantOrderId") != self.merchant_order_id
-        ):
-            return False
-        return self.method is None or tx["paymentMethod"] == self.method
+    def index_key(self, scope: tuple[str, str]) -> IndexKey:
+        return (scope[0], scope[1], self.shop_id, self.status)
+
+    def narrows_further(self) -> bool:
+        return any(
+            value is not None
+            for value in (self.payment_method_id, self.country, self.merchant_order_id, self.method)
+        )
+
+    def matches(self, keys: RowKeys) -> bool:
+        return (
+            (self.payment_method_id is None or keys.payment_method_id == self.payment_method_id)
+            and (self.country is None or keys.country == self.country)
+            and (self.merchant_order_id is None or keys.merchant_order_id == self.merchant_order_id)
+            and (self.method is None or keys.method == self.method)
+        )
 
 
 class TransactionRepository:
     def __init__(self, table: Table) -> None:
         self._table = table
-        self._by_scope: dict[tuple[str, str], list[str]] = defaultdict(list)
-        for tx in sorted(table.values(), key=lambda t: t["createdAt"]):
-            self._by_scope[(tx["merchantId"], tx["environment"])].append(tx["id"])
+        self._keys: dict[str, RowKeys] = {}
+        self._index: dict[IndexKey, list[SortKey]] = defaultdict(list)
+        for tx in sorted(table.values(), key=lambda t: (t["createdAt"], t["id"])):
+            self._insert(tx["id"], RowKeys.of(tx))
+
+    def _insert(self, tx_id: str, keys: RowKeys) -> None:
+        self._keys[tx_id] = keys
+        entry = (keys.created_at, tx_id)
+        for key in keys.index_keys():
+            insort(self._index[key], entry)
+
+    def _remove(self, tx_id: str, keys: RowKeys, only: set[IndexKey]) -> None:
+        entry = (keys.created_at, tx_id)
+        for key in only:
+            rows = self._index[key]
+            at = bisect_left(rows, entry)
+            if at < len(rows) and rows[at] == entry:
+                del rows[at]
 
     def add(self, tx: dict[str, Any]) -> None:
         self._table.put(tx["id"], tx)
-        self._by_scope[(tx["merchantId"], tx["environment"])].append(tx["id"])
+        self._insert(tx["id"], RowKeys.of(tx))
 
     def save(self, tx: dict[str, Any]) -> None:
         self._table.put(tx["id"], tx)
+        old = self._keys.get(tx["id"])
+        new = RowKeys.of(tx)
+        if old == new:
+            return
+        if old is None:
+            self._insert(tx["id"], new)
+            return
+        old_keys, new_keys = set(old.index_keys()), set(new.index_keys())
+        self._remove(tx["id"], old, old_keys - new_keys)
+        self._keys[tx["id"]] = new
+        entry = (new.created_at, tx["id"])
+        for key in new_keys - old_keys:
+            insort(self._index[key], entry)
 
     def get(self, transaction_id: str) -> dict[str, Any] | None:
         return self._table.get(transaction_id)
 
-    def newest_first(self, scope: tuple[str, str]) -> Iterator[dict[str, Any]]:
-        table = self._table
-        for tx_id in reversed(self._by_scope.get(scope, ())):
-            tx = table.get(tx_id)
-            if tx is not None:
-                yield tx
+    def reindex(self, transaction_id: str, restored: dict[str, Any] | None) -> None:
+        """Follow the store when a failed batch undoes a write of this transaction."""
+        old = self._keys.pop(transaction_id, None)
+        if old is not None:
+            self._remove(transaction_id, old, set(old.index_keys()))
+        if restored is not None:
+            self._insert(transaction_id, RowKeys.of(restored))
 
     def page(
         self, scope: tuple[str, str], filters: TransactionFilters, limit: int, offset: int
     ) -> tuple[list[dict[str, Any]], int]:
-        total = 0
-        page: list[dict[str, Any]] = []
-        for tx in self.newest_first(scope):
-            if filters.matches(tx):
-                if offset <= total < offset + limit:
-                    page.append(tx)
-                total += 1
+        rows = self._index.get(filters.index_key(scope), [])
+        if not filters.narrows_further():
+            total = len(rows)
+            end = max(total - offset, 0)
+            chosen = [tx_id for _, tx_id in reversed(rows[max(end - limit, 0) : end])]
+        else:
+            total, chosen = 0, []
+            for _, tx_id in reversed(rows):
+                if filters.matches(self._keys[tx_id]):
+                    if offset <= total < offset + limit:
+                        chosen.append(tx_id)
+                    total += 1
+        page = [tx for tx_id in chosen if (tx := self._table.get(tx_id)) is not None]
         return page, total
-
-    def pending(self) -> Iterator[dict[str, Any]]:
-        return (tx for tx in self._table.values() if tx["status"] == "pending")

@@ -47,6 +47,17 @@ class Collection(Table):
         doc = self._journal.table_data(self.name).get(doc_id)
         return None if doc is None else orjson.loads(orjson.dumps(doc))
 
+    def on_rollback(self, callback: Callable[[str, Doc | None], None]) -> None:
+        """Call `callback(doc_id, restored doc or None)` for each write of this table that a
+        failed batch undoes (for indexes kept beside the documents)."""
+        name = self.name
+
+        def listener(table: str, doc_id: str, doc: Doc | None) -> None:
+            if table == name:
+                callback(doc_id, None if doc is None else orjson.loads(orjson.dumps(doc)))
+
+        self._journal.rollback_listeners.append(listener)
+
     def put(self, doc_id: str, doc: Mapping[str, Any]) -> None:
         """Insert or replace; durable when it returns (or at the end of the batch).
 

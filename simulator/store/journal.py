@@ -35,7 +35,7 @@ import errno
 import fcntl
 import logging
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Final
@@ -175,6 +175,9 @@ class JournalStorage(Storage):
         self._broken: str | None = None
         #: Bumped on every in-memory change; lets collections drop tinydb's query cache.
         self.generation = 0
+        # Called with (table, doc_id, restored doc or None) for each write a rollback undoes, so
+        # in-memory indexes beside the store can follow it.
+        self.rollback_listeners: list[Callable[[str, str, Doc | None], None]] = []
         if self._dir is not None:
             self._open_files(self._dir)
 
@@ -297,6 +300,8 @@ class JournalStorage(Storage):
             else:
                 # A deleted doc comes back at the end of the insertion order.
                 docs[doc_id] = previous
+            for listener in self.rollback_listeners:
+                listener(table, doc_id, None if isinstance(previous, _Missing) else previous)
         del batch.fragments[mark:]
         self.generation += 1
 
