@@ -9,8 +9,8 @@ a dict assignment plus one appended journal line.
 Document ids are caller-chosen strings (``document_id_class = str``).
 
 Ownership: the store keeps private copies.  ``put`` stores a copy of what it was
-given and ``get``/``values`` return fresh copies (an orjson round-trip, ~1 µs for a
-typical 400-byte doc, independent of how much is stored), so mutating a returned
+given and ``get``/``values`` return fresh copies (one orjson decode of the stored bytes,
+~1 µs for a typical 400-byte doc, independent of how much is stored), so mutating a returned
 doc never changes the store behind its back, and a rolled-back batch restores
 exactly what was there.  ``search``/``all``/iteration are tinydb's and return
 ``Document`` objects that are *shallow* copies: do not mutate nested values of those.
@@ -44,8 +44,8 @@ class Collection(Table):
 
     def get(self, doc_id: str) -> Doc | None:  # type: ignore[override]
         """A copy of the document, or None.  (tinydb's ``get(cond)``: use ``search``.)"""
-        doc = self._journal.table_data(self.name).get(doc_id)
-        return None if doc is None else orjson.loads(orjson.dumps(doc))
+        raw = self._journal.table_data(self.name).get(doc_id)
+        return None if raw is None else orjson.loads(raw)
 
     def on_rollback(self, callback: Callable[[str, Doc | None], None]) -> None:
         """Call `callback(doc_id, restored doc or None)` for each write of this table that a
@@ -54,7 +54,7 @@ class Collection(Table):
 
         def listener(table: str, doc_id: str, doc: Doc | None) -> None:
             if table == name:
-                callback(doc_id, None if doc is None else orjson.loads(orjson.dumps(doc)))
+                callback(doc_id, doc)
 
         self._journal.rollback_listeners.append(listener)
 
@@ -75,7 +75,7 @@ class Collection(Table):
 
     def values(self) -> list[Doc]:
         """Copies of all documents, in insertion order.  O(n)."""
-        return orjson.loads(orjson.dumps(list(self._journal.table_data(self.name).values())))
+        return [orjson.loads(raw) for raw in self._journal.table_data(self.name).values()]
 
     def ids(self) -> list[str]:
         """All document ids, in insertion order."""
@@ -102,11 +102,11 @@ class Collection(Table):
         if doc_id is not None:
             return doc_id in self
         if cond is not None:
-            return any(cond(doc) for doc in self._journal.table_data(self.name).values())
+            return any(cond(doc) for doc in self._journal.decoded(self.name).values())
         raise RuntimeError("You have to pass either cond or doc_id")
 
     def _read_table(self) -> dict[str, Mapping[str, Any]]:
-        return self._journal.table_data(self.name)
+        return self._journal.decoded(self.name)
 
     def _update_table(self, updater: Callable[[dict[Any, Mapping[str, Any]]], None]) -> None:
         """tinydb's bulk write path (update/remove/upsert/truncate by query).
@@ -115,8 +115,8 @@ class Collection(Table):
         cost O(n) memory for the copy the updater mutates, but they write only the
         changed documents, as one journal line, and join an open batch.
         """
-        current = self._journal.table_data(self.name)
-        work: dict[Any, Mapping[str, Any]] = orjson.loads(orjson.dumps(current))
+        current = self._journal.decoded(self.name)
+        work: dict[Any, Mapping[str, Any]] = self._journal.decoded(self.name)
         updater(work)
         ops: list[tuple[str, str, Doc | None]] = [
             (self.name, doc_id, dict(doc))
