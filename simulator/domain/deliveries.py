@@ -63,6 +63,8 @@ class AttemptResult:
     duration_ms: float
     error: str | None
     response_body: str | None = None
+    # The X-Service-Signature header sent, shown so an integrator can compare it with their check.
+    signature: str | None = None
 
     @property
     def succeeded(self) -> bool:
@@ -236,6 +238,7 @@ class DeliveryService:
             "durationMs": round(result.duration_ms, 2),
             "error": result.error,
             "responseBody": (result.response_body or "")[:RESPONSE_KEPT] or None,
+            "signatureHeader": result.signature,
         }
         if result.succeeded:
             delivery.update(status="succeeded", deliveredAt=result.at)
@@ -291,6 +294,7 @@ def attempt_view(number: int, attempt: dict[str, Any]) -> dict[str, Any]:
         "error": attempt.get("error"),
         "responseBody": attempt.get("responseBody"),
         "stored": attempt.get("stored", False),
+        "signatureHeader": attempt.get("signatureHeader"),
     }
 
 

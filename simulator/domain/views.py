@@ -75,6 +75,8 @@ def transaction_view(
         view["timestamps"] = timestamps
         view["userEmail"] = tx.get("userEmail")
         view["refundedAmount"] = dec(tx.get("refundedLocal", "0"))
+        # The payment stays `completed` under a chargeback (spec); this says one is open on it.
+        view["chargebackClaimId"] = tx.get("chargebackClaimId")
     view["merchantOrderId"] = tx.get("merchantOrderId")
     view["tag1"], view["tag2"], view["tag3"] = tx["tags"]
     if on_create:

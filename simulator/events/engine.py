@@ -20,6 +20,7 @@ import time
 from collections.abc import AsyncIterator, Callable, Coroutine
 from contextlib import AbstractContextManager
 from typing import Any
+from urllib.parse import urlsplit
 
 import aiohttp
 
@@ -30,7 +31,8 @@ from simulator.domain.deliveries import (
     AttemptResult,
     DeliveryService,
 )
-from simulator.events.signing import delivery_headers
+from simulator.domain.webhooks import is_loopback
+from simulator.events.signing import SIGNATURE_HEADER, delivery_headers
 
 log = logging.getLogger(__name__)
 
@@ -40,6 +42,10 @@ CONNECTIONS_PER_HOST = 16
 CONNECTIONS_TOTAL = 256
 
 Batch = Callable[[], AbstractContextManager[Any]]
+
+
+class _NotSent(Exception):
+    """An attempt the server chose not to make (recorded like any failed attempt)."""
 
 
 class DeliveryEngine:
@@ -53,6 +59,7 @@ class DeliveryEngine:
         timeout: float = ATTEMPT_TIMEOUT_SECONDS,
         retry_wait: float = RETRY_WAIT_SECONDS,
         wall: Callable[[], float] = time.time,
+        loopback_only: bool = False,
     ) -> None:
         self._deliveries = deliveries
         self._clock = clock
@@ -66,6 +73,7 @@ class DeliveryEngine:
         self._in_flight: set[str] = set()  # automatic attempts: never two at once per delivery
         self._slow: set[str] = set()  # webhook ids whose last attempt outlasted retry_wait
         self._session: aiohttp.ClientSession | None = None
+        self._loopback_only = loopback_only
 
     # -- wiring ----------------------------------------------------------------------------------
 
@@ -164,7 +172,10 @@ class DeliveryEngine:
         text: str | None = None
         assert self._session is not None, "the engine is not started"
         started = time.perf_counter()
+        host = urlsplit(plan.url).hostname or ""
         try:
+            if self._loopback_only and not is_loopback(host):
+                raise _NotSent(f"not sent: {host} is not a loopback host (loopback-only server)")
             async with self._session.post(
                 plan.url,
                 data=plan.body,
@@ -177,6 +188,8 @@ class DeliveryEngine:
                 text = raw.decode("utf-8", "replace")
         except TimeoutError:
             status, error = None, f"timeout: no answer within {self.timeout:g} s"
+        except _NotSent as exc:
+            status, error = None, str(exc)
         except (aiohttp.ClientError, OSError, ValueError) as exc:
             status, error = None, f"{type(exc).__name__}: {exc}".rstrip(": ")
         duration_ms = (time.perf_counter() - started) * 1000
@@ -193,4 +206,5 @@ class DeliveryEngine:
             duration_ms=duration_ms,
             error=error,
             response_body=text,
+            signature=headers[SIGNATURE_HEADER],
         )

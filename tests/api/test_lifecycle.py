@@ -447,3 +447,17 @@ async def test_production_rapipago_calls_back_failed(api: Api, keys: Keys, event
     assert events.types(tx=tx) == ["payment.failed"]
     status, body, _ = await api.get("/me/balance", keys.live_sk)
     assert status == 200 and body["movements"] == []
+
+
+async def test_a_chargeback_shows_on_the_payment(api: Api, keys: Keys) -> None:
+    tx = await api.pay()
+    tx_id = tx["transactionId"]
+    await api.post(f"/payments/{tx_id}/simulate", keys.sandbox_sk, json={"action": "paid"})
+    status, before, _ = await api.get(f"/payments/{tx_id}", keys.sandbox_sk)
+    assert before["chargebackClaimId"] is None
+    await api.post(f"/payments/{tx_id}/simulate", keys.sandbox_sk, json={"action": "chargeback"})
+    status, after, _ = await api.get(f"/payments/{tx_id}", keys.sandbox_sk)
+    assert status == 200 and after["status"] == "completed"
+    assert after["chargebackClaimId"].startswith("CLM-")
+    status, claim = await get_claim(api, after["chargebackClaimId"], keys.sandbox_sk)
+    assert status == 200 and claim["kind"] == "chargeback"
