@@ -92,7 +92,9 @@ def wrk(binary: str, url: str, script: str, seconds: int) -> tuple[float, float]
         handle.write(script)
     out = subprocess.run(
         [binary, "-t2", "-c32", f"-d{seconds}s", "--latency", "-s", handle.name, url],
-        capture_output=True, text=True, check=True,
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout
     os.unlink(handle.name)
     rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
@@ -107,8 +109,12 @@ def measure(binary: str, url: str, script: str, seconds: int, rounds: int) -> di
     wrk(binary, url, script, 2)  # warm-up
     results = [wrk(binary, url, script, seconds) for _ in range(rounds)]
     rps = [r for r, _ in results]
-    return {"min": min(rps), "median": statistics.median(rps), "max": max(rps),
-            "p99": statistics.median(p for _, p in results)}
+    return {
+        "min": min(rps),
+        "median": statistics.median(rps),
+        "max": max(rps),
+        "p99": statistics.median(p for _, p in results),
+    }
 
 
 def rss_mb(pid: int) -> float:
@@ -134,17 +140,23 @@ def run_suite(binary: str, port: int, base_port: int, tx_id: str, args) -> dict[
         "POST /payments": (post, "/api/v1/payments"),
         "GET /payments/{id}": (get, f"/api/v1/payments/{tx_id}"),
         "GET /payments?status=completed&limit=50": (
-            get, "/api/v1/payments?status=completed&limit=50"),
+            get,
+            "/api/v1/payments?status=completed&limit=50",
+        ),
     }
     rows = {}
     for label, (script, path) in targets.items():
         ours = measure(binary, f"http://127.0.0.1:{port}{path}", script, args.seconds, args.rounds)
-        bare = measure(binary, f"http://127.0.0.1:{base_port}{path}", script, args.seconds,
-                       args.rounds)
+        bare = measure(
+            binary, f"http://127.0.0.1:{base_port}{path}", script, args.seconds, args.rounds
+        )
         rows[label] = (ours, bare)
-        print(f"  {label:<42} {ours['min']:7.0f} {ours['median']:7.0f} {ours['max']:7.0f} req/s"
-              f"  p99 {ours['p99']:6.2f} ms | bare {bare['median']:7.0f} req/s"
-              f"  ratio {ours['median'] / bare['median']:.2f}", flush=True)
+        print(
+            f"  {label:<42} {ours['min']:7.0f} {ours['median']:7.0f} {ours['max']:7.0f} req/s"
+            f"  p99 {ours['p99']:6.2f} ms | bare {bare['median']:7.0f} req/s"
+            f"  ratio {ours['median'] / bare['median']:.2f}",
+            flush=True,
+        )
     return rows
 
 
@@ -157,8 +169,17 @@ def main() -> None:
     binary = ensure_wrk()
     with tempfile.TemporaryDirectory() as tmp:
         data_dir = str(Path(tmp) / "data")
-        serve = [sys.executable, "-m", "payorch_cli.main", "serve", "--port", "0",
-                 "--no-rate-limit", "--data-dir", data_dir]
+        serve = [
+            sys.executable,
+            "-m",
+            "payorch_cli.main",
+            "serve",
+            "--port",
+            "0",
+            "--no-rate-limit",
+            "--data-dir",
+            data_dir,
+        ]
         server, port, boot = start(serve)
         print(f"payorch serve listening after {boot:.2f} s (empty store)")
         # 60 completed payments so the status=completed page is full.
@@ -169,16 +190,26 @@ def main() -> None:
         _, post_body = call(port, "POST", "/api/v1/payments", BODY)
         _, get_body = call(port, "GET", f"/api/v1/payments/{tx_id}")
         _, list_body = call(port, "GET", "/api/v1/payments?status=completed&limit=50")
-        baseline, base_port, _ = start([sys.executable, "-c", BASELINE, post_body.decode(),
-                                        get_body.decode(), list_body.decode()])
+        baseline, base_port, _ = start(
+            [
+                sys.executable,
+                "-c",
+                BASELINE,
+                post_body.decode(),
+                get_body.decode(),
+                list_body.decode(),
+            ]
+        )
         try:
             print("empty store:")
             empty = run_suite(binary, port, base_port, tx_id, args)
             began = time.perf_counter()
             _, raw = call(port, "GET", "/api/v1/payments?limit=1")
             fill(port, max(0, args.stored - json.loads(raw)["pagination"]["total"]))
-            print(f"filled to {args.stored} transactions in {time.perf_counter() - began:.1f} s;"
-                  f" RSS {rss_mb(server.pid):.0f} MB")
+            print(
+                f"filled to {args.stored} transactions in {time.perf_counter() - began:.1f} s;"
+                f" RSS {rss_mb(server.pid):.0f} MB"
+            )
             print(f"{args.stored} stored:")
             full = run_suite(binary, port, base_port, tx_id, args)
             for label in empty:

@@ -72,8 +72,10 @@ def report(label: str, samples: list[float]) -> float:
     ordered = sorted(samples)
     median = statistics.median(ordered)
     p99 = ordered[int(len(ordered) * 0.99) - 1]
-    print(f"{label:<38} min {ordered[0]:6.2f}  median {median:6.2f}  p99 {p99:6.2f}  "
-          f"max {ordered[-1]:7.2f} ms")
+    print(
+        f"{label:<38} min {ordered[0]:6.2f}  median {median:6.2f}  p99 {p99:6.2f}  "
+        f"max {ordered[-1]:7.2f} ms"
+    )
     return median
 
 
@@ -83,8 +85,18 @@ def main() -> None:
     parser.add_argument("--samples", type=int, default=1000)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        server, port = start([sys.executable, "-m", "payorch_cli.main", "serve", "--port", "0",
-                              "--data-dir", str(Path(tmp) / "data")])
+        server, port = start(
+            [
+                sys.executable,
+                "-m",
+                "payorch_cli.main",
+                "serve",
+                "--port",
+                "0",
+                "--data-dir",
+                str(Path(tmp) / "data"),
+            ]
+        )
         try:
             sample_body = None
             conn = http.client.HTTPConnection("127.0.0.1", port)
@@ -94,8 +106,9 @@ def main() -> None:
             baseline, base_port = start([sys.executable, "-c", BASELINE, sample_body])
             try:
                 timed_posts(base_port, 200)
-                bare = report("bare aiohttp endpoint (baseline)", timed_posts(base_port,
-                                                                              args.samples))
+                bare = report(
+                    "bare aiohttp endpoint (baseline)", timed_posts(base_port, args.samples)
+                )
             finally:
                 baseline.terminate()
             timed_posts(port, 200)  # warm-up
@@ -105,8 +118,10 @@ def main() -> None:
             timed_posts(port, max(fill, 0))
             print(f"  (stored {args.stored} transactions in {time.perf_counter() - began:.1f} s)")
             full = report(f"POST /payments, {args.stored} stored", timed_posts(port, args.samples))
-            print(f"ratio full/empty median: {full / empty:.2f}   "
-                  f"ratio empty/bare median: {empty / bare:.2f}")
+            print(
+                f"ratio full/empty median: {full / empty:.2f}   "
+                f"ratio empty/bare median: {empty / bare:.2f}"
+            )
         finally:
             server.terminate()
             server.wait()

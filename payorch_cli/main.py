@@ -1,12 +1,18 @@
-"""The `payorch` command: one typer app, one module per noun under `commands/`."""
+"""The `payorch` command: one typer app, one module per noun under `commands/`.
+
+Global options (--base-url, --api-key, --json) live on the root callback (options.py); command
+modules import only typer and the standard library at the top, so `payorch --help` stays fast and
+never loads aiohttp or textual.
+"""
 
 from __future__ import annotations
 
 import typer
 
-from payorch_cli.commands import keys, serve
+from payorch_cli.commands import clock, keys, scenario, serve, simulate, trigger
 from payorch_cli.commands import listen as listen_command
 from payorch_cli.commands import webhooks as webhooks_command
+from payorch_cli.options import root_options
 
 app = typer.Typer(
     name="payorch",
@@ -14,10 +20,17 @@ app = typer.Typer(
     no_args_is_help=True,
     pretty_exceptions_enable=False,
 )
+app.callback()(root_options)
 app.command("serve")(serve.serve)
 app.command("keys")(keys.keys)
 app.command("listen")(listen_command.listen)
+app.command("tui")(__import__("payorch_cli.commands.tui", fromlist=["tui"]).tui)
 app.add_typer(webhooks_command.app, name="webhooks")
+app.add_typer(simulate.app, name="simulate")
+app.command("trigger")(trigger.trigger)
+app.add_typer(clock.app, name="clock")
+app.add_typer(scenario.app, name="scenario")
+app.command("openapi")(__import__("payorch_cli.commands.openapi", fromlist=["x"]).openapi)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -25,8 +25,13 @@ from simulator.fixture_loader import load_catalog, static_dir
 from simulator.http import keys
 from simulator.http.handlers import checkout, deposits, payouts, webhooks
 from simulator.http.idempotency import IdempotencyCache
-from simulator.http.middlewares import auth_middleware, envelope_middleware
+from simulator.http.middlewares import (
+    auth_middleware,
+    envelope_middleware,
+    validation_middleware,
+)
 from simulator.http.routes import setup_routes
+from simulator.openapi.validation import compiled as compiled_operations
 from simulator.scheduler import Scheduler
 from simulator.settings import Settings
 from simulator.store import Store
@@ -93,8 +98,12 @@ def create_app(
     scheduler.register("claim.resolve", lambda payload: refunds.resolve(payload["claimId"]))
 
     app = web.Application(
-        middlewares=[envelope_middleware, auth_middleware],
+        middlewares=[envelope_middleware, auth_middleware, validation_middleware],
         client_max_size=settings.body_limit,
+        # Request bodies are never inflated: a compressed one is refused (415) before it is
+        # read, so a gzip bomb costs nothing, and an encoding aiohttp cannot decode (br without
+        # Brotli) still reaches the envelope instead of failing in the HTTP parser.
+        handler_args={"auto_decompress": False},
     )
     app[keys.SETTINGS] = settings
     app[keys.CLOCK] = clock
@@ -108,13 +117,22 @@ def create_app(
     app[keys.REFUNDS] = refunds
     app[keys.IDEMPOTENCY] = IdempotencyCache(store.table("idempotency"), clock)
     app[keys.RATE_LIMITER] = RateLimiter() if settings.rate_limit else None
+    # Compiled once per process: every app validates requests against the same document.
+    app[keys.OPERATIONS] = compiled_operations()
     setup_routes(app, str(static_dir()))
     # Each resource added by a later issue wires its own services and routes.
     for resource in (checkout, webhooks, payouts, deposits):
         resource.setup(app)
+    app[keys.STOPPING] = asyncio.Event()
+    app[keys.IN_FLIGHT] = set()
+    app.on_shutdown.append(_stopping)
     app.cleanup_ctx.append(_scheduler_tick)
     app.on_cleanup.append(_close_store)
     return app
+
+
+async def _stopping(app: web.Application) -> None:
+    app[keys.STOPPING].set()
 
 
 async def _scheduler_tick(app: web.Application) -> AsyncIterator[None]:

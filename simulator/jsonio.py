@@ -7,10 +7,16 @@ from typing import Any
 
 import orjson
 
+_INT64 = 2**63
+
 
 def _default(value: Any) -> Any:
     if isinstance(value, Decimal):
-        return int(value) if value == value.to_integral_value() else float(value)
+        # Whole amounts stay integers while orjson can write them (64 bits); beyond that, such
+        # as a 1e308 amount echoed in an error, a float keeps the response writable.
+        if value == value.to_integral_value() and -_INT64 <= value < _INT64:
+            return int(value)
+        return float(value)
     raise TypeError(f"not JSON serialisable: {type(value).__name__}")
 
 

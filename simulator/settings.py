@@ -24,3 +24,6 @@ class Settings:
     # Scheduler tick in real seconds; 0 disables the background tick (tests drive the clock).
     tick_seconds: float = 0.2
     seed: int | None = None
+    # Webhook deliveries only to loopback hosts (others are recorded as failed, never sent): for
+    # fuzzing, where generated subscription URLs must not send traffic off this machine.
+    webhooks_loopback_only: bool = False

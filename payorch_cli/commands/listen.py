@@ -18,24 +18,7 @@ from typing import Annotated, Any
 
 import typer
 
-BaseUrl = Annotated[
-    str | None,
-    typer.Option(
-        "--base-url",
-        envvar="PAYORCH_BASE_URL",
-        help="The payorch server (default http://127.0.0.1:8080).",
-        show_default=False,
-    ),
-]
-ApiKey = Annotated[
-    str | None,
-    typer.Option(
-        "--api-key",
-        envvar="PAYORCH_API_KEY",
-        help="A secret key (default: the fixture sandbox key).",
-        show_default=False,
-    ),
-]
+from payorch_cli.options import ApiKey, BaseUrl, api_errors, resolve
 
 
 class LocalReceiver:
@@ -126,6 +109,7 @@ def _stop_on_sigterm() -> None:
 
 
 def listen(
+    ctx: typer.Context,
     forward_to: Annotated[
         str | None,
         typer.Option(
@@ -144,20 +128,20 @@ def listen(
     ] = 0.25,
 ) -> None:
     """Subscribe to events and print each delivery live; Ctrl-C removes the subscription."""
-    from payorch_cli.client import ApiError, Client
+    from payorch_cli.client import ApiError
 
-    client = Client(base_url, api_key)
+    client = resolve(ctx, base_url, api_key).client()
     receiver = None if forward_to else LocalReceiver()
     if receiver is not None:
         receiver.start()
     target = forward_to or (receiver.url if receiver else None)
     try:
-        sub = client.create_webhook(target, parse_events(events), "payorch listen")
-    except ApiError as exc:
+        with api_errors("listen"):
+            sub = client.create_webhook(target, parse_events(events), "payorch listen")
+    except typer.Exit:
         if receiver is not None:
             receiver.stop()
-        typer.echo(f"payorch listen: {exc.message}", err=True)
-        raise typer.Exit(1) from None
+        raise
     if receiver is not None:
         receiver.arm(sub["secret"])
     kinds = "all events" if sub["events"] == ["*"] else ", ".join(sub["events"])

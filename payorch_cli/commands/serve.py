@@ -13,6 +13,10 @@ import typer
 from payorch_cli.options import DEFAULT_DATA, DataDir, Fixtures
 from simulator.settings import DEFAULT_HOST, DEFAULT_PORT
 
+# On SIGINT/SIGTERM, requests in flight get this long to finish; past it they are answered 503
+# service_unavailable (never dropped mid-write), so the process is gone well within 10 s.
+SHUTDOWN_GRACE_SECONDS = 5.0
+
 
 def serve(
     host: Annotated[str, typer.Option("--host", help="Interface to bind.")] = DEFAULT_HOST,
@@ -25,13 +29,31 @@ def serve(
     fsync: Annotated[
         bool, typer.Option("--fsync", help="fsync every write (survives power loss, slower).")
     ] = False,
+    loopback_webhooks: Annotated[
+        bool,
+        typer.Option(
+            "--loopback-webhooks",
+            help="Deliver webhooks to loopback hosts only; others are recorded as failed, never "
+            "sent (for fuzzing with generated URLs).",
+        ),
+    ] = False,
 ) -> None:
     """Serve the API at /api/v1, checkout pages and the /_sim control plane."""
     from simulator.fixture_loader import FixtureError
     from simulator.store import StoreLockedError
 
     try:
-        asyncio.run(_serve(host, port, data_dir, fixtures, not no_rate_limit, fsync))
+        asyncio.run(
+            _serve(
+                host,
+                port,
+                data_dir,
+                fixtures,
+                rate_limit=not no_rate_limit,
+                fsync=fsync,
+                loopback_webhooks=loopback_webhooks,
+            )
+        )
     except StoreLockedError as exc:
         typer.echo(f"payorch serve: {exc}", err=True)
         raise typer.Exit(1) from None
@@ -44,11 +66,19 @@ def serve(
 
 
 async def _serve(
-    host: str, port: int, data_dir: Path, fixtures: Path | None, rate_limit: bool, fsync: bool
+    host: str,
+    port: int,
+    data_dir: Path,
+    fixtures: Path | None,
+    *,
+    rate_limit: bool,
+    fsync: bool,
+    loopback_webhooks: bool,
 ) -> None:
     from aiohttp import web
 
     from simulator.app import create_app
+    from simulator.http.shutdown import drain
     from simulator.settings import Settings
 
     settings = Settings(
@@ -58,9 +88,12 @@ async def _serve(
         fixtures_dir=fixtures,
         rate_limit=rate_limit,
         fsync=fsync,
+        webhooks_loopback_only=loopback_webhooks,
     )
     app = create_app(settings)
-    runner = web.AppRunner(app, access_log=None, handle_signals=False)
+    # drain() has already finished or answered every request when cleanup() runs: the short
+    # timeout only bounds closing the connections, before the store is compacted and closed.
+    runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=1.0)
     await runner.setup()
     try:
         site = web.TCPSite(runner, host, port)
@@ -77,5 +110,9 @@ async def _serve(
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, stop.set)
         await stop.wait()
+        # Graceful: stop listening (new connections are refused), then let the requests in
+        # flight finish within the grace; those that cannot are answered 503, never dropped.
+        await site.stop()
+        await drain(app, SHUTDOWN_GRACE_SECONDS)
     finally:
         await runner.cleanup()

@@ -5,8 +5,14 @@ Domain code raises `ApiError(code, ...)`; exactly one HTTP middleware renders it
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any
+
+# The API's surfaces whose statuses differ for one code (the spec: amount_invalid "400 (422 on
+# payouts)"). The OpenAPI document names its operations' surface with `x-error-surface`.
+PAYOUTS = "payouts"
 
 
 @dataclass(frozen=True, slots=True)
@@ -14,6 +20,12 @@ class ErrorSpec:
     status: int
     type: str
     message: str
+    # Surface -> status where it differs from `status`; read-only, like the rest of the spec.
+    surfaces: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))
+
+    def status_on(self, surface: str | None) -> int:
+        """The HTTP status of this code on `surface` (None: the API's default surfaces)."""
+        return self.surfaces.get(surface, self.status) if surface else self.status
 
 
 _AUTH = "authentication_error"
@@ -61,7 +73,12 @@ CATALOGUE: dict[str, ErrorSpec] = {
     "unsupported_method": ErrorSpec(400, _INVALID, "The method is not allowed for the shop."),
     "unsupported_country": ErrorSpec(400, _INVALID, "The method does not apply to this country."),
     "unsupported_currency": ErrorSpec(400, _INVALID, "The currency is not valid for the method."),
-    "amount_invalid": ErrorSpec(400, _INVALID, "The amount must be a number greater than 0."),
+    "amount_invalid": ErrorSpec(
+        400,
+        _INVALID,
+        "The amount must be a number greater than 0.",
+        MappingProxyType({PAYOUTS: 422}),
+    ),
     "amount_below_minimum": ErrorSpec(400, _INVALID, "The amount is below the method minimum."),
     "amount_above_maximum": ErrorSpec(400, _INVALID, "The amount is above the method maximum."),
     "idempotency_conflict": ErrorSpec(
@@ -163,12 +180,12 @@ class ApiError(Exception):
         details: dict[str, Any] | None = None,
         decline_code: str | None = None,
         headers: dict[str, str] | None = None,
-        status: int | None = None,
+        surface: str | None = None,
     ) -> None:
         spec = CATALOGUE[code]
         self.code = code
         # A code whose status depends on the surface (amount_invalid: 400, 422 on payouts).
-        self.status = status or spec.status
+        self.status = spec.status_on(surface)
         self.type = spec.type
         self.message = message or spec.message
         self.param = param

@@ -24,6 +24,13 @@ def usd(amount: Decimal) -> Decimal:
     return round_to(amount, 2)
 
 
+def has_decimals_at_most(amount: Decimal, decimals: int) -> bool:
+    """Whether `amount` needs no more than `decimals` decimal places. Unlike comparing with
+    `round_to`, never overflows: quantizing 1e308 to cents exceeds Decimal's precision."""
+    exponent = amount.normalize().as_tuple().exponent
+    return isinstance(exponent, int) and exponent >= -decimals
+
+
 def parse_amount(value: Any, *, param: str = "amount", code: str = "amount_invalid") -> Decimal:
     """A JSON number > 0 as Decimal. Booleans, strings, NaN and infinities are refused."""
     if isinstance(value, bool) or not isinstance(value, (int, float, Decimal)):

@@ -22,7 +22,7 @@ from simulator.clock import isoformat
 from simulator.domain.auth import Principal
 from simulator.domain.catalog import PayoutMethod, RecipientField
 from simulator.domain.context import DomainContext
-from simulator.domain.errors import ApiError, invalid_request
+from simulator.domain.errors import PAYOUTS, ApiError, invalid_request
 from simulator.domain.ledger import AVAILABLE as PAYIN_AVAILABLE
 from simulator.domain.ledger import Ledger
 from simulator.domain.money import ZERO, dec, parse_amount, quantum, round_to, usd
@@ -659,7 +659,9 @@ def _iso(value: float | None) -> str | None:
 
 
 def _amount_invalid(message: str, **details: Any) -> ApiError:
-    return ApiError("amount_invalid", message, param="amount", details=details or None, status=422)
+    return ApiError(
+        "amount_invalid", message, param="amount", details=details or None, surface=PAYOUTS
+    )
 
 
 def _field_json(field: RecipientField) -> dict[str, Any]:

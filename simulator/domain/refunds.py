@@ -25,7 +25,7 @@ from simulator.domain.context import DomainContext
 from simulator.domain.errors import ApiError
 from simulator.domain.ids import new_id
 from simulator.domain.ledger import AVAILABLE, FROZEN
-from simulator.domain.money import ZERO, dec, parse_amount, round_to, usd
+from simulator.domain.money import ZERO, dec, has_decimals_at_most, parse_amount, usd
 from simulator.domain.views import claim_view
 
 if TYPE_CHECKING:
@@ -116,7 +116,7 @@ class RefundService:
             amount = remaining_local
         else:
             amount = parse_amount(body["amount"])
-            if round_to(amount, decimals) != amount:
+            if not has_decimals_at_most(amount, decimals):
                 raise ApiError(
                     "amount_invalid",
                     f"{currency} amounts have {decimals} decimal places at most.",

@@ -17,7 +17,7 @@ from simulator.domain.auth import Principal
 from simulator.domain.errors import ApiError
 from simulator.domain.ids import new_id
 from simulator.domain.ledger import AVAILABLE, Ledger
-from simulator.domain.money import dec, parse_amount, usd
+from simulator.domain.money import dec, has_decimals_at_most, parse_amount
 from simulator.domain.ports import Events, Jobs, Table
 
 SETTLES_AFTER_SECONDS = 60.0
@@ -56,7 +56,7 @@ class WithdrawalService:
         if "amount" not in body:
             raise ApiError("missing_field", "`amount` (USD) is required.", param="amount")
         amount = parse_amount(body["amount"])
-        if usd(amount) != amount:
+        if not has_decimals_at_most(amount, 2):
             raise ApiError("amount_invalid", "USD amounts have 2 decimals at most.", param="amount")
         outcome = body.get("outcome", "completed")
         if outcome not in OUTCOMES:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 from aiohttp import web
 
 from simulator.clock import SimClock
@@ -13,6 +15,7 @@ from simulator.domain.ratelimit import RateLimiter
 from simulator.domain.refunds import RefundService
 from simulator.events.bus import EventBus
 from simulator.http.idempotency import IdempotencyCache
+from simulator.openapi.validation import Operations
 from simulator.scheduler import Scheduler
 from simulator.settings import Settings
 from simulator.store import Store
@@ -28,9 +31,18 @@ AUTHENTICATOR = web.AppKey("authenticator", Authenticator)
 PAYMENTS = web.AppKey("payments", PaymentService)
 REFUNDS = web.AppKey("refunds", RefundService)
 IDEMPOTENCY = web.AppKey("idempotency", IdempotencyCache)
+# Set when the server starts stopping (SIGINT/SIGTERM): new requests and requests cut short at
+# the end of the grace period answer 503.
+STOPPING = web.AppKey("stopping", asyncio.Event)
+# The tasks of the requests being handled, so a stopping server can wait for them.
+IN_FLIGHT = web.AppKey("in_flight", set)
+# The OpenAPI document's operations with their compiled request validators.
+OPERATIONS = web.AppKey("operations", Operations)
 # None when the server runs with --no-rate-limit.
 RATE_LIMITER = web.AppKey("rate_limiter", RateLimiter | None)  # type: ignore[arg-type]
 
 # Per-request values set by the middlewares.
 REQUEST_ID = web.RequestKey("request_id", str)
 PRINCIPAL = web.RequestKey("principal", Principal)
+# The JSON body, once the validation middleware has read and checked it against the document.
+BODY = web.RequestKey("json_body", dict)

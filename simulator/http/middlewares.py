@@ -1,4 +1,4 @@
-"""Request id, the one error envelope, and authentication, for every route."""
+"""Request id, the one error envelope, authentication and OpenAPI validation, for every route."""
 
 from __future__ import annotations
 
@@ -13,7 +13,18 @@ from aiohttp import web
 
 from simulator.domain.auth import Principal, check_environment, require_sandbox, require_secret
 from simulator.domain.errors import ApiError
-from simulator.http.keys import AUTHENTICATOR, CLOCK, PRINCIPAL, RATE_LIMITER, REQUEST_ID
+from simulator.http.keys import (
+    AUTHENTICATOR,
+    BODY,
+    CLOCK,
+    IN_FLIGHT,
+    OPERATIONS,
+    PRINCIPAL,
+    RATE_LIMITER,
+    REQUEST_ID,
+    STOPPING,
+)
+from simulator.http.requests import base_url, read_body
 from simulator.http.responses import REQUEST_ID_HEADER, error_response
 
 log = logging.getLogger(__name__)
@@ -40,18 +51,52 @@ def principal_of(request: web.Request) -> Principal:
 async def envelope_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
     request_id = "req_" + secrets.token_hex(12)
     request[REQUEST_ID] = request_id
+    if request.app[STOPPING].is_set():
+        return _render(_stopping_error(), request)
+    task = asyncio.current_task()
+    in_flight = request.app[IN_FLIGHT]
+    if task is not None:
+        in_flight.add(task)
     try:
         await _require_static_file(request)
         response = await handler(request)
     except ApiError as error:
-        return error_response(error, request_id)
+        return _render(error, request)
+    except asyncio.CancelledError:
+        if not request.app[STOPPING].is_set():
+            raise  # the client went away: nobody to answer
+        # The server is stopping and this request outlived the grace period. Its state changes
+        # are all-or-nothing (no await inside a store batch), so it is answered, not dropped.
+        if task is not None:
+            task.uncancel()
+        return _render(_stopping_error(), request)
     except web.HTTPException as exc:
-        return error_response(_from_http(exc, request), request_id)
+        return _render(_from_http(exc, request), request)
     except Exception:
         log.exception("unhandled error on %s %s (%s)", request.method, request.path, request_id)
         return error_response(ApiError("internal_error"), request_id)
+    finally:
+        in_flight.discard(task)
     response.headers[REQUEST_ID_HEADER] = request_id
     return response
+
+
+def _stopping_error() -> ApiError:
+    return ApiError(
+        "service_unavailable",
+        "The server is shutting down; retry the request.",
+        headers={"Retry-After": "1", "Connection": "close"},
+    )
+
+
+def _render(error: ApiError, request: web.Request) -> web.Response:
+    """The error's envelope; one whose details cannot be written is still answered, as a 500."""
+    request_id = request[REQUEST_ID]
+    try:
+        return error_response(error, request_id)
+    except Exception:
+        log.exception("cannot render %s on %s (%s)", error.code, request.path, request_id)
+        return error_response(ApiError("internal_error"), request_id)
 
 
 async def _require_static_file(request: web.Request) -> None:
@@ -112,4 +157,26 @@ async def auth_middleware(request: web.Request, handler: Handler) -> web.StreamR
         if limiter is not None:
             limiter.take(principal.credential_id, principal.merchant.tier)
         request[PRINCIPAL] = principal
+    return await handler(request)
+
+
+@web.middleware
+async def validation_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """Query parameters and the JSON body checked against the operation's OpenAPI schemas.
+
+    Runs after authentication (a caller without credentials learns nothing about the body rules)
+    and before the handler, which then reads the checked body with `read_json`.
+    """
+    resource = request.match_info.route.resource
+    operation = (
+        request.app[OPERATIONS].find(request.method, resource.canonical)
+        if resource is not None
+        else None
+    )
+    if operation is not None:
+        operation.check_query(request.query)
+        if operation.body is not None:
+            body = await read_body(request, optional=not operation.body_required)
+            operation.check_body(body, base_url(request))
+            request[BODY] = body
     return await handler(request)

@@ -1,22 +1,43 @@
-"""Reading requests: the JSON body rules (415, 400, 413) and query parameters, in one place."""
+"""Reading requests: the JSON body rules (415, 400, 413) and query parameters, in one place.
+
+Documented operations get their body read and validated against the OpenAPI document by the
+validation middleware before the handler runs; `read_json` then hands the handler that body.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import json
 import re
 from typing import Any
 
 from aiohttp import web
 
 from simulator.domain.errors import ApiError
-from simulator.http.keys import SETTINGS
+from simulator.http.keys import BODY, SETTINGS
 from simulator.jsonio import JSONDecodeError, loads
 
 JSON_TYPES = ("application/json",)
 _INTEGER = re.compile(r"-?[0-9]{1,12}")
+# One JSON string token, and whether a colon follows it (then it is an object key). Scanning a
+# valid document with finditer visits exactly its strings, in order, in linear time: after each
+# match the next quote is the next string's opening quote.
+_STRING_TOKEN = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"(\s*:)?', re.DOTALL)
+_IDENTITY = ("", "identity")
 
 
-async def read_json(request: web.Request, *, optional: bool = False) -> dict[str, Any]:
+async def read_body(request: web.Request, *, optional: bool = False) -> dict[str, Any]:
     """The body as a JSON object. An absent body is `{}` when every field is optional."""
+    encoding = request.headers.get("Content-Encoding", "").strip().lower()
+    if encoding not in _IDENTITY:
+        # Refused before a byte is read (and the server never inflates bodies: see create_app),
+        # so a compression bomb costs nothing; the connection closes after the answer.
+        raise ApiError(
+            "content_type_required",
+            f"Send the JSON body uncompressed (Content-Encoding {encoding!r} is not accepted).",
+            details={"contentEncoding": encoding},
+            headers={"Connection": "close"},
+        )
     try:
         raw = await request.read()
     except web.HTTPRequestEntityTooLarge:
@@ -49,7 +70,63 @@ async def read_json(request: web.Request, *, optional: bool = False) -> dict[str
             "The body must be a JSON object.",
             details={"issues": [{"path": "", "message": "expected an object"}]},
         )
+    _refuse_duplicate_keys(raw, body)
     return body
+
+
+async def read_json(request: web.Request, *, optional: bool = False) -> dict[str, Any]:
+    """The body the validation middleware read and checked, or (undocumented routes) read now."""
+    body = request.get(BODY)
+    if body is not None:
+        return body
+    return await read_body(request, optional=optional)
+
+
+def _members(value: Any) -> int:
+    """How many key/value members the objects of a parsed document hold, nested ones included."""
+    count, stack = 0, [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            count += len(item)
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return count
+
+
+def _refuse_duplicate_keys(raw: bytes, body: dict[str, Any]) -> None:
+    """400 invalid_json naming a key an object repeats.
+
+    orjson keeps the last of duplicated keys silently, so `{"amount": 1, "amount": 1000}` would
+    charge 1000 where another parser (a proxy, a log reader) sees 1. Cheap check first: the keys
+    written in the text against the members parsed; only a mismatch parses again to name the key.
+    """
+    written = sum(1 for token in _STRING_TOKEN.finditer(raw) if token.group(1))
+    if written == _members(body):
+        return
+    repeated: list[str] = []
+
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        seen: set[str] = set()
+        for key, _ in items:
+            if key in seen and not repeated:
+                repeated.append(key)
+            seen.add(key)
+        return dict(items)
+
+    # Deeper than the standard parser recurses, the key goes unnamed; the 400 stands.
+    with contextlib.suppress(ValueError, RecursionError):
+        json.loads(raw, object_pairs_hook=pairs)
+    key = repeated[0] if repeated else None
+    raise ApiError(
+        "invalid_json",
+        f"The body repeats the key `{key}`; each key may appear once per object."
+        if key
+        else "The body repeats a key; each key may appear once per object.",
+        param=key,
+        details={"duplicateKey": key},
+    )
 
 
 def query_int(

@@ -23,7 +23,11 @@ def json_response(
 
 def error_response(error: ApiError, request_id: str) -> web.Response:
     headers = {REQUEST_ID_HEADER: request_id, **error.headers}
-    return json_response(error.body(request_id), status=error.status, headers=headers)
+    close = headers.pop("Connection", "").lower() == "close"
+    response = json_response(error.body(request_id), status=error.status, headers=headers)
+    if close:
+        response.force_close()  # the request's body is not worth reading any further
+    return response
 
 
 def offset_page(rows: list[Any], total: int, limit: int, offset: int) -> dict[str, Any]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from simulator.http.handlers import account, payments, sim
+from simulator.http.handlers import account, meta, payments, sim
 from simulator.http.handlers import auth as auth_handlers
 from simulator.http.pages import provider
 
@@ -27,6 +27,7 @@ def setup_routes(app: web.Application, static_dir: str) -> None:
     r.add_post(f"{API}/payments/{{id}}/refund", payments.refund_payment)
     r.add_post(f"{API}/payments/{{id}}/simulate", payments.simulate_payment)
     r.add_get(f"{API}/claims/{{id}}", payments.get_claim)
+    r.add_get(f"{API}/openapi.json", meta.openapi_document)
 
     r.add_get("/_sim/clock", sim.get_clock)
     r.add_post("/_sim/clock/advance", sim.advance_clock)

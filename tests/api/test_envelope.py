@@ -10,12 +10,23 @@ from typing import Any
 
 import pytest
 
+from simulator.http.keys import STORE
 from tests.conftest import Api, Keys, assert_error
 
 ENVELOPE_KEYS = {"code", "type", "message", "param", "decline_code", "requestId", "details"}
 JSON = {"Content-Type": "application/json"}
 PAYMENT = {"amount": 50, "paymentMethodId": "1001"}
 MIB = 1024 * 1024
+
+
+def store_snapshot(api: Api) -> dict[str, dict[str, Any]]:
+    """Every document the server keeps, by collection: equal before and after = no state changed."""
+    store = api.client.app[STORE]
+    return {
+        name: dict(zip(table.ids(), table.values(), strict=True))
+        for name in store.table_names()
+        if (table := store.table(name))
+    }
 
 
 def check_envelope(status: int, body: Any, response: Any) -> dict[str, Any]:
@@ -180,10 +191,12 @@ async def test_json_with_parameters_is_accepted(api: Api, keys: Keys, content_ty
     ],
 )
 async def test_unparseable_json_is_400_invalid_json(api: Api, keys: Keys, raw: bytes) -> None:
+    before = store_snapshot(api)
     status, body, response = await api.post("/payments", keys.sandbox_sk, data=raw, headers=JSON)
     assert status != 500, body
     assert_error(status, body, 400, "invalid_json")
     check_envelope(status, body, response)
+    assert store_snapshot(api) == before
 
 
 async def test_invalid_json_on_the_auth_and_control_endpoints(api: Api, keys: Keys) -> None:
@@ -199,10 +212,12 @@ async def test_invalid_json_on_the_auth_and_control_endpoints(api: Api, keys: Ke
 async def test_a_json_body_that_is_not_an_object_is_invalid_request(
     api: Api, keys: Keys, raw: bytes
 ) -> None:
+    before = store_snapshot(api)
     status, body, response = await api.post("/payments", keys.sandbox_sk, data=raw, headers=JSON)
     error = assert_error(status, body, 400, "invalid_request")
     check_envelope(status, body, response)
     assert error["details"]["issues"], error
+    assert store_snapshot(api) == before
 
 
 async def test_an_empty_body_is_invalid_request(api: Api, keys: Keys) -> None:
@@ -249,6 +264,29 @@ async def test_an_oversized_body_of_any_type_is_413(api: Api, keys: Keys) -> Non
     )
     assert_error(status, body, 413, "payload_too_large")
     check_envelope(status, body, response)
+
+
+def padded_payment(size: int) -> bytes:
+    """A valid payment body of exactly `size` bytes (the padding is insignificant whitespace)."""
+    core = b'{"amount": 50, "paymentMethodId": "1001"'
+    return core + b" " * (size - len(core) - 1) + b"}"
+
+
+async def test_one_byte_over_the_limit_is_413_and_the_limit_itself_is_not(
+    api: Api, keys: Keys
+) -> None:
+    before = store_snapshot(api)
+    status, body, response = await api.post(
+        "/payments", keys.sandbox_sk, data=padded_payment(MIB + 1), headers=JSON
+    )
+    error = assert_error(status, body, 413, "payload_too_large")
+    check_envelope(status, body, response)
+    assert error["details"]["limitBytes"] == MIB
+    assert store_snapshot(api) == before
+    status, body, _ = await api.post(
+        "/payments", keys.sandbox_sk, data=padded_payment(MIB), headers=JSON
+    )
+    assert status == 200, body
 
 
 async def test_a_large_body_under_the_limit_is_parsed(api: Api, keys: Keys) -> None:

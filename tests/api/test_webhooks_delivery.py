@@ -470,9 +470,7 @@ async def test_any_resource_event_is_delivered(api: Api, receiver: Receiver) -> 
     assert item.event_type == "payout.failed" and item.json()["data"]["failureReason"] == "x"
 
 
-async def test_each_attempt_records_the_signature_header_sent(
-    api: Api, receiver: Receiver
-) -> None:
+async def test_each_attempt_records_the_signature_header_sent(api: Api, receiver: Receiver) -> None:
     sub = await subscribe(api, receiver.url, ["payment.completed"])
     await paid_payment(api)
     [item] = await receiver.wait_for(1)

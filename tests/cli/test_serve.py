@@ -104,8 +104,9 @@ def test_kill_9_loses_no_acknowledged_payment(data_dir: Path) -> None:
         deadline = time.monotonic() + 0.3 + round_number * 0.2
         while time.monotonic() < deadline:
             status, tx = server.call(
-                "POST", "/api/v1/payments", {"amount": 5, "paymentMethodId": "1006",
-                                             "documentId": "52998224725"}
+                "POST",
+                "/api/v1/payments",
+                {"amount": 5, "paymentMethodId": "1006", "documentId": "52998224725"},
             )
             assert status == 200, tx
             acknowledged.append(tx["transactionId"])
@@ -123,8 +124,9 @@ def test_kill_9_loses_no_acknowledged_payment(data_dir: Path) -> None:
 
 
 def test_keys_json_lists_every_credential() -> None:
-    result = subprocess.run([*PAYORCH, "keys", "--json"], capture_output=True, text=True,
-                            timeout=20)
+    result = subprocess.run(
+        [*PAYORCH, "keys", "--json"], capture_output=True, text=True, timeout=20
+    )
     assert result.returncode == 0, result.stderr
     rows = json.loads(result.stdout)
     assert {tuple(sorted(r)) for r in rows} == {

@@ -22,7 +22,7 @@ from simulator.domain.withdrawals import JOB as WITHDRAWAL_JOB
 from simulator.domain.withdrawals import WithdrawalService, withdrawal_view
 from simulator.events.engine import DeliveryEngine
 from simulator.events.stream import EventStream
-from simulator.http.keys import BUS, CLOCK, CONTEXT, REQUEST_ID, SCHEDULER, STORE
+from simulator.http.keys import BUS, CLOCK, CONTEXT, REQUEST_ID, SCHEDULER, SETTINGS, STORE
 from simulator.http.middlewares import auth, principal_of
 from simulator.http.requests import base_url, page_params, query_choice, read_json
 from simulator.http.responses import REQUEST_ID_HEADER, json_response, offset_page
@@ -45,7 +45,13 @@ def setup(app: web.Application) -> None:
     deliveries = DeliveryService(
         store.table("webhook_deliveries"), events, webhooks, scheduler, ctx.now
     )
-    engine = DeliveryEngine(deliveries, app[CLOCK], store.batch, jobs_table.__contains__)
+    engine = DeliveryEngine(
+        deliveries,
+        app[CLOCK],
+        store.batch,
+        jobs_table.__contains__,
+        loopback_only=app[SETTINGS].webhooks_loopback_only,
+    )
     stream = EventStream(events)
     settlements = SettlementService(
         store.table("settlement_days"),

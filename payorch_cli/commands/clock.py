@@ -1,0 +1,59 @@
+"""`payorch clock show|advance DURATION`: read or move the simulated clock (design.md 1.3)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from payorch_cli.options import ApiKey, BaseUrl, Json, api_errors, emit, resolve
+
+app = typer.Typer(
+    help="Read or move the simulated clock (sandbox credentials).", no_args_is_help=True
+)
+
+
+def _duration(value: str) -> float:
+    from payorch_cli.scenario.durations import DurationError, parse_duration
+
+    try:
+        return parse_duration(value)
+    except DurationError as exc:
+        raise typer.BadParameter(str(exc)) from None
+
+
+@app.command("show")
+def show(
+    ctx: typer.Context, base_url: BaseUrl = None, api_key: ApiKey = None, as_json: Json = False
+) -> None:
+    """Print the simulated time and how far it is ahead of real time."""
+    from payorch_cli.render.objects import clock_text
+
+    options = resolve(ctx, base_url, api_key, as_json)
+    with api_errors("clock show"):
+        state = options.client().get("/_sim/clock")
+    emit(options, state, lambda: clock_text(state))
+
+
+@app.command("advance")
+def advance(
+    ctx: typer.Context,
+    duration: Annotated[
+        float,
+        typer.Argument(
+            help="How far: 90s, 5m, 25h, 2d, 1h30m, 500ms, or plain seconds.",
+            parser=_duration,
+            metavar="DURATION",
+        ),
+    ],
+    base_url: BaseUrl = None,
+    api_key: ApiKey = None,
+    as_json: Json = False,
+) -> None:
+    """Move the clock forward, running every job that falls due on the way, in order."""
+    from payorch_cli.render.objects import clock_text
+
+    options = resolve(ctx, base_url, api_key, as_json)
+    with api_errors("clock advance"):
+        state = options.client().post("/_sim/clock/advance", {"seconds": duration})
+    emit(options, state, lambda: clock_text(state))

@@ -1,0 +1,164 @@
+"""`payorch scenario run|validate|schema`: the scenario language from the command line.
+
+Exit statuses: 0 every scenario passed; 1 one failed; 2 a file is invalid (nothing ran) or
+nothing matched; 3 the --base-url server is unreachable.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from payorch_cli.options import ApiKey, BaseUrl, ExitStatus, Json, resolve
+
+app = typer.Typer(help="Run and check scenario files (docs/scenarios.md).", no_args_is_help=True)
+
+Paths = Annotated[
+    list[Path],
+    typer.Argument(help="Scenario files, or directories searched for *.yaml with `scenario:`."),
+]
+
+
+def _fail(message: str, status: ExitStatus) -> typer.Exit:
+    sys.stderr.write(message.rstrip("\n") + "\n")
+    return typer.Exit(status)
+
+
+def _load(paths: list[Path]):
+    from payorch_cli.scenario.credentials import Credentials
+    from payorch_cli.scenario.suite import load_paths
+
+    credentials = Credentials.builtin()
+    loaded = load_paths(paths, credentials)
+    if loaded.errors:
+        lines = [str(e) for e in loaded.errors]
+        files = len({e.loc.file for e in loaded.errors})
+        lines.append(f"{len(loaded.errors)} problem(s) in {files} file(s); nothing was run.")
+        raise _fail("\n".join(lines), ExitStatus.USAGE)
+    return loaded, credentials
+
+
+@app.command("run")
+def run(
+    ctx: typer.Context,
+    paths: Paths,
+    keyword: Annotated[
+        str | None,
+        typer.Option(
+            "-k",
+            help="Only scenarios whose path::name[cell] or tags match, e.g. "
+            "'refund and not partial'.",
+        ),
+    ] = None,
+    junit: Annotated[
+        Path | None, typer.Option("--junit", help="Also write a JUnit XML report here.")
+    ] = None,
+    base_url: BaseUrl = None,
+    api_key: ApiKey = None,
+    as_json: Json = False,
+) -> None:
+    """Run scenarios. Without --base-url each one gets its own in-process simulator."""
+    from payorch_cli.render.report import summary_line
+    from payorch_cli.scenario.reporters import (
+        LiveReporter,
+        PlainReporter,
+        QuietReporter,
+        result_json,
+        write_junit,
+    )
+    from payorch_cli.scenario.suite import check_reachable, keyword_filter, run_instances
+
+    options = resolve(ctx, base_url, api_key, as_json)
+    loaded, credentials = _load(paths)
+    instances = [i for s in loaded.scenarios for i in s.instances()]
+    if keyword:
+        try:
+            matches = keyword_filter(keyword)
+        except ValueError as exc:
+            raise _fail(f"payorch scenario run: {exc}", ExitStatus.USAGE) from None
+        instances = [i for i in instances if matches(i)]
+    if not instances:
+        what = f"matched -k {keyword!r}" if keyword else f"found in {', '.join(map(str, paths))}"
+        raise _fail(f"payorch scenario run: no scenario {what}", ExitStatus.USAGE)
+    if options.base_url:
+        problem = check_reachable(options.base_url)
+        if problem:
+            raise _fail(f"payorch scenario run: {problem}", ExitStatus.UNREACHABLE)
+
+    console = None
+    if options.json:
+        reporter = QuietReporter()
+    else:
+        from rich.console import Console
+
+        console = Console()
+        reporter = LiveReporter(console) if console.is_terminal else PlainReporter()
+    started = time.perf_counter()
+    try:
+        results, starts = run_instances(
+            instances, reporter, credentials, options.base_url, options.api_key
+        )
+    finally:
+        reporter.close()
+    seconds = time.perf_counter() - started
+    if junit is not None:
+        write_junit(str(junit), results, seconds)
+    summary = summary_line(results, seconds)
+    if options.json:
+        from payorch_cli.render.objects import to_json
+
+        document = {
+            "passed": sum(r.passed for r in results),
+            "failed": sum(not r.passed for r in results),
+            "seconds": round(seconds, 3),
+            "server": options.base_url or "in-process",
+            "inProcessStartMs": [round(s, 1) for s in starts],
+            "scenarios": [result_json(r) for r in results],
+        }
+        sys.stdout.write(to_json(document) + "\n")
+    else:
+        where = (
+            f"against {options.base_url}"
+            if options.base_url
+            else f"in-process simulator start: {starts[0]:.0f} ms for the first (imports and "
+            f"fixtures)"
+            + (f", {sum(starts[1:]) / (len(starts) - 1):.1f} ms each after" if starts[1:] else "")
+        )
+        sys.stdout.write(f"{summary}; {where}\n")
+        for r in (r for r in results if not r.passed):
+            at = r.failed_step.step.loc if r.failed_step else r.error
+            sys.stdout.write(f"  failed: {r.instance.node_id}  ({at})\n")
+    raise typer.Exit(ExitStatus.OK if all(r.passed for r in results) else ExitStatus.ERROR)
+
+
+@app.command("validate")
+def validate(paths: Paths) -> None:
+    """Check scenario files without running them: every problem with file:line:column."""
+    loaded, _ = _load(paths)
+    if not loaded.scenarios:
+        raise _fail(
+            f"payorch scenario validate: no scenario found in {', '.join(map(str, paths))}",
+            ExitStatus.USAGE,
+        )
+    for scenario in loaded.scenarios:
+        cells = len(scenario.instances())
+        matrix = f", {cells} matrix cells" if scenario.matrix else ""
+        sys.stdout.write(
+            f"ok  {scenario.path}: {scenario.name} ({len(scenario.steps)} steps{matrix})\n"
+        )
+
+
+@app.command("schema")
+def schema(
+    path_only: Annotated[
+        bool, typer.Option("--path", help="Print where the schema file is instead.")
+    ] = False,
+) -> None:
+    """Print the JSON Schema of scenario files (for `# yaml-language-server: $schema=...`)."""
+    from payorch_cli.scenario import SCHEMA_PATH
+
+    sys.stdout.write(str(SCHEMA_PATH) + "\n" if path_only else SCHEMA_PATH.read_text())

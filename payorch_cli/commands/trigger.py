@@ -1,0 +1,212 @@
+"""`payorch trigger EVENT`: make the service fire one event of the spec, from nothing.
+
+It creates the objects the event needs (a payment, a payout...) and drives them with the sandbox
+tools — simulate, refunds, withdrawals, the clock — until the event fires, then prints the
+objects and the event. The event is observed through a managed-inbox subscription made for the
+run (its deliveries are recorded in the same transaction as the state change, so there is no
+race) and deleted afterwards; your own subscriptions receive the event as usual, which is the
+point (`payorch listen` in another shell shows it).
+
+Some events need simulated days to pass (settlements close at 00:00 UTC after T+N, chargeback
+claims resolve after 7 days, a withdrawal needs available money): the clock is moved one day at a
+time until the event shows, and the output says how far it moved.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from payorch_cli.options import ApiKey, BaseUrl, Json, api_errors, emit, resolve
+from payorch_cli.scenario.events import EVENT_TYPES
+
+if TYPE_CHECKING:
+    from payorch_cli.client import Client
+
+DAY = 86_400
+# A valid synthetic SPEI recipient (CLABE and RFC with their check digits).
+SPEI_RECIPIENT = {
+    "name": "Ana López",
+    "account": "012180001183597198",
+    "documentType": "RFC",
+    "documentId": "IXLZ9511197B1",
+}
+
+
+class TriggerFailed(Exception):
+    pass
+
+
+@dataclass
+class Trigger:
+    client: Client
+    event: str
+    method: str
+    timeout: float
+    objects: dict[str, Any] = field(default_factory=dict)
+    advanced: float = 0.0
+    inbox: str = ""
+
+    # -- observation -------------------------------------------------------------------------
+
+    def seen(self) -> dict[str, Any] | None:
+        rows = self.client.get(f"/webhooks/{self.inbox}/deliveries", limit=100)["data"]
+        for row in reversed(rows):  # oldest first
+            if row["eventType"] == self.event:
+                return row["event"]
+        return None
+
+    def wait(self) -> dict[str, Any] | None:
+        deadline = time.monotonic() + self.timeout
+        while True:
+            found = self.seen()
+            if found or time.monotonic() >= deadline:
+                return found
+            time.sleep(0.1)
+
+    def advance(self, seconds: float) -> None:
+        self.client.post("/_sim/clock/advance", {"seconds": seconds})
+        self.advanced += seconds
+
+    def advance_until(self, done: Any, step: float, limit: float) -> None:
+        """Move the clock `step` at a time until `done()` is truthy (at most `limit`)."""
+        while not done():
+            if self.advanced >= limit:
+                raise TriggerFailed(
+                    f"{self.event} did not fire within {limit / DAY:g} simulated days"
+                )
+            self.advance(step)
+
+    # -- building blocks ---------------------------------------------------------------------
+
+    def pay(self, action: str | None = "paid", amount: float = 100) -> str:
+        tx = self.client.post("/payments", {"amount": amount, "paymentMethodId": self.method})
+        tx_id = tx["transactionId"]
+        if action:
+            self.client.post(f"/payments/{tx_id}/simulate", {"action": action})
+        self.objects["payment"] = self.client.get(f"/payments/{tx_id}")
+        return tx_id
+
+    def simulate(self, tx_id: str, action: str) -> None:
+        self.objects["simulate"] = self.client.post(
+            f"/payments/{tx_id}/simulate", {"action": action}
+        )
+        self.objects["payment"] = self.client.get(f"/payments/{tx_id}")
+
+    def available(self) -> float:
+        return float(self.client.get("/me/balance")["balance"]["available"])
+
+    # -- recipes -----------------------------------------------------------------------------
+
+    def run(self) -> None:
+        event = self.event
+        if event in ("payment.completed", "payment.captured"):
+            self.pay("paid")
+        elif event == "payment.failed":
+            self.pay("failed")
+        elif event == "payment.refunded":
+            self.simulate(self.pay("paid"), "refunded")
+        elif event in ("chargeback.created", "claim.opened", "claim.resolved"):
+            self.simulate(self.pay("paid"), "chargeback")
+            if event == "claim.resolved":
+                self.advance_until(self.seen, DAY, 10 * DAY)  # chargebacks resolve in 7 days
+        elif event in ("settlement.closed", "settlement.pdf_ready"):
+            self.pay("paid")
+            self.advance_until(self.seen, DAY, 10 * DAY)  # T+N, then the next 00:00 UTC
+        elif event in ("withdrawal.completed", "withdrawal.failed"):
+            self.withdraw("failed" if event == "withdrawal.failed" else None)
+        elif event in ("payout.completed", "payout.failed"):
+            self.payout("completed" if event == "payout.completed" else "failed")
+
+    def withdraw(self, outcome: str | None) -> None:
+        fee = float(self.client.get("/me/balance").get("withdrawalFeeUsd") or 0)
+        if self.available() < fee + 1:
+            self.pay("paid")  # money to withdraw: settles after the merchant's T+N
+            self.advance_until(lambda: self.available() >= fee + 1, DAY, 10 * DAY)
+        body: dict[str, Any] = {"amount": 1}
+        if outcome:
+            body["outcome"] = outcome
+        self.objects["withdrawal"] = self.client.post("/_sim/withdrawals", body)["withdrawal"]
+        self.advance(60)  # withdrawals settle 60 simulated seconds later
+        wid = self.objects["withdrawal"]["id"]
+        self.objects["withdrawal"] = self.client.get(f"/_sim/withdrawals/{wid}")["withdrawal"]
+
+    def payout(self, action: str) -> None:
+        sent = self.client.post(
+            "/me/payout/send",
+            {"methodId": "sbx_po_mx_spei", "amount": 100, "recipient": SPEI_RECIPIENT},
+        )
+        payout_id = sent["payout"]["id"]
+        self.objects["payout"] = self.client.post(
+            f"/me/payout/send/{payout_id}/simulate", {"action": action}
+        )["payout"]
+
+
+def _human(trigger: Trigger, event: dict[str, Any]) -> Any:
+    from rich.console import Group
+    from rich.text import Text
+
+    from payorch_cli.render.objects import event_renderable, object_table
+    from payorch_cli.scenario.durations import format_duration
+
+    parts: list[Any] = [
+        object_table(name, obj) for name, obj in trigger.objects.items() if isinstance(obj, dict)
+    ]
+    if trigger.advanced:
+        parts.append(Text(f"clock advanced {format_duration(trigger.advanced)}", style="dim"))
+    parts.append(event_renderable(event))
+    return Group(*parts)
+
+
+def _event_name(value: str) -> str:
+    if value not in EVENT_TYPES:
+        raise typer.BadParameter(f"unknown event {value!r}; one of: {', '.join(EVENT_TYPES)}")
+    return value
+
+
+def trigger(
+    ctx: typer.Context,
+    event: Annotated[
+        str,
+        typer.Argument(
+            help=f"One of: {', '.join(EVENT_TYPES)}.", parser=_event_name, metavar="EVENT"
+        ),
+    ],
+    method: Annotated[
+        str, typer.Option("--method", help="paymentMethodId for the payments it creates.")
+    ] = "1001",
+    timeout: Annotated[
+        float, typer.Option("--timeout", help="Seconds to wait for the event once driven.")
+    ] = 10.0,
+    base_url: BaseUrl = None,
+    api_key: ApiKey = None,
+    as_json: Json = False,
+) -> None:
+    """Create and drive whatever it takes for EVENT to fire; print the objects and the event."""
+    options = resolve(ctx, base_url, api_key, as_json)
+    client = options.client()
+    run = Trigger(client, event, method, timeout)
+    with api_errors("trigger"):
+        inbox = client.create_webhook(None, [event], "payorch trigger")
+        run.inbox = inbox["id"]
+        try:
+            run.run()
+            envelope = run.wait()
+        except TriggerFailed as exc:
+            raise typer.Exit(_fail(str(exc))) from None
+        finally:
+            client.delete_webhook(run.inbox)
+    if envelope is None:
+        raise typer.Exit(_fail(f"{event} did not fire within {timeout:g} s"))
+    data = {"event": envelope, "objects": run.objects, "clockAdvancedSeconds": run.advanced}
+    emit(options, data, lambda: _human(run, envelope))
+
+
+def _fail(message: str) -> int:
+    import sys
+
+    sys.stderr.write(f"payorch trigger: {message}\n")
+    return 1

@@ -1,0 +1,39 @@
+"""`payorch tui`: the live console. Textual is imported inside the command body only."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from payorch_cli.options import BaseUrl, Fixtures, resolve
+
+# Repeatable, unlike the global --api-key: the first key is used, every one is offered by the
+# key switcher (k) beside the fixture keys that `payorch keys` lists.
+ApiKeys = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--api-key",
+        help="A secret key (env PAYORCH_API_KEY; default: the fixture sandbox key). Repeat it "
+        "to offer more keys in the switcher (k).",
+        metavar="KEY",
+        show_default=False,
+    ),
+]
+
+
+def tui(
+    ctx: typer.Context,
+    base_url: BaseUrl = None,
+    api_key: ApiKeys = None,
+    fixtures: Fixtures = None,
+) -> None:
+    """A live console of transactions, balances and webhook deliveries (keyboard-first)."""
+    keys = list(api_key or [])
+    globals_ = resolve(ctx, base_url, keys[0] if keys else None)
+    if globals_.api_key and globals_.api_key not in keys:
+        keys.insert(0, globals_.api_key)
+
+    from payorch_cli.tui.app import run
+
+    run(globals_.base_url, keys, fixtures)

@@ -1,0 +1,73 @@
+"""API objects as rich renderables (for people) or JSON text (for scripts)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from typing import Any
+
+from rich.console import Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+
+# Shown first, in this order, when an object has them; the rest follow alphabetically.
+LEADING = (
+    "id",
+    "transactionId",
+    "type",
+    "status",
+    "amount",
+    "currency",
+    "amountLocal",
+    "currencyLocal",
+    "paymentMethodId",
+    "method",
+    "methodId",
+    "createdAt",
+)
+
+
+def to_json(data: Any) -> str:
+    return json.dumps(data, indent=2, ensure_ascii=False)
+
+
+def _cell(value: Any) -> str:
+    if isinstance(value, dict | list):
+        return json.dumps(value, ensure_ascii=False, separators=(", ", ": "))
+    return "null" if value is None else str(value)
+
+
+def object_table(title: str, obj: dict[str, Any], fields: Iterable[str] | None = None) -> Table:
+    """A two-column table of an object's fields (nested values as compact JSON)."""
+    names = list(fields) if fields is not None else _ordered(obj)
+    table = Table(title=title, title_justify="left", show_header=False, box=None, padding=(0, 2))
+    table.add_column(style="bold cyan", no_wrap=True)
+    table.add_column(overflow="fold")
+    for name in names:
+        if name in obj:
+            table.add_row(name, _cell(obj[name]))
+    return table
+
+
+def _ordered(obj: dict[str, Any]) -> list[str]:
+    lead = [k for k in LEADING if k in obj]
+    return lead + sorted(k for k in obj if k not in lead)
+
+
+def event_renderable(envelope: dict[str, Any]) -> RenderableType:
+    head = Text.assemble(
+        ("event ", "bold"),
+        (envelope.get("type", "?"), "bold magenta"),
+        f"  {envelope.get('id', '')}  {envelope.get('createdAt', '')}",
+    )
+    data = envelope.get("data")
+    body = object_table("data", data) if isinstance(data, dict) else Text(_cell(data))
+    return Group(head, body)
+
+
+def clock_text(state: dict[str, Any]) -> str:
+    from payorch_cli.scenario.durations import format_duration
+
+    offset = float(state.get("offsetSeconds") or 0)
+    ahead = format_duration(offset) if offset > 0 else "0s"
+    return f"{state['now']}  (simulated; {ahead} ahead of real time)"

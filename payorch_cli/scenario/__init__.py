@@ -1,0 +1,12 @@
+"""Scenario files: a YAML language for API journeys against a payorch server (docs/scenarios.md).
+
+Modules: source (YAML with locations), loader (checks, file:line:column errors), expressions
+(`${...}`), matchers, model, interpreter (runs an instance), receiver (hosted webhook endpoint),
+host (in-process simulators), suite (many files), reporters, pytest_plugin.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+SCHEMA_PATH = Path(__file__).with_name("scenario.schema.json")

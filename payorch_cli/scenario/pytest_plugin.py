@@ -1,0 +1,145 @@
+"""pytest plugin (entry point `pytest11: payorch`): scenario files as test items, and the
+`payorch` fixture.
+
+Collection rule — a file is collected only when all of these hold, so unrelated YAML (CI configs,
+fixtures, OpenAPI documents...) is never touched:
+  1. its name ends in .yaml or .yml;
+  2. it is inside a directory named `scenarios` (at any depth), or its name ends in
+     `.scenario.yaml` / `.scenario.yml`;
+  3. it has a top-level `scenario:` key.
+One item per scenario, or per matrix cell (`name[cell]`). Each item runs on its own in-process
+simulator, so `pytest scenarios/ -n auto` is safe (each xdist worker hosts its own). Options:
+`--payorch-base-url URL` runs items and fixtures against a running server instead;
+`payorch_scenarios = false` (ini) turns collection off; `-p no:payorch` disables the plugin.
+
+This module is imported by every pytest run in an environment where payorch is installed: it
+imports nothing heavy at the top and changes no global state (PyYAML included).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+if TYPE_CHECKING:
+    from payorch_cli.scenario.fixture import Payorch
+    from payorch_cli.scenario.interpreter import InstanceResult
+    from payorch_cli.scenario.model import Instance
+
+SUFFIXES = (".yaml", ".yml")
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("payorch", "payorch scenarios")
+    group.addoption(
+        "--payorch-base-url",
+        default=None,
+        help="Run payorch scenarios and the `payorch` fixture against this server instead of "
+        "a fresh in-process simulator per test.",
+    )
+    parser.addini(
+        "payorch_scenarios", type="bool", default=True, help="Collect payorch scenario files."
+    )
+
+
+def is_scenario_file(path: Path) -> bool:
+    if path.suffix not in SUFFIXES:
+        return False
+    named = path.name.endswith((".scenario.yaml", ".scenario.yml"))
+    if not (named or "scenarios" in path.parent.parts):
+        return False
+    from payorch_cli.scenario.source import looks_like_scenario
+
+    try:
+        return looks_like_scenario(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError):
+        return False
+
+
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+    if not parent.config.getini("payorch_scenarios") or not is_scenario_file(file_path):
+        return None
+    return ScenarioFile.from_parent(parent, path=file_path)
+
+
+_credentials: Any = None
+
+
+def credentials() -> Any:
+    global _credentials
+    if _credentials is None:
+        from payorch_cli.scenario.credentials import Credentials
+
+        _credentials = Credentials.builtin()
+    return _credentials
+
+
+class ScenarioFile(pytest.File):
+    def collect(self) -> Iterator[pytest.Item]:
+        from payorch_cli.scenario.loader import load_file
+        from payorch_cli.scenario.source import ScenarioFileError
+
+        display = self.config.rootpath
+        try:
+            shown = str(self.path.relative_to(display))
+        except ValueError:
+            shown = str(self.path)
+        try:
+            scenario = load_file(self.path, credentials().check, shown)
+        except ScenarioFileError as exc:
+            raise self.CollectError(str(exc)) from None
+        for instance in scenario.instances():
+            name = scenario.name + (f"[{instance.cell_id}]" if instance.cell else "")
+            item = ScenarioItem.from_parent(self, name=name, instance=instance)
+            item.extra_keyword_matches.update(scenario.tags)
+            yield item
+
+
+class ScenarioFailed(Exception):
+    def __init__(self, result: InstanceResult) -> None:
+        super().__init__(result.instance.title)
+        self.result = result
+
+
+class ScenarioItem(pytest.Item):
+    def __init__(self, *, instance: Instance, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.instance = instance
+
+    def runtest(self) -> None:
+        from payorch_cli.scenario.reporters import QuietReporter
+        from payorch_cli.scenario.suite import run_instances
+
+        base_url = self.config.getoption("payorch_base_url")
+        [result], _ = run_instances([self.instance], QuietReporter(), credentials(), base_url, None)
+        if not result.passed:
+            raise ScenarioFailed(result)
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
+        if isinstance(excinfo.value, ScenarioFailed):
+            from payorch_cli.render.report import instance_failure_lines
+
+            result = excinfo.value.result
+            marks = {"passed": "ok  ", "failed": "FAIL", "skipped": "skip"}
+            lines = [f"{marks[s.status]}  {s.step.label}" for s in result.steps]
+            return "\n".join([*lines, "", *instance_failure_lines(result)])
+        return super().repr_failure(excinfo)
+
+    def reportinfo(self) -> tuple[Path, int, str]:
+        return self.path, self.instance.scenario.loc.line - 1, f"scenario: {self.instance.title}"
+
+
+@pytest.fixture
+def payorch(request: pytest.FixtureRequest) -> Iterator[Payorch]:
+    """An isolated simulator for this test: base_url, keys, client, as_(), advance(),
+    events.wait_for(), run_scenario(). With --payorch-base-url, that server instead."""
+    from payorch_cli.scenario.fixture import Payorch
+
+    handle = Payorch.start(request.config.getoption("payorch_base_url"), credentials())
+    try:
+        yield handle
+    finally:
+        handle.close()

@@ -1,0 +1,117 @@
+"""A run of many scenario files: discover, load (all errors before anything runs), filter with
+-k, run each instance on a fresh in-process simulator or against --base-url, report."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from payorch_cli.scenario.credentials import Credentials
+from payorch_cli.scenario.interpreter import InstanceResult, Reporter, Runner
+from payorch_cli.scenario.loader import discover, load_file
+from payorch_cli.scenario.model import Instance, Scenario
+from payorch_cli.scenario.source import ScenarioError, ScenarioFileError
+
+_TOKEN = re.compile(r"\s*(\(|\)|\band\b|\bor\b|\bnot\b|[^\s()]+)")
+
+
+@dataclass
+class Loaded:
+    scenarios: list[Scenario] = field(default_factory=list)
+    errors: list[ScenarioError] = field(default_factory=list)
+    files: int = 0
+
+
+def load_paths(paths: Iterable[Path], credentials: Credentials | None) -> Loaded:
+    files, errors = discover(paths)
+    loaded = Loaded(errors=list(errors), files=len(files))
+    check = credentials.check if credentials is not None else None
+    cwd = Path.cwd()
+    for path in files:
+        try:
+            display = str(path.resolve().relative_to(cwd))
+        except ValueError:
+            display = str(path)
+        try:
+            loaded.scenarios.append(load_file(path, check, display))
+        except ScenarioFileError as exc:
+            loaded.errors += exc.errors
+    return loaded
+
+
+def keyword_filter(expression: str) -> Callable[[Instance], bool]:
+    """pytest-like -k: words match substrings of `path::name[cell]` and tags, case-insensitively,
+    combined with and / or / not and parentheses."""
+    tokens = _TOKEN.findall(expression)
+    if not tokens:
+        raise ValueError("empty -k expression")
+    words: list[str] = []
+    code = []
+    for token in tokens:
+        if token in ("(", ")", "and", "or", "not"):
+            code.append(token)
+        else:
+            words.append(token.lower())
+            code.append(f"w[{len(words) - 1}]")
+    program = " ".join(code)
+    try:
+        compiled = compile(program, "-k", "eval")
+        eval(compiled, {"__builtins__": {}}, {"w": [True] * len(words)})
+    except SyntaxError:
+        raise ValueError(f"cannot parse -k {expression!r}") from None
+
+    def matches(instance: Instance) -> bool:
+        haystack = " ".join([instance.node_id, *instance.scenario.tags]).lower()
+        flags = [word in haystack for word in words]
+        return bool(eval(compiled, {"__builtins__": {}}, {"w": flags}))
+
+    return matches
+
+
+def run_instances(
+    instances: list[Instance],
+    reporter: Reporter,
+    credentials: Credentials,
+    base_url: str | None,
+    api_key: str | None,
+) -> tuple[list[InstanceResult], list[float]]:
+    """Results, and the start time (ms) of each in-process simulator booted."""
+    results: list[InstanceResult] = []
+    starts: list[float] = []
+    default = credentials.default(api_key)
+    run_id = None
+    for instance in instances:
+        if base_url is not None:
+            runner = Runner(base_url, credentials, default, reporter, run_id)
+            results.append(runner.run(instance))
+        else:
+            from payorch_cli.scenario.host import host
+
+            simulator = host().start()
+            starts.append(simulator.start_ms)
+            try:
+                runner = Runner(simulator.base_url, credentials, default, reporter, run_id)
+                results.append(runner.run(instance))
+            finally:
+                simulator.stop()
+        run_id = runner.run_id  # one ${run.id} for the whole run
+    return results, starts
+
+
+def check_reachable(base_url: str) -> str | None:
+    """None if a server answers at `base_url`, else the reason."""
+    from payorch_cli.client import ApiError, Client
+
+    client = Client(base_url, "none")
+    try:
+        client.get("/ping")
+    except ApiError as exc:
+        if exc.status == 0:
+            from payorch_cli.render.errors import error_line
+
+            return error_line(exc)
+    finally:
+        client.close()
+    return None

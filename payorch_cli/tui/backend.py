@@ -1,0 +1,242 @@
+"""Everything the TUI asks the server, as plain data; the only place its HTTP calls are built.
+
+Built on `payorch_cli.client.Client` (stdlib `http.client`). Calls block, so the TUI makes them
+in thread workers; a small pool of clients gives each concurrent worker its own keep-alive
+connection (an `http.client` connection is not thread-safe). Every failure, including a body
+that is not JSON or not the expected shape, becomes an `ApiError`: the UI shows it as a
+notification and never crashes on a bad response.
+"""
+
+from __future__ import annotations
+
+import http.client
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from payorch_cli.client import ApiError, Client
+from payorch_cli.tui import present
+from payorch_cli.tui.stream import EventStreamReader
+
+PAGE_SIZE = 50  # rows per transactions page: one request, well under the API's 100 cap
+DELIVERIES_PER_WEBHOOK = 100
+
+# The actions of POST /payments/{id}/simulate, in the spec's order.
+SIMULATE_ACTIONS = ("paid", "failed", "expired", "refunded", "chargeback")
+# The spec's status filter values (chargeback lists completed payments with a chargeback).
+STATUSES = ("pending", "completed", "failed", "refunded", "expired", "chargeback")
+# The spec's `paymentData.method` slugs, the values of the legacy `method` list filter.
+METHODS = (
+    "card",
+    "debit",
+    "bank_transfer",
+    "wire",
+    "spei",
+    "pix",
+    "oxxo",
+    "boleto",
+    "voucher",
+    "online_payment",
+    "applepay",
+    "googlepay",
+    "crypto",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Identity:
+    """Who the current key is (GET /ping)."""
+
+    merchant_id: str
+    merchant_name: str
+    environment: str
+    key_kind: str
+
+    @property
+    def sandbox(self) -> bool:
+        return self.environment == "sandbox"
+
+
+@dataclass(frozen=True, slots=True)
+class Page:
+    rows: list[dict[str, Any]]
+    total: int
+    offset: int
+    limit: int
+
+    @property
+    def pages(self) -> int:
+        return max(1, -(-self.total // self.limit))
+
+
+def bad_response(what: str) -> ApiError:
+    return ApiError("bad_response", f"Unexpected answer from the server: {what}.", 0)
+
+
+def _dict(value: Any, what: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise bad_response(f"{what} is not an object")
+    return value
+
+
+def _list(value: Any, what: str) -> list[dict[str, Any]]:
+    if not isinstance(value, list):
+        raise bad_response(f"{what} is not a list")
+    return [item for item in value if isinstance(item, dict)]
+
+
+def _int(value: Any, default: int) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else default
+
+
+class Backend:
+    # Above the server's 10 s webhook attempt timeout: a replay answers after its attempt.
+    def __init__(self, base_url: str, api_key: str, timeout: float = 15.0) -> None:
+        probe = Client(base_url, api_key)  # applies the env/default fallbacks once
+        self.base_url = probe.base_url
+        self.api_key = probe.api_key
+        self.timeout = timeout
+        self._idle: list[Client] = []
+        self._lock = threading.Lock()
+
+    # -- transport -------------------------------------------------------------------------------
+
+    @contextmanager
+    def _client(self) -> Iterator[Client]:
+        with self._lock:
+            client = self._idle.pop() if self._idle else None
+        if client is None:
+            client = Client(self.base_url, self.api_key, timeout=self.timeout)
+        ok = False
+        try:
+            yield client
+            ok = True
+        finally:
+            if ok:
+                with self._lock:
+                    self._idle.append(client)
+            else:
+                client.close()  # its connection may be half-read: never reuse it
+
+    def call(
+        self, method: str, path: str, body: Any = None, query: dict[str, Any] | None = None
+    ) -> Any:
+        try:
+            with self._client() as client:
+                return client.request(method, path, body, query)
+        except ApiError:
+            raise
+        except (ValueError, UnicodeDecodeError) as exc:  # a body that is not JSON
+            raise bad_response(f"not JSON ({exc})") from None
+        except (http.client.HTTPException, OSError) as exc:  # truncated or garbled HTTP
+            raise ApiError(
+                "connection_failed", f"Cannot talk to {self.base_url}: {exc!r}", 0
+            ) from None
+
+    def close(self) -> None:
+        with self._lock:
+            idle, self._idle = self._idle, []
+        for client in idle:
+            client.close()
+
+    def open_stream(self) -> EventStreamReader:
+        """A reader of `GET /_sim/events` for this key (read it in a worker)."""
+        return EventStreamReader(self.base_url, self.api_key)
+
+    # -- identity and clock ----------------------------------------------------------------------
+
+    def ping(self) -> Identity:
+        data = _dict(self.call("GET", "/ping"), "GET /ping")
+        merchant = present.obj(data.get("merchant"))
+        return Identity(
+            merchant_id=str(merchant.get("id") or "?"),
+            merchant_name=str(merchant.get("name") or merchant.get("id") or "?"),
+            environment=str(data.get("environment") or "?"),
+            key_kind=str(data.get("keyKind") or "?"),
+        )
+
+    def clock(self) -> dict[str, Any]:
+        return _dict(self.call("GET", "/_sim/clock"), "GET /_sim/clock")
+
+    def advance_clock(self, seconds: float) -> dict[str, Any]:
+        return _dict(
+            self.call("POST", "/_sim/clock/advance", {"seconds": seconds}), "clock advance"
+        )
+
+    # -- pay-ins ---------------------------------------------------------------------------------
+
+    def payments(
+        self,
+        *,
+        offset: int = 0,
+        limit: int = PAGE_SIZE,
+        status: str | None = None,
+        method: str | None = None,
+        merchant_order_id: str | None = None,
+    ) -> Page:
+        query = {
+            "limit": limit,
+            "offset": offset,
+            "status": status,
+            "method": method,
+            "merchantOrderId": merchant_order_id,
+        }
+        data = _dict(self.call("GET", "/payments", query=query), "GET /payments")
+        pagination = present.obj(data.get("pagination"))
+        rows = _list(data.get("data"), "GET /payments data")
+        return Page(rows, _int(pagination.get("total"), len(rows)), offset, limit)
+
+    def payment(self, transaction_id: str) -> dict[str, Any]:
+        return _dict(self.call("GET", f"/payments/{transaction_id}"), "GET /payments/{id}")
+
+    def simulate(self, transaction_id: str, action: str) -> dict[str, Any]:
+        return _dict(
+            self.call("POST", f"/payments/{transaction_id}/simulate", {"action": action}),
+            "simulate",
+        )
+
+    def balance(self) -> dict[str, Any]:
+        return _dict(self.call("GET", "/me/balance"), "GET /me/balance")
+
+    def payout_balance(self) -> dict[str, Any] | None:
+        """The payout balances, or None where the server has no payouts (404)."""
+        try:
+            return _dict(self.call("GET", "/me/payout/balance"), "GET /me/payout/balance")
+        except ApiError as exc:
+            if exc.status == 404:
+                return None
+            raise
+
+    # -- webhooks and deliveries -----------------------------------------------------------------
+
+    def webhooks(self) -> list[dict[str, Any]]:
+        data = _dict(self.call("GET", "/webhooks", query={"limit": 100}), "GET /webhooks")
+        return _list(data.get("data"), "GET /webhooks data")
+
+    def deliveries(self) -> list[dict[str, Any]]:
+        """Every subscription's newest deliveries, merged newest first, each with `webhook`."""
+        merged: list[dict[str, Any]] = []
+        for hook in self.webhooks():
+            hook_id = hook.get("id")
+            if not isinstance(hook_id, str):
+                continue
+            data = _dict(
+                self.call(
+                    "GET",
+                    f"/webhooks/{hook_id}/deliveries",
+                    query={"limit": DELIVERIES_PER_WEBHOOK},
+                ),
+                "GET deliveries",
+            )
+            for delivery in _list(data.get("data"), "GET deliveries data"):
+                merged.append({**delivery, "webhook": hook})
+        merged.sort(key=lambda d: str(d.get("createdAt") or ""), reverse=True)
+        return merged
+
+    def replay(self, webhook_id: str, delivery_id: str) -> dict[str, Any]:
+        return _dict(
+            self.call("POST", f"/webhooks/{webhook_id}/deliveries/{delivery_id}/replay"),
+            "replay",
+        )

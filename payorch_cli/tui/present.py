@@ -1,0 +1,200 @@
+"""Pure presentation: API data -> strings and rich `Text`, never raising on odd data.
+
+Every function accepts whatever the server sent (a missing key, a string where a number was
+expected) and shows it as well as it can: a bad response must never crash the UI.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+from rich.text import Text
+
+DASH = "—"
+
+# Colour is a hint, never the only cue: the status word is always written out, so NO_COLOR
+# (which Textual turns into monochrome) loses nothing.
+STATUS_STYLES = {
+    "pending": "bold yellow",
+    "completed": "bold green",
+    "failed": "bold red",
+    "refunded": "bold magenta",
+    "expired": "dim",
+    "chargeback": "bold white on red",
+}
+DELIVERY_STYLES = {
+    "succeeded": "bold green",
+    "pending": "bold yellow",
+    "failed": "bold red",
+    "stored": "bold cyan",
+    "cancelled": "dim",
+}
+
+
+def obj(value: Any) -> dict[str, Any]:
+    """`value` if it is a JSON object, else an empty one: read fields without checking."""
+    return value if isinstance(value, dict) else {}
+
+
+def items(value: Any) -> list[Any]:
+    """`value` if it is a JSON array, else an empty one."""
+    return value if isinstance(value, list) else []
+
+
+def text(value: Any) -> str:
+    if value is None or value == "":
+        return DASH
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, dict | list):
+        return json.dumps(value, ensure_ascii=False, separators=(", ", ": "))
+    return str(value)
+
+
+def decimal(value: Any) -> Decimal | None:
+    if isinstance(value, bool) or value is None:
+        return None
+    try:
+        number = Decimal(str(value))
+    except (InvalidOperation, ValueError):
+        return None
+    return number if number.is_finite() else None
+
+
+def money(value: Any, currency: str | None = None) -> str:
+    number = decimal(value)
+    if number is None:
+        return text(value)
+    shown = f"{number:,.2f}"
+    return f"{shown} {currency}" if currency else shown
+
+
+def parse_time(value: Any) -> datetime | None:
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
+def when(value: Any, *, seconds: bool = True) -> str:
+    """Simulated time as the server writes it (UTC), short: `11-22 03:44:38`."""
+    parsed = parse_time(value)
+    if parsed is None:
+        return text(value)
+    return parsed.astimezone(UTC).strftime("%m-%d %H:%M:%S" if seconds else "%m-%d %H:%M")
+
+
+def full_time(value: Any) -> str:
+    parsed = parse_time(value)
+    if parsed is None:
+        return text(value)
+    return parsed.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S") + "Z"
+
+
+def duration(seconds: float) -> str:
+    """A clock offset, compact: `+2d 3h`, `+45m`, `+12s`."""
+    seconds = max(0.0, seconds)
+    if seconds < 1:
+        return ""
+    days, rest = divmod(int(seconds), 86_400)
+    hours, rest = divmod(rest, 3_600)
+    minutes, secs = divmod(rest, 60)
+    parts = [f"{days}d"] if days else []
+    if hours:
+        parts.append(f"{hours}h")
+    if minutes and not days:
+        parts.append(f"{minutes}m")
+    if secs and not days and not hours:
+        parts.append(f"{secs}s")
+    return "+" + " ".join(parts[:2])
+
+
+def status_text(status: Any, *, chargeback: bool = False) -> Text:
+    word = text(status)
+    shown = Text(word, style=STATUS_STYLES.get(word, ""))
+    if chargeback:
+        shown.append(" cb", style=STATUS_STYLES["chargeback"])
+    return shown
+
+
+def delivery_status_text(status: Any) -> Text:
+    word = text(status)
+    return Text(word, style=DELIVERY_STYLES.get(word, ""))
+
+
+def http_status_text(attempt: dict[str, Any] | None) -> Text:
+    if not attempt:
+        return Text(DASH, style="dim")
+    if attempt.get("stored"):
+        return Text("stored", style="cyan")
+    status = attempt.get("httpStatus")
+    if isinstance(status, int) and not isinstance(status, bool):
+        return Text(str(status), style="green" if 200 <= status < 300 else "bold red")
+    return Text("ERR", style="bold red")
+
+
+def latency(attempt: dict[str, Any] | None) -> str:
+    value = decimal((attempt or {}).get("durationMs"))
+    return DASH if value is None else f"{value:.0f} ms"
+
+
+def transaction_id(tx: dict[str, Any]) -> str:
+    return text(tx.get("id") or tx.get("transactionId"))
+
+
+def fx_rows(tx: dict[str, Any]) -> list[tuple[str, str]]:
+    """The conversion chain: presentment -> USD headline -> the buyer's local currency."""
+    rows: list[tuple[str, str]] = []
+    amount = decimal(tx.get("amount"))
+    if tx.get("inputCurrency"):
+        rows.append(("presentment", money(tx.get("inputAmount"), text(tx.get("inputCurrency")))))
+        given = decimal(tx.get("inputAmount"))
+        if given and amount:
+            rows.append(
+                (
+                    "  → USD rate",
+                    f"1 {tx['inputCurrency']} = {amount / given:.6f} USD (after markup)",
+                )
+            )
+    rows.append(("headline", money(tx.get("amount"), text(tx.get("currency") or "USD"))))
+    local = decimal(tx.get("amountLocal"))
+    local_currency = text(tx.get("currencyLocal"))
+    rows.append(("buyer pays", money(tx.get("amountLocal"), local_currency)))
+    if amount and local is not None and local_currency != "USD":
+        rows.append(("  rate", f"{local / amount:.4f} {local_currency}/USD"))
+    return rows
+
+
+def fee_rows(tx: dict[str, Any]) -> list[tuple[str, str]]:
+    fees = obj(tx.get("fees"))
+    rows = [(f"{key}", money(fees.get(key), "USD")) for key in ("platform", "provider", "network")]
+    rows.extend(
+        (key, money(value, "USD"))
+        for key, value in fees.items()
+        if key not in {"platform", "provider", "network", "total"}
+    )
+    rows.append(("total fees", money(fees.get("total"), "USD")))
+    amount, total = decimal(tx.get("amount")), decimal(fees.get("total"))
+    if amount is not None and total is not None:
+        rows.append(("net of fees", money(amount - total, "USD")))
+    settlement = obj(tx.get("settlement"))
+    if settlement:
+        delay = text(settlement.get("delay"))
+        rows.append(("settlement", f"{text(settlement.get('status'))} ({delay})"))
+    return rows
+
+
+def flatten(value: Any, prefix: str = "") -> list[tuple[str, str]]:
+    """Every field of a JSON object as (dotted path, shown value), in the server's order."""
+    if isinstance(value, dict) and value:
+        rows: list[tuple[str, str]] = []
+        for key, item in value.items():
+            rows.extend(flatten(item, f"{prefix}.{key}" if prefix else str(key)))
+        return rows
+    return [(prefix or "value", text(value))]

@@ -1,0 +1,1 @@
+"""Screens: transactions, transaction detail, balances, deliveries, delivery detail, dialogs."""

@@ -1,0 +1,122 @@
+"""One transaction: all its fields, FX and fees, and its events and deliveries in time order."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, VerticalScroll
+from textual.widgets import Static
+
+from payorch_cli.client import ApiError
+from payorch_cli.tui import present
+from payorch_cli.tui.messages import Failed
+from payorch_cli.tui.screens.base import LiveScreen
+from payorch_cli.tui.widgets.detail import (
+    BreakdownPanel,
+    FieldsPanel,
+    TimelineTable,
+    involves,
+    timeline,
+)
+
+# After an event, deliveries are attempted in the background: look again when they are likely
+# done (a local endpoint answers in milliseconds; an attempt times out after 10 s).
+FOLLOW_UPS = (0.3, 1.5, 5.0, 11.0)
+
+
+class TransactionScreen(LiveScreen):
+    WATCHES = frozenset({"deliveries"})
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape,backspace", "app.pop_screen", "Back"),
+        Binding("p", "simulate('paid')", "Paid"),
+        Binding("f", "simulate('failed')", "Failed"),
+        Binding("x", "simulate('expired')", "Expired"),
+        Binding("u", "simulate('refunded')", "Refunded"),
+        Binding("c", "simulate('chargeback')", "Chargeback"),
+    ]
+
+    def __init__(self, transaction_id: str) -> None:
+        super().__init__()
+        self.transaction_id = transaction_id
+        self.tx: dict[str, Any] | None = None
+        self.deliveries: list[dict[str, Any]] = []
+        self._follow_ups: list[Any] = []
+
+    def compose(self) -> ComposeResult:
+        yield from self.compose_header()
+        yield Static(Text(self.transaction_id, style="bold"), id="detail-title")
+        with Horizontal(id="detail-top"):
+            with VerticalScroll(id="fields-scroll"):
+                yield FieldsPanel(id="fields")
+            with VerticalScroll(id="breakdown-scroll"):
+                yield BreakdownPanel(id="breakdown")
+        yield TimelineTable(id="timeline")
+        yield from self.compose_footer()
+
+    # -- loading ---------------------------------------------------------------------------------
+
+    def reload(self, *, quiet: bool = False) -> None:
+        self._fetch()
+
+    @work(thread=True, group="detail", exclusive=True, exit_on_error=False)
+    def _fetch(self) -> None:
+        backend = self.payorch.backend
+        try:
+            tx = backend.payment(self.transaction_id)
+        except ApiError as exc:
+            self.payorch.post_message(Failed(f"Loading {self.transaction_id}", exc))
+            return
+        try:
+            deliveries = [
+                d for d in backend.deliveries() if involves(d.get("event"), self.transaction_id)
+            ]
+        except ApiError as exc:
+            self.payorch.post_message(Failed("Loading deliveries", exc, quiet=True))
+            deliveries = self.deliveries
+        self.deliver(self._show, tx, deliveries)
+
+    def _show(self, tx: dict[str, Any], deliveries: list[dict[str, Any]]) -> None:
+        self.tx, self.deliveries = tx, deliveries
+        chargeback = self.transaction_id in self.payorch.chargebacks
+        title = Text.assemble(
+            (self.transaction_id, "bold"),
+            "  ",
+            present.status_text(tx.get("status"), chargeback=chargeback),
+            "  ",
+            present.money(tx.get("amount"), "USD"),
+            "  ",
+            present.text(tx.get("paymentMethod")),
+            " · ",
+            present.text(tx.get("country")),
+        )
+        self.query_one("#detail-title", Static).update(title)
+        self.query_one(FieldsPanel).show(tx, chargeback=chargeback)
+        self.query_one(BreakdownPanel).show(tx)
+        self._show_timeline()
+
+    def _show_timeline(self) -> None:
+        if self.tx is None:
+            return
+        events = [e for e in self.payorch.event_log if involves(e, self.transaction_id)]
+        self.query_one(TimelineTable).show(timeline(self.tx, events, self.deliveries))
+
+    # -- live ------------------------------------------------------------------------------------
+
+    def apply_transaction(self, tx: dict[str, Any]) -> None:
+        if tx.get("id") == self.transaction_id:
+            self._guarded(self._show, {**(self.tx or {}), **tx}, self.deliveries)
+            for timer in self._follow_ups:
+                timer.stop()
+            self._follow_ups = [self.set_timer(delay, self.reload) for delay in FOLLOW_UPS]
+
+    # -- actions ---------------------------------------------------------------------------------
+
+    def selected_transaction(self) -> str | None:
+        return self.transaction_id
+
+    def action_simulate(self, action: str) -> None:
+        self.payorch.request_simulate(self.transaction_id, action)

@@ -1,0 +1,139 @@
+"""The transactions screen's regions: filter bar, the table, the pager and the balance strip."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.text import Text
+from textual.widgets import DataTable, Static
+
+from payorch_cli.tui import present
+
+# (key, label); widths fit 80 columns up to the method; the order id spills to the right.
+COLUMNS = (
+    ("created", "Created"),
+    ("id", "Transaction"),
+    ("status", "Status"),
+    ("amount", "USD"),
+    ("local", "Local"),
+    ("method", "Method"),
+    ("order", "Order id"),
+)
+
+
+def row_cells(tx: dict[str, Any], *, chargeback: bool) -> list[Any]:
+    timestamps = present.obj(tx.get("timestamps"))
+    return [
+        present.when(timestamps.get("created")),
+        present.transaction_id(tx),
+        present.status_text(tx.get("status"), chargeback=chargeback),
+        Text(present.money(tx.get("amount")), justify="right"),
+        Text(present.money(tx.get("amountLocal"), present.text(tx.get("currencyLocal")))),
+        present.text(tx.get("paymentMethod")),
+        present.text(tx.get("merchantOrderId")),
+    ]
+
+
+class TransactionsTable(DataTable[Any]):
+    """Row keys are transaction ids, so an event updates its row in place."""
+
+    def on_mount(self) -> None:
+        self.cursor_type = "row"
+        self.zebra_stripes = True
+        for key, label in COLUMNS:
+            self.add_column(label, key=key)
+
+    def show(self, rows: list[dict[str, Any]], chargebacks: set[str]) -> None:
+        keep = self.selected_id()
+        self.clear()
+        seen: set[str] = set()
+        for tx in rows:
+            tx_id = present.transaction_id(tx)
+            if tx_id in seen:  # a duplicate id would make DataTable raise: show it once
+                continue
+            seen.add(tx_id)
+            self.add_row(*row_cells(tx, chargeback=tx_id in chargebacks), key=tx_id)
+        if keep in seen:
+            self.move_cursor(row=self.get_row_index(keep), animate=False)
+
+    def update_row(self, tx: dict[str, Any], *, chargeback: bool) -> bool:
+        """Refresh the row of this transaction, if shown; True when it was."""
+        tx_id = present.transaction_id(tx)
+        if tx_id not in self.rows:
+            return False
+        for (key, _), value in zip(COLUMNS, row_cells(tx, chargeback=chargeback), strict=True):
+            self.update_cell(tx_id, key, value)
+        return True
+
+    def selected_id(self) -> str | None:
+        if not self.row_count:
+            return None
+        try:
+            key = self.coordinate_to_cell_key(self.cursor_coordinate).row_key
+        except Exception:  # no valid cursor yet
+            return None
+        return None if key.value is None else str(key.value)
+
+    def status_of(self, tx_id: str) -> str:
+        """The status word shown on a row (tests and the latency measurement read it)."""
+        return str(self.get_cell(tx_id, "status")).split(" ")[0]
+
+
+class FilterSummary(Static):
+    DEFAULT_CSS = """
+    FilterSummary { width: auto; height: 1; padding: 0 1; }
+    """
+
+    def show(self, status: str | None, method: str | None) -> None:
+        self.update(
+            Text.assemble(
+                ("s", "bold"),
+                " status:",
+                (status or "all", "bold" if status else "dim"),
+                "  ",
+                ("m", "bold"),
+                " method:",
+                (method or "all", "bold" if method else "dim"),
+            )
+        )
+
+
+class Pager(Static):
+    DEFAULT_CSS = """
+    Pager { height: 1; width: 1fr; padding: 0 1; }
+    """
+
+    def show(self, page: int, pages: int, total: int, newer: int, search: str | None) -> None:
+        line = Text.assemble(
+            ("page ", "dim"),
+            (f"{page + 1}/{pages}", "bold"),
+            ("  ·  ", "dim"),
+            f"{total:,} transaction{'s' if total != 1 else ''}",
+        )
+        if search:
+            line.append("  ·  search ", style="dim")
+            line.append(search, style="bold")
+        if newer:
+            line.append(f"  ·  ↑ {newer} new (page 1)", style="bold yellow")
+        line.append("   [ ] pages", style="dim")
+        self.update(line)
+
+
+class BalanceStrip(Static):
+    """The pay-in balance in one line, so a status change shows its money move right here."""
+
+    DEFAULT_CSS = """
+    BalanceStrip { height: 1; width: 1fr; padding: 0 1; background: $boost; }
+    """
+
+    def show(self, balance: dict[str, Any] | None) -> None:
+        if balance is None:
+            self.update(Text("balance: …", style="dim"))
+            return
+        amounts = present.obj(balance.get("balance"))
+        line = Text(f"{present.text(balance.get('currency') or 'USD')} ", style="bold")
+        for key in ("available", "pending", "frozen", "reserve"):
+            line.append(f"{key} ", style="dim")
+            line.append(present.money(amounts.get(key)), style="bold")
+            line.append("  ")
+        self.update(line)

@@ -1,0 +1,157 @@
+"""The OpenAPI document: the hand-written source plus the error responses built from the catalogue.
+
+The source (`openapi.yaml`, package data) names, per operation, the error codes it can give; this
+module adds the codes every operation of its kind can give (its credential level, a JSON body,
+query parameters) and turns them into one response per HTTP status, each status taken from
+`simulator.domain.errors.CATALOGUE`: a status is never written twice. Imports neither aiohttp nor
+jsonschema, so `payorch openapi` stays light.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+from collections.abc import Iterator
+from http import HTTPStatus
+from importlib import resources
+from typing import Any
+
+import orjson
+import yaml
+
+from simulator.domain.errors import CATALOGUE
+
+SOURCE = "openapi.yaml"
+HTTP_METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
+ERROR_SCHEMA = "#/components/schemas/ErrorEnvelope"
+
+# What the auth middleware can answer before a handler runs, per `x-auth` level.
+_CREDENTIAL_CODES = (
+    "missing_credentials",
+    "invalid_api_key",
+    "invalid_token",
+    "token_expired",
+    "environment_mismatch",
+    "merchant_suspended",
+    "shop_suspended",
+    "rate_limited",
+)
+AUTH_CODES: dict[str, tuple[str, ...]] = {
+    "none": (),
+    "token": (),  # the session token in the path is the credential: unknown is the op's 404
+    "any": _CREDENTIAL_CODES,
+    "secret": (*_CREDENTIAL_CODES, "key_kind_not_allowed"),
+    "sandbox": (*_CREDENTIAL_CODES, "key_kind_not_allowed", "production_key_refused"),
+}
+# What reading a JSON body can answer (simulator/http/requests.py).
+BODY_CODES = ("content_type_required", "invalid_json", "invalid_request", "payload_too_large")
+# Every operation can fail unexpectedly, or be cut short by a server that is stopping (a request
+# still running when the shutdown grace ends is answered 503, not dropped).
+ALWAYS_CODES = ("internal_error", "service_unavailable")
+
+
+class DocumentError(ValueError):
+    """The source document is inconsistent (a test keeps this from ever shipping)."""
+
+
+def load_source() -> dict[str, Any]:
+    """The source document as written (YAML anchors and merge keys resolved)."""
+    text = (resources.files("simulator.openapi") / SOURCE).read_text(encoding="utf-8")
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    source: dict[str, Any] = yaml.load(text, Loader=loader)  # a safe loader (C if available)
+    return source
+
+
+def operations(doc: dict[str, Any]) -> Iterator[tuple[str, str, dict[str, Any], dict[str, Any]]]:
+    """(path, method, operation, path item) for every operation of `doc`."""
+    for path, item in doc["paths"].items():
+        for method in HTTP_METHODS:
+            if method in item:
+                yield path, method, item[method], item
+
+
+def has_query(doc: dict[str, Any], operation: dict[str, Any], path_item: dict[str, Any]) -> bool:
+    shared = doc.get("components", {}).get("parameters", {})
+    for parameter in (*path_item.get("parameters", ()), *operation.get("parameters", ())):
+        if "$ref" in parameter:
+            parameter = shared[parameter["$ref"].rsplit("/", 1)[-1]]
+        if parameter.get("in") == "query":
+            return True
+    return False
+
+
+def error_codes(
+    doc: dict[str, Any], operation: dict[str, Any], path_item: dict[str, Any]
+) -> list[str]:
+    """Every code the operation can answer with, in a stable order (its own codes first)."""
+    auth = operation.get("x-auth")
+    if auth not in AUTH_CODES:
+        raise DocumentError(f"{operation.get('operationId')}: x-auth {auth!r} is not a level")
+    codes = list(operation.get("x-error-codes") or ())
+    codes += AUTH_CODES[auth]
+    if "requestBody" in operation:
+        codes += BODY_CODES
+    if has_query(doc, operation, path_item):
+        codes.append("invalid_request")
+    codes += ALWAYS_CODES
+    unknown = [code for code in codes if code not in CATALOGUE]
+    if unknown:
+        raise DocumentError(f"{operation.get('operationId')}: unknown error codes {unknown}")
+    return list(dict.fromkeys(codes))
+
+
+def _error_response(status: int, codes: list[str]) -> dict[str, Any]:
+    listed = ", ".join(f"`{code}`" for code in codes)
+    headers: dict[str, Any] = {"X-Request-Id": {"$ref": "#/components/headers/RequestId"}}
+    if "rate_limited" in codes:
+        headers["Retry-After"] = {"$ref": "#/components/headers/RetryAfter"}
+    schema = {
+        "allOf": [
+            {"$ref": ERROR_SCHEMA},
+            {"properties": {"error": {"properties": {"code": {"enum": codes}}}}},
+        ]
+    }
+    return {
+        "description": f"{HTTPStatus(status).phrase}: {listed}.",
+        "headers": headers,
+        "content": {"application/json": {"schema": schema}},
+    }
+
+
+def build(source: dict[str, Any]) -> dict[str, Any]:
+    """The served document: `source` with every operation's error responses added."""
+    doc = copy.deepcopy(source)
+    for _path, _method, operation, item in operations(doc):
+        surface = operation.get("x-error-surface")
+        responses: dict[str, Any] = operation["responses"]
+        for status, response in responses.items():
+            if int(status) >= 400:
+                raise DocumentError(
+                    f"{operation['operationId']}: error responses are built from x-error-codes"
+                )
+            response.setdefault("headers", {})["X-Request-Id"] = {
+                "$ref": "#/components/headers/RequestId"
+            }
+        by_status: dict[int, list[str]] = {}
+        for code in error_codes(doc, operation, item):
+            by_status.setdefault(CATALOGUE[code].status_on(surface), []).append(code)
+        for status in sorted(by_status):
+            responses[str(status)] = _error_response(status, by_status[status])
+    return doc
+
+
+@functools.cache
+def document() -> dict[str, Any]:
+    """The served document, built once per process. Treat it as read-only."""
+    return build(load_source())
+
+
+@functools.cache
+def document_json() -> bytes:
+    """The served document as compact JSON (what GET /api/v1/openapi.json answers)."""
+    return orjson.dumps(document())
+
+
+def pretty_json() -> bytes:
+    """The document as indented JSON with a final newline (what `payorch openapi` prints)."""
+    return orjson.dumps(document(), option=orjson.OPT_INDENT_2) + b"\n"

@@ -1,0 +1,282 @@
+"""The OpenAPI 3.1 document: valid, complete (every route described, every path routed), served,
+printed, and the single source of the request rules (the domain's own limits agree with it)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import tomllib
+from http import HTTPStatus
+from pathlib import Path
+from typing import Any
+
+import pytest
+from aiohttp import web
+from openapi_spec_validator import validate
+
+from simulator.domain import checkout_request, deposits, payment_request, payouts, webhooks
+from simulator.domain.deliveries import DELIVERY_STATUSES
+from simulator.domain.errors import CATALOGUE
+from simulator.domain.methods import CHANNELS
+from simulator.domain.refunds import MAX_REASON
+from simulator.domain.states import SIMULATE_ACTIONS, TRANSACTION_STATUSES
+from simulator.openapi.document import ALWAYS_CODES, AUTH_CODES, document, load_source, operations
+from tests.conftest import Api, Keys, assert_error
+
+ROOT = Path(__file__).resolve().parents[2]
+DOC = document()
+SCHEMAS = DOC["components"]["schemas"]
+HTTP_METHODS = {"GET", "POST", "PUT", "PATCH", "DELETE"}
+
+# Routes the server answers that are not part of the API document: HTML pages for the buyer and
+# the simulated provider, and static files. Listed here so a new API route cannot hide among them.
+NON_API_ROUTES = {
+    ("GET", "/checkout/{token}"),  # the hosted checkout method picker (HTML)
+    ("POST", "/checkout/{token}/select"),  # its form post (HTML, 303)
+    ("GET", "/c/{transaction_id}"),  # the payment page (HTML, or 307 to the provider)
+    ("GET", "/_sim/provider/{id}"),  # the simulated provider's hosted page (HTML)
+    ("POST", "/_sim/provider/{id}/{action}"),  # its buttons (HTML, 303)
+}
+
+
+def documented_routes() -> dict[tuple[str, str], dict[str, Any]]:
+    base = DOC["servers"][0]["url"]
+    routes = {}
+    for path, method, operation, item in operations(DOC):
+        server = (item.get("servers") or [{"url": base}])[0]["url"]
+        routes[(method.upper(), server.rstrip("/") + path)] = operation
+    return routes
+
+
+def served_routes(app: web.Application) -> dict[tuple[str, str], Any]:
+    routes = {}
+    for route in app.router.routes():
+        resource = route.resource
+        if route.method not in HTTP_METHODS or resource is None:
+            continue  # HEAD is served for every GET by aiohttp itself
+        if isinstance(resource, web.StaticResource):
+            continue
+        routes[(route.method, resource.canonical)] = route.handler
+    return routes
+
+
+def test_the_document_is_valid_openapi_3_1() -> None:
+    assert DOC["openapi"].startswith("3.1")
+    validate(DOC)
+
+
+def test_every_route_is_described_and_every_described_path_is_routed(api: Api) -> None:
+    served = served_routes(api.client.app)
+    documented = documented_routes()
+    undocumented = set(served) - set(documented) - NON_API_ROUTES
+    assert not undocumented, f"routes missing from the OpenAPI document: {sorted(undocumented)}"
+    unrouted = set(documented) - set(served)
+    assert not unrouted, f"documented but not routed: {sorted(unrouted)}"
+    assert set(served) >= NON_API_ROUTES, "a non-API route listed here no longer exists"
+
+
+def test_each_operation_declares_the_credential_its_handler_requires(api: Api) -> None:
+    served = served_routes(api.client.app)
+    for key, operation in documented_routes().items():
+        level = getattr(served[key], "auth_level", "none")
+        declared = operation["x-auth"]
+        # `token`: the session token in the path is the credential; no Authorization header.
+        assert level == ("none" if declared == "token" else declared), (key, level, declared)
+        anonymous = declared in ("none", "token")
+        assert (operation.get("security") == []) is anonymous, key
+
+
+def test_operation_ids_are_unique_and_links_name_real_operations() -> None:
+    ids = [operation["operationId"] for _, _, operation, _ in operations(DOC)]
+    assert len(ids) == len(set(ids))
+    linked = 0
+    for _, _, operation, _ in operations(DOC):
+        for response in operation["responses"].values():
+            for link in response.get("links", {}).values():
+                assert link["operationId"] in ids, link
+                linked += 1
+    assert linked >= 20
+    create = DOC["paths"]["/payments"]["post"]["responses"]["200"]["links"]
+    assert {create[name]["operationId"] for name in create} == {
+        "getPayment",
+        "refundPayment",
+        "simulatePayment",
+    }
+
+
+def test_error_responses_take_their_status_from_the_catalogue() -> None:
+    """Each error response lists codes whose catalogue status is that response's status."""
+    for path, method, operation, _ in operations(DOC):
+        surface = operation.get("x-error-surface")
+        seen: set[str] = set()
+        for status, response in operation["responses"].items():
+            if int(status) < 400:
+                continue
+            codes = response["content"]["application/json"]["schema"]["allOf"][1]["properties"][
+                "error"
+            ]["properties"]["code"]["enum"]
+            for code in codes:
+                assert CATALOGUE[code].status_on(surface) == int(status), (path, method, code)
+            assert HTTPStatus(int(status)).phrase in response["description"]
+            seen.update(codes)
+        assert set(ALWAYS_CODES) <= seen
+        assert set(AUTH_CODES[operation["x-auth"]]) <= seen, (path, method)
+        if "rate_limited" in seen:
+            assert "Retry-After" in operation["responses"]["429"]["headers"]
+
+
+def test_the_source_writes_no_error_response_by_hand() -> None:
+    for _, _, operation, _ in operations(load_source()):
+        assert all(int(status) < 400 for status in operation["responses"]), operation["operationId"]
+
+
+def test_amount_invalid_is_422_on_payouts_and_400_elsewhere() -> None:
+    def status_of(path: str, method: str, code: str) -> int:
+        for status, response in DOC["paths"][path][method]["responses"].items():
+            schema = response.get("content", {}).get("application/json", {}).get("schema", {})
+            if code in str(schema):
+                return int(status)
+        raise AssertionError((path, method, code))
+
+    assert status_of("/me/payout/send", "post", "amount_invalid") == 422
+    assert status_of("/payments", "post", "amount_invalid") == 400
+
+
+async def test_the_document_is_served_without_credentials(api: Api) -> None:
+    response = await api.client.get("/api/v1/openapi.json")
+    assert response.status == 200
+    assert response.content_type == "application/json"
+    assert response.headers["X-Request-Id"].startswith("req_")
+    assert await response.json() == json.loads(json.dumps(DOC))
+
+
+def test_payorch_openapi_prints_the_document_without_aiohttp() -> None:
+    code = (
+        "import sys, json; from typer.testing import CliRunner; from payorch_cli.main import app; "
+        "r = CliRunner().invoke(app, ['openapi']); assert r.exit_code == 0, r.output; "
+        "print(json.dumps(json.loads(r.stdout)['info'])); "
+        "assert 'aiohttp' not in sys.modules, 'payorch openapi imported aiohttp'"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=30, cwd=ROOT
+    )
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout) == DOC["info"]
+
+
+def test_the_document_ships_as_package_data() -> None:
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    patterns = pyproject["tool"]["setuptools"]["package-data"]["simulator"]
+    source = ROOT / "simulator" / "openapi" / "openapi.yaml"
+    assert any(source.match(f"simulator/{pattern}") for pattern in patterns)
+
+
+# -- one source: the domain's own rules agree with the document ------------------------------
+
+
+def props(name: str) -> dict[str, Any]:
+    return SCHEMAS[name]["properties"]
+
+
+def test_payment_text_limits_match_the_domain() -> None:
+    schema = props("PaymentCreate")
+    for field, limit in payment_request.MAX_LENGTHS.items():
+        assert schema[field]["maxLength"] == limit, field
+    assert set(schema) == payment_request.ALLOWED_FIELDS
+    assert set(props("PaymentCustomer")) == payment_request.CUSTOMER_FIELDS
+
+
+def test_checkout_limits_match_the_domain() -> None:
+    customer = SCHEMAS["CheckoutCustomer"]
+    for field, (required, limit) in checkout_request.CUSTOMER_RULES.items():
+        assert customer["properties"][field]["maxLength"] == limit, field
+        assert (field in customer["required"]) is required, field
+    assert set(props("SelectorSessionCreate")) == checkout_request.SESSION_FIELDS
+    select = props("SelectRequest")
+    assert set(select) == checkout_request.SELECT_FIELDS
+    for field, limit in checkout_request.SELECT_CUSTOMER_RULES.items():
+        assert select["customer"]["properties"][field]["maxLength"] == limit, field
+    # details.helpUrl points at operations of this document.
+    for pointer in (checkout_request.CREATE_HELP, checkout_request.SELECT_HELP):
+        path, method = pointer.split("#/paths/")[1].rsplit("/", 1)
+        assert method in DOC["paths"][path.replace("~1", "/")]
+
+
+def test_deposit_account_limits_match_the_domain() -> None:
+    schema = props("DepositAccountCreate")
+    for field, limit in deposits.TEXT_LIMITS.items():
+        assert schema[field]["maxLength"] == limit, field
+    assert set(schema) == set(deposits.ACCOUNT_FIELDS)
+    assert schema["metadata"]["maxProperties"] == deposits.METADATA_MAX_KEYS
+    assert schema["metadata"]["additionalProperties"]["maxLength"] == deposits.METADATA_MAX_VALUE
+    assert schema["metadata"]["propertyNames"]["maxLength"] == deposits.METADATA_MAX_KEY
+
+
+def test_enumerations_match_the_domain() -> None:
+    assert props("SimulateRequest")["action"]["enum"] == list(SIMULATE_ACTIONS)
+    assert props("PayoutSimulateRequest")["action"]["enum"] == list(payouts.SIMULATE_ACTIONS)
+    assert SCHEMAS["EventType"]["enum"] == list(webhooks.EVENT_TYPES)
+    events = SCHEMAS["Events"]["oneOf"][0]["items"]["enum"]
+    assert events == [webhooks.ALL_EVENTS, *webhooks.EVENT_TYPES]
+    listed = {p["name"]: p for p in DOC["paths"]["/payments"]["get"]["parameters"] if "name" in p}
+    assert listed["status"]["schema"]["enum"] == list(TRANSACTION_STATUSES)
+    methods = DOC["paths"]["/payment-methods"]["get"]["parameters"]
+    assert next(p for p in methods if p["name"] == "channel")["schema"]["enum"] == list(CHANNELS)
+    deliveries = DOC["paths"]["/webhooks/{id}/deliveries"]["get"]["parameters"]
+    status = next(p for p in deliveries if p.get("name") == "status")
+    assert status["schema"]["enum"] == list(DELIVERY_STATUSES)
+    payout_list = DOC["paths"]["/me/payout/send"]["get"]["parameters"]
+    status = next(p for p in payout_list if p.get("name") == "status")
+    assert status["schema"]["enum"] == list(payouts.PAYOUT_STATUSES)
+    assert props("RefundRequest")["reason"]["maxLength"] == MAX_REASON
+    assert props("WebhookCreate")["description"]["maxLength"] == webhooks.MAX_DESCRIPTION
+
+
+# -- the schemas are what the server enforces ----------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("path", "body", "status", "code", "param"),
+    [
+        ("/payments", {"paymentMethodId": "1001"}, 400, "missing_field", "amount"),
+        ("/payments", {"amount": "50", "paymentMethodId": "1001"}, 400, "amount_invalid", "amount"),
+        ("/payments", {"amount": 5, "paymentMethodId": "1001", "tag1": 7}, 400, "invalid_request",
+         "tag1"),
+        ("/me/payout/fund-sandbox", {"currency": "MXN", "amount": -1}, 422, "amount_invalid",
+         "amount"),
+        ("/me/payout/fund-sandbox", {"amount": 10}, 400, "missing_field", "currency"),
+        ("/webhooks", {"events": ["payment.completed", "nope"]}, 400, "invalid_request",
+         "events"),
+        ("/me/deposit-accounts", {"name": "Ana"}, 400, "invalid_request", "endUserRef"),
+    ],
+)  # fmt: skip
+async def test_violations_map_to_the_spec_codes(
+    api: Api, keys: Keys, path: str, body: dict[str, Any], status: int, code: str, param: str
+) -> None:
+    got, out, _ = await api.post(path, keys.sandbox_sk, json=body)
+    error = assert_error(got, out, status, code)
+    assert error["param"] == param
+
+
+async def test_issues_name_every_problem_with_its_path(api: Api, keys: Keys) -> None:
+    body = {"amount": 5, "paymentMethodId": "1001", "colour": "red", "tag2": "x" * 201}
+    status, out, _ = await api.post("/payments", keys.sandbox_sk, json=body)
+    issues = assert_error(status, out, 400, "invalid_request")["details"]["issues"]
+    assert {"path": "colour", "message": "unknown field"} in issues
+    assert {"path": "tag2", "message": "at most 200 characters"} in issues
+
+
+async def test_query_parameters_are_checked_against_the_document(api: Api, keys: Keys) -> None:
+    status, out, _ = await api.get("/payments?status=settled", keys.sandbox_sk)
+    assert assert_error(status, out, 400, "invalid_request")["param"] == "status"
+    status, out, _ = await api.get("/payments?limit=1_0", keys.sandbox_sk)
+    assert assert_error(status, out, 400, "invalid_request")["param"] == "limit"
+    status, out, _ = await api.get("/webhooks?limit=&offset=", keys.sandbox_sk)
+    assert status == 200, out  # an empty parameter is an absent one
+
+
+async def test_a_null_optional_field_is_an_absent_one(api: Api, keys: Keys) -> None:
+    body = {"amount": 5, "paymentMethodId": "1001", "tag1": None, "customer": None}
+    status, out, _ = await api.post("/payments", keys.sandbox_sk, json=body)
+    assert status == 200, out

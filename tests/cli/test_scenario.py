@@ -1,0 +1,396 @@
+"""The scenario language: the loader against good and broken files (each message checked), the
+matchers and expressions, and `payorch scenario run|validate` with every exit status."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+from xml.etree import ElementTree
+
+import pytest
+from typer.testing import CliRunner
+
+from payorch_cli.main import app
+from payorch_cli.scenario.credentials import Credentials
+from payorch_cli.scenario.expressions import EnvScope, ExprError, compile_value, render
+from payorch_cli.scenario.fixture import Payorch
+from payorch_cli.scenario.loader import load_text
+from payorch_cli.scenario.matchers import compile_matcher
+from payorch_cli.scenario.source import ScenarioFileError, compose
+
+runner = CliRunner()
+CREDENTIALS = Credentials.builtin()
+
+
+def load(text: str) -> object:
+    return load_text(textwrap.dedent(text), "s.yaml", CREDENTIALS.check)
+
+
+GOOD = """\
+    # yaml-language-server: $schema=../payorch_cli/scenario/scenario.schema.json
+    scenario: good
+    tags: [a]
+    as: shp_mazul_tienda
+    vars: {amount: 10}
+    matrix: {method: ["1001", sbx_card], currency: [USD, MXN]}
+    steps:
+      - create_payment: {amount: "${amount}", paymentMethodId: "${method}"}
+        headers: {Idempotency-Key: "k-${run.id}"}
+        expect: {status: 200, json: {status: pending, fees: {total: {$gte: 0}}}}
+        save: {tx: transactionId, whole: ., rid: {header: X-Request-Id}}
+      - simulate: {payment: "${tx}", action: paid}
+      - expect_event: {type: payment.completed, match: {data: {id: "${tx}"}}, within: 2s}
+      - advance_clock: 1h30m
+      - request: {method: GET, path: "/payments/${whole.transactionId}"}
+        as: mer_mercadoazul
+        retry: {attempts: 2, interval: 10ms}
+      - receiver: {status: 503}
+      - expect_no_event: payment.failed
+"""
+
+
+def test_a_good_file_loads_with_its_matrix() -> None:
+    scenario = load(GOOD)
+    assert [i.cell for i in scenario.instances()] == [  # type: ignore[attr-defined]
+        {"method": "1001", "currency": "USD"},
+        {"method": "1001", "currency": "MXN"},
+        {"method": "sbx_card", "currency": "USD"},
+        {"method": "sbx_card", "currency": "MXN"},
+    ]
+    steps = scenario.steps  # type: ignore[attr-defined]
+    assert [s.kind for s in steps][:4] == [
+        "create_payment",
+        "simulate",
+        "expect_event",
+        "advance_clock",
+    ]
+    assert steps[3].seconds == 5400 and steps[0].loc.line == 8
+    assert scenario.uses_receiver  # type: ignore[attr-defined]
+
+
+BROKEN = [
+    ("scenario: x\nsteps:\n  - create_payment: {amount: 1\n", "4:1: YAML: while parsing a flow"),
+    (
+        "scenario: x\nsteps:\n  - request: {method: GET, path: /p/${a}}\n",
+        "quote a value holding ${…}",
+    ),
+    ("", "1:1: the file is empty"),
+    ("scenario: x\n---\nscenario: y\n", "2:1: YAML: expected a single document"),
+    ("- a\n- b\n", "1:1: a scenario file must be a mapping, not a list"),
+    (
+        "scenario: x\nstep:\n  - balance: {}\n",
+        "2:1: unknown key `step` in the scenario; did you mean `steps`?",
+    ),
+    ("scenario: x\n", "1:1: missing `steps:`"),
+    ("scenario: x\nscenario: y\nsteps: [{balance: {}}]\n", "2:1: duplicate key `scenario`"),
+    ("scenario: x\nsteps: []\n", "2:8: `steps` must be a non-empty list"),
+    (
+        "scenario: x\nsteps:\n  - creat_payment: {}\n",
+        "3:5: unknown key `creat_payment` in step 1; did you mean `create_payment`?",
+    ),
+    ("scenario: x\nsteps:\n  - name: nothing\n", "3:5: step 1 has no action"),
+    (
+        "scenario: x\nsteps:\n  - balance: {}\n    advance_clock: 1m\n",
+        "step 1 has 2 actions (balance, advance_clock)",
+    ),
+    (
+        "scenario: x\nsteps:\n  - advance_clock: 1m\n    expect: {status: 200}\n",
+        "4:5: unknown key `expect` in a `advance_clock` step",
+    ),
+    ("scenario: x\nsteps:\n  - advance_clock: 2x\n", "3:20: `advance_clock`: not a duration: '2x'"),
+    (
+        "scenario: x\nsteps:\n  - balance: {}\n    expect: {statuss: 200}\n",
+        "4:14: unknown key `statuss` in `expect`; did you mean `status`?",
+    ),
+    (
+        "scenario: x\nsteps:\n  - balance: {}\n    expect: {json: {a: {$regx: x}}}\n",
+        "4:25: unknown matcher `$regx`; did you mean `$regex`?",
+    ),
+    (
+        "scenario: x\nsteps:\n  - balance: {}\n    expect: {json: {a: {$gt: 1, b: 2}}}\n",
+        "mixes `$gt` and `b`",
+    ),
+    (
+        "scenario: x\nsteps:\n  - balance: {}\n    expect: {json: {a: {$regex: '(x'}}}\n",
+        "4:33: bad regular expression",
+    ),
+    (
+        "scenario: x\nsteps:\n  - balance: {}\n    expect: {json: {a: {$type: text}}}\n",
+        'unknown type "text"',
+    ),
+    (
+        "scenario: x\nsteps:\n  - get_payment: '${tx}'\n  - balance: {}\n    save: {tx: a}\n",
+        "3:18: ${tx} is not defined in step 1",
+    ),
+    (
+        "scenario: x\nsteps:\n  - balance: {}\n    save: {tx: a}\n  - get_payment: '${txx}'\n",
+        "did you mean `tx`?",
+    ),
+    ("scenario: x\nsteps:\n  - get_payment: '${a +}'\n", "cannot parse ${a +}"),
+    ("scenario: x\nsteps:\n  - get_payment: '${open(1)}'\n", "only round, abs"),
+    (
+        "scenario: x\nsteps:\n  - expect_event: payment.complete\n",
+        "3:19: unknown event type `payment.complete`; did you mean `payment.completed`?",
+    ),
+    (
+        "scenario: x\nsteps:\n  - balance: {}\n    as: shp_mazul_tiend\n",
+        "4:9: unknown credential `shp_mazul_tiend`: did you mean shp_mazul_tienda",
+    ),
+    ("scenario: x\nsteps:\n  - balance: {}\n    save: {1x: a}\n", "`1x` cannot be saved"),
+    ("scenario: x\nsteps:\n  - balance: {}\n    save: {x: 'a..b'}\n", "bad JSON path 'a..b'"),
+    (
+        "scenario: x\nmatrix: {m: []}\nsteps: [{balance: {}}]\n",
+        "2:13: matrix `m` must be a non-empty list",
+    ),
+    ("scenario: x\nsteps:\n  - simulate: {payment: x}\n", "needs `action`"),
+    ("scenario: x\nsteps:\n  - request: {method: FETCH, path: /x}\n", "unknown method `FETCH`"),
+    ("scenario: x\nsteps:\n  - request: {method: GET, path: x}\n", "`path` must start with /"),
+    (
+        "scenario: x\nsteps:\n  - balance: {}\n    retry: {attempts: 0}\n",
+        "`retry` needs `attempts`",
+    ),
+    (
+        "scenario: x\nsteps:\n  - balance: {}\n    expect: {status: 2xy}\n",
+        "`status` takes a code (201)",
+    ),
+    ("scenario: x\nsteps:\n  - receiver: {}\n", "`receiver` takes `status`"),
+]
+
+
+@pytest.mark.parametrize(("text", "message"), BROKEN)
+def test_a_broken_file_names_the_place_and_the_problem(text: str, message: str) -> None:
+    with pytest.raises(ScenarioFileError) as caught:
+        load_text(text, "s.yaml", CREDENTIALS.check)
+    rendered = str(caught.value)
+    assert message in rendered, rendered
+    assert rendered.startswith("s.yaml:")
+
+
+def test_every_problem_of_a_file_is_reported_at_once() -> None:
+    text = "scenario: x\nsteps:\n  - advance_clock: 2x\n  - expect_event: nope\n  - bogus: 1\n"
+    with pytest.raises(ScenarioFileError) as caught:
+        load_text(text, "s.yaml")
+    assert [(e.loc.line, e.loc.column) for e in caught.value.errors] == [(3, 20), (4, 19), (5, 5)]
+
+
+def test_yaml_1_2_scalars() -> None:
+    node = compose("a: 012180001183597198\nb: no\nc: 2024-01-01\nd: 1001\ne: 1.5e3\n", "x")
+    assert node.value() == {
+        "a": "012180001183597198",
+        "b": "no",
+        "c": "2024-01-01",
+        "d": 1001,
+        "e": 1500.0,
+    }
+
+
+def test_expressions_keep_types_and_compute_in_decimal(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PAYORCH_TEST_X", "hello")
+    scope = {"tx": {"amountLocal": 0.3, "items": [{"id": "a"}]}, "n": 0.1, "env": EnvScope()}
+    cases = {
+        "${tx}": scope["tx"],
+        "${tx.amountLocal - n}": 0.2,
+        "${round(tx.amountLocal / 3, 2)}": 0.1,
+        "${tx.items[0].id}-${n}": "a-0.1",
+        "${env.PAYORCH_TEST_X}": "hello",
+        "${env.PAYORCH_TEST_MISSING:-fallback}": "fallback",
+        "$${literal}": "${literal}",
+        "${len(tx.items)}": 1,
+    }
+    for text, expected in cases.items():
+        assert render(compile_value(text), scope) == expected, text
+    with pytest.raises(ExprError, match="PAYORCH_TEST_MISSING is not set"):
+        render(compile_value("${env.PAYORCH_TEST_MISSING}"), scope)
+    with pytest.raises(ExprError, match="no `nope` here"):
+        render(compile_value("${tx.nope}"), scope)
+
+
+def matcher(text: str):
+    return compile_matcher(compose(textwrap.dedent(text), "m.yaml"))
+
+
+@pytest.mark.parametrize(
+    ("expected", "actual", "problems"),
+    [
+        ("{a: 1}", {"a": 1.0, "b": 2}, []),
+        ("{a: 1}", {"a": True}, ["a: expected 1, got true"]),
+        ("{a: {$any: true}}", {}, ["a: missing"]),
+        ("{a: {$absent: true}}", {"a": None}, ["a: expected no such key, got null"]),
+        ("{a: {$type: [string, 'null']}}", {"a": None}, []),
+        ("{a: {$between: [1, 2]}}", {"a": 2.5}, ["a: expected $between [1, 2], got 2.5"]),
+        ("{a: {$approx: 1.0, $tolerance: 0.1}}", {"a": 1.05}, []),
+        ("{a: [1, 2]}", {"a": [1]}, ["a: expected 2 items, got 1"]),
+        ("{a: {$contains: [x, x]}}", {"a": ["x", "y"]}, ['no item matches "x"']),
+        ("{a: {$contains: [{id: 2}]}}", {"a": [{"id": 1}, {"id": 2}]}, []),
+        ("{a: {$each: {$gt: 0}}}", {"a": [1, 0]}, ["item [1]"]),
+        ("{a: {$len: {$gte: 2}}}", {"a": "x"}, ["length 1"]),
+        ("{a: {$exact: {b: 1}}}", {"a": {"b": 1, "c": 2}}, ["unexpected keys: c"]),
+        ("{a: {$not: {$regex: v0=}}}", {"a": "t=1,v1=ab"}, []),
+        ("{a: {$in: [x, y]}}", {"a": "z"}, ["expected one of"]),
+        ("{a: {$eq: {$weird: 1}}}", {"a": {"$weird": 1}}, []),
+        ("{statsu: 1}", {"status": 1}, ["missing (the object has `status`)"]),
+    ],
+)
+def test_matchers(expected: str, actual: object, problems: list[str]) -> None:
+    found = [f"{m.path}: {m.message}" for m in matcher(expected).check(actual, "", {})]
+    assert len(found) == len(problems), found
+    for fragment, line in zip(problems, found, strict=True):
+        assert fragment in line, line
+
+
+# -- the command ------------------------------------------------------------------------------
+
+
+def write(tmp_path: Path, name: str, text: str) -> Path:
+    path = tmp_path / name
+    path.write_text(textwrap.dedent(text))
+    return path
+
+
+PASSING = """\
+    scenario: passes
+    tags: [smoke]
+    steps:
+      - create_payment: {amount: 10, paymentMethodId: "1001"}
+        save: {tx: transactionId}
+      - simulate: {payment: "${tx}", action: paid}
+      - expect_event: {type: payment.completed, match: {data: {id: "${tx}"}}}
+"""
+FAILING = """\
+    scenario: fails
+    steps:
+      - name: create it
+        create_payment: {amount: 10, paymentMethodId: "1001"}
+        expect:
+          json: {status: completed, amount: {$lt: 5}}
+      - balance: {}
+"""
+
+
+def test_run_exit_0_and_a_junit_file(tmp_path: Path) -> None:
+    write(tmp_path, "a.yaml", PASSING)
+    (tmp_path / "other.yaml").write_text("not: a scenario\n")  # left alone in a directory
+    junit = tmp_path / "junit.xml"
+    result = runner.invoke(app, ["scenario", "run", str(tmp_path), "--junit", str(junit)])
+    assert result.exit_code == 0, result.output
+    assert "ok    3. expect payment.completed" in result.stdout  # plain lines: not a TTY
+    assert "1 passed, 0 failed in" in result.stdout
+    assert "in-process simulator start:" in result.stdout
+    suite = ElementTree.parse(junit).getroot().find("testsuite")
+    assert suite is not None and suite.get("tests") == "1" and suite.get("failures") == "0"
+
+
+def test_a_failed_expectation_shows_step_request_and_diff_and_exits_1(tmp_path: Path) -> None:
+    path = write(tmp_path, "f.yaml", FAILING)
+    junit = tmp_path / "junit.xml"
+    result = runner.invoke(app, ["scenario", "run", str(path), "--junit", str(junit)])
+    assert result.exit_code == 1
+    out = result.stdout
+    assert "FAIL  1. create it" in out and "f.yaml:3:5" in out
+    assert 'json.status: expected "completed", got "pending" (+1 more)' in out
+    assert "request: POST http://127.0.0.1:" in out and '"amount": 10' in out
+    assert "response: 200 in" in out
+    assert '-  "status": "completed",' in out and '+  "status": "pending",' in out
+    assert '-  "amount": "<$lt 5>"' in out and '+  "amount": 10' in out
+    assert "skip  2. read the balance" in out
+    assert "0 passed, 1 failed" in out
+    case = ElementTree.parse(junit).getroot().find("testsuite/testcase/failure")
+    assert case is not None and "json.status" in (case.get("message") or "")
+
+
+def test_an_invalid_file_exits_2_before_anything_runs(tmp_path: Path) -> None:
+    write(tmp_path, "a.yaml", PASSING)
+    write(tmp_path, "b.yaml", "scenario: b\nsteps:\n  - advance_clock: soon\n")
+    result = runner.invoke(app, ["scenario", "run", str(tmp_path)])
+    assert result.exit_code == 2
+    assert "b.yaml:3:20: `advance_clock`: not a duration: 'soon'" in result.stderr
+    assert "nothing was run" in result.stderr and "passes" not in result.stdout
+    validate = runner.invoke(app, ["scenario", "validate", str(tmp_path)])
+    assert validate.exit_code == 2 and "b.yaml:3:20" in validate.stderr
+
+
+def test_validate_and_filters(tmp_path: Path) -> None:
+    write(tmp_path, "a.yaml", PASSING)
+    write(tmp_path, "f.yaml", FAILING)
+    ok = runner.invoke(app, ["scenario", "validate", str(tmp_path)])
+    assert ok.exit_code == 0 and "ok  " in ok.stdout and "passes (3 steps)" in ok.stdout
+    only = runner.invoke(app, ["scenario", "run", str(tmp_path), "-k", "smoke and not fails"])
+    assert only.exit_code == 0 and "1 passed" in only.stdout
+    none = runner.invoke(app, ["scenario", "run", str(tmp_path), "-k", "nothing"])
+    assert none.exit_code == 2 and "no scenario matched -k 'nothing'" in none.stderr
+    missing = runner.invoke(app, ["scenario", "run", str(tmp_path / "nope")])
+    assert missing.exit_code == 2 and "no such file or directory" in missing.stderr
+
+
+def test_json_report(tmp_path: Path) -> None:
+    write(tmp_path, "f.yaml", FAILING)
+    result = runner.invoke(app, ["scenario", "run", str(tmp_path), "--json"])
+    assert result.exit_code == 1
+    report = json.loads(result.stdout)
+    assert (report["passed"], report["failed"], report["server"]) == (0, 1, "in-process")
+    [scenario] = report["scenarios"]
+    assert scenario["failedStep"] == "1. create it"
+    assert [s["status"] for s in scenario["steps"]] == ["failed", "skipped"]
+
+
+def test_run_against_a_running_server(tmp_path: Path, payorch: Payorch) -> None:
+    write(tmp_path, "a.yaml", PASSING)
+    result = runner.invoke(app, ["--base-url", payorch.base_url, "scenario", "run", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    assert f"against {payorch.base_url}" in result.stdout
+    # The run's subscription was removed again; only the fixture's own remains.
+    assert payorch.client.list_webhooks()["pagination"]["total"] == 1
+
+
+def test_an_unreachable_base_url_exits_3(tmp_path: Path) -> None:
+    write(tmp_path, "a.yaml", PASSING)
+    result = runner.invoke(
+        app, ["scenario", "run", str(tmp_path), "--base-url", "http://127.0.0.1:9"]
+    )
+    assert result.exit_code == 3 and "cannot reach http://127.0.0.1:9" in result.stderr
+
+
+def test_an_event_that_never_comes_lists_what_did(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        "e.yaml",
+        """\
+        scenario: waits
+        steps:
+          - create_payment: {amount: 10, paymentMethodId: "1001"}
+            save: {tx: transactionId}
+          - simulate: {payment: "${tx}", action: failed}
+          - expect_event: {type: payment.failed, match: {data: {status: completed}}, within: 300ms}
+    """,
+    )
+    result = runner.invoke(app, ["scenario", "run", str(path)])
+    assert result.exit_code == 1
+    assert "1 payment.failed event(s) arrived within 0.3 s but none matched" in result.stdout
+    assert 'event.data.status: expected "completed", got "failed"' in result.stdout
+    assert "received: payment.failed evt_" in result.stdout
+
+
+def test_the_schema_is_shipped_and_names_every_step_kind() -> None:
+    from payorch_cli.scenario.loader import KINDS
+
+    result = runner.invoke(app, ["scenario", "schema"])
+    schema = json.loads(result.stdout)
+    kinds = {next(k for k in s["required"]) for s in schema["$defs"]["step"]["oneOf"]}
+    assert kinds == set(KINDS)
+    assert (
+        runner.invoke(app, ["scenario", "schema", "--path"])
+        .stdout.strip()
+        .endswith("scenario.schema.json")
+    )
+
+
+def test_the_schema_accepts_the_repository_scenarios() -> None:
+    jsonschema = pytest.importorskip("jsonschema")
+    from payorch_cli.scenario import SCHEMA_PATH
+
+    validator = jsonschema.Draft202012Validator(json.loads(SCHEMA_PATH.read_text()))
+    root = Path(__file__).resolve().parents[2] / "scenarios"
+    for path in sorted(root.glob("*.yaml")):
+        errors = list(validator.iter_errors(compose(path.read_text(), str(path)).value()))
+        assert not errors, (path, errors[0].message)

@@ -1,0 +1,110 @@
+"""The repository's scenarios/ run green, as CI and users run them: `payorch scenario run
+scenarios/` in a real process (JUnit report included), with one in-process simulator each."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from xml.etree import ElementTree
+
+ROOT = Path(__file__).resolve().parents[2]
+PAYORCH = [sys.executable, "-m", "payorch_cli.main"]
+
+
+def test_every_repository_scenario_passes(tmp_path: Path) -> None:
+    junit = tmp_path / "junit.xml"
+    result = subprocess.run(
+        [*PAYORCH, "scenario", "run", "scenarios/", "--junit", str(junit), "--json"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    report = json.loads(result.stdout)
+    failed = [s["failure"] for s in report["scenarios"] if s["status"] != "passed"]
+    assert result.returncode == 0 and not failed, "\n\n".join(failed) or result.stderr
+    files = sorted(p.name for p in (ROOT / "scenarios").glob("*.yaml"))
+    assert {Path(s["file"]).name for s in report["scenarios"]} == set(files)
+    suite = ElementTree.parse(junit).getroot().find("testsuite")
+    assert suite is not None and int(suite.get("tests") or 0) == len(report["scenarios"])
+
+
+def test_the_state_tables_are_covered() -> None:
+    """One scenario (or matrix cell) per row of the spec's state tables, by file name."""
+    names = {p.stem for p in (ROOT / "scenarios").glob("*.yaml")}
+    rows = {
+        "transaction": [
+            "tx_created_pending",
+            "tx_provider_confirms",
+            "tx_provider_fails",
+            "tx_simulate_paid",
+            "tx_simulate_failed",
+            "tx_simulate_expired",
+            "tx_simulate_refunded",
+            "tx_simulate_chargeback",
+        ],
+        "simulate": [
+            "simulate_paid",
+            "simulate_failed",
+            "simulate_expired",
+            "simulate_refunded",
+            "simulate_chargeback",
+        ],
+        "checkout session": [
+            "checkout_selector_awaiting_method",
+            "checkout_select_completes",
+            "checkout_one_shot",
+        ],
+        "payout": [
+            "payout_send_processing",
+            "payout_send_rejected",
+            "payout_production_completes",
+            "payout_simulate_completed",
+            "payout_simulate_failed",
+            "payout_simulate_processing",
+        ],
+        "deposit account": ["deposit_account_created", "deposit_account_status_fixed"],
+        "more": [
+            "pix_refund",
+            "refund_full_after_partial",
+            "chargeback_claim",
+            "secret_rotation",
+            "webhook_retries_replay",
+            "reconciliation_slow_payment",
+            "fx_presentment",
+            "idempotent_retry",
+        ],
+    }
+    missing = [n for table in rows.values() for n in table if n not in names]
+    assert not missing, missing
+
+
+def test_the_shared_server_safe_ones_pass_against_payorch_serve(tmp_path: Path) -> None:
+    """Scenarios not tagged `isolated` tolerate other data: run them all against one real
+    `payorch serve`, one after the other, as `--base-url` users do."""
+    from tests.cli.test_serve import Server
+
+    server = Server(tmp_path / "data")
+    try:
+        result = subprocess.run(
+            [
+                *PAYORCH,
+                "scenario",
+                "run",
+                "scenarios/",
+                "--base-url",
+                server.url,
+                "-k",
+                "not isolated",
+            ],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+    finally:
+        server.stop()
+    assert result.returncode == 0, result.stdout[-4000:] + result.stderr
+    assert "0 failed in" in result.stdout and f"against {server.url}" in result.stdout

@@ -1,0 +1,82 @@
+"""Bad answers never crash the TUI: they become notifications, and what can be shown is."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import pytest
+from aiohttp import web
+
+from payorch_cli.tui.app import PayorchApp
+from payorch_cli.tui.backend import Backend
+from payorch_cli.tui.widgets.transactions import TransactionsTable
+from tests.tui.helpers import settle, until
+
+
+async def garbage_events(request: web.Request) -> web.StreamResponse:
+    response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+    await response.prepare(request)
+    await response.write(b": connected\n\ndata: not json\n\ndata: [1, 2]\n\n")
+    await response.write(b'data: {"type": "payment.completed", "data": {"id": 7}}\n\n')
+    await response.write(b'data: {"type": "payment.failed", "data": "TXN-X"}\n\n')
+    return response  # then the stream ends: the TUI reconnects, again and again
+
+
+def routes() -> web.Application:
+    app = web.Application()
+    text = "<html>surprise</html>"
+    payments = {
+        "data": [
+            1,
+            "x",
+            {"id": "TXN-X", "status": 5, "amount": "lots", "timestamps": "no", "fees": []},
+            {"id": "TXN-X", "status": "pending"},  # a duplicate id
+            {"status": "pending", "amountLocal": {"weird": True}},
+        ],
+        "pagination": "bad",
+    }
+    answers: dict[str, tuple[int, object]] = {
+        "/api/v1/ping": (200, text),
+        "/api/v1/payments": (200, payments),
+        "/api/v1/payments/TXN-X": (200, {"id": "TXN-X", "fees": "x", "timestamps": [1]}),
+        "/api/v1/me/balance": (200, []),
+        "/api/v1/me/payout/balance": (200, {"balances": "none"}),
+        "/_sim/clock": (500, "oops"),
+        "/api/v1/webhooks": (200, {"data": [{"id": 5}, {"id": "wh_x"}]}),
+        "/api/v1/webhooks/wh_x/deliveries": (200, {"data": [{"attempts": "no", "id": None}]}),
+    }
+
+    async def answer(request: web.Request) -> web.Response:
+        status, body = answers.get(request.path, (404, "<h1>no</h1>"))
+        if isinstance(body, str):
+            return web.Response(status=status, text=body, content_type="text/html")
+        return web.json_response(body, status=status)
+
+    app.router.add_get("/_sim/events", garbage_events)
+    app.router.add_route("*", "/{tail:.*}", answer)
+    return app
+
+
+@pytest.fixture
+async def garbage_url() -> AsyncIterator[str]:
+    runner = web.AppRunner(routes(), handle_signals=False, shutdown_timeout=1.0)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    yield f"http://127.0.0.1:{runner.addresses[0][1]}"
+    await runner.cleanup()
+
+
+async def test_garbage_answers_become_notifications(garbage_url: str) -> None:
+    app = PayorchApp(Backend(garbage_url, "sk_test_whatever"))
+    async with app.run_test(size=(80, 24)) as pilot:
+        table = app.screen.query_one(TransactionsTable)
+        await until(pilot, lambda: "TXN-X" in table.rows, what="the one usable row")
+        codes = lambda: " ".join(message for _, _, message in app.notices)  # noqa: E731
+        await until(pilot, lambda: "bad_event" in codes(), what="a garbled event reported")
+        await until(pilot, lambda: "bad_response" in codes(), what="a bad answer reported")
+        for key in ("enter", "escape", "2", "3", "1", "p", "r"):
+            await pilot.press(key)
+            await settle(pilot)
+        assert app.is_running
+        assert table.status_of("TXN-X") == "5"
