@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import typer
 
-from payorch_cli.commands import clock, keys, scenario, serve, simulate, trigger
+from payorch_cli.commands import clock, keys, openapi, scenario, serve, simulate, trigger, tui
 from payorch_cli.commands import listen as listen_command
 from payorch_cli.commands import webhooks as webhooks_command
 from payorch_cli.options import root_options
@@ -24,13 +24,13 @@ app.callback()(root_options)
 app.command("serve")(serve.serve)
 app.command("keys")(keys.keys)
 app.command("listen")(listen_command.listen)
-app.command("tui")(__import__("payorch_cli.commands.tui", fromlist=["tui"]).tui)
+app.command("tui")(tui.tui)
 app.add_typer(webhooks_command.app, name="webhooks")
 app.add_typer(simulate.app, name="simulate")
 app.command("trigger")(trigger.trigger)
 app.add_typer(clock.app, name="clock")
 app.add_typer(scenario.app, name="scenario")
-app.command("openapi")(__import__("payorch_cli.commands.openapi", fromlist=["x"]).openapi)
+app.command("openapi")(openapi.openapi)
 
 
 if __name__ == "__main__":  # pragma: no cover

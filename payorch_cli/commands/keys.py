@@ -4,13 +4,19 @@ from __future__ import annotations
 
 import json
 
-from payorch_cli.options import DEFAULT_DATA, DataDir, Fixtures, Json
+import typer
+
+from payorch_cli.options import DEFAULT_DATA, DataDir, Fixtures, Json, resolve
 
 
 def keys(
-    data_dir: DataDir = DEFAULT_DATA, fixtures: Fixtures = None, as_json: Json = False
+    ctx: typer.Context,
+    data_dir: DataDir = DEFAULT_DATA,
+    fixtures: Fixtures = None,
+    as_json: Json = False,
 ) -> None:
     """List every credential: merchant, shop, environment, publishable and secret key."""
+    as_json = resolve(ctx, as_json=as_json).json
     from simulator.fixture_loader import load_catalog
 
     del data_dir  # keys come from the fixtures and are the same for every data dir

@@ -160,3 +160,11 @@ def test_layering_simulator_does_not_import_cli_libraries() -> None:
         "bad = [m for m in ('typer', 'textual', 'rich') if m in sys.modules]; assert not bad, bad"
     )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=20)
+
+
+def test_keys_honours_the_global_json_flag() -> None:
+    result = subprocess.run(
+        [*PAYORCH, "--json", "keys"], capture_output=True, text=True, timeout=20
+    )
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)[0]["secretKey"].startswith("sk_")
