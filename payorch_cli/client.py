@@ -115,7 +115,20 @@ class Client:
             except OSError as exc:
                 self.close()
                 raise self._unreachable(exc) from None
-        data = json.loads(raw) if raw else None
+            except http.client.HTTPException as exc:  # a truncated or garbled answer
+                self.close()
+                raise ApiError(
+                    "bad_response", f"{self.base_url} answered badly: {exc!r}", 0
+                ) from None
+        try:
+            data = json.loads(raw) if raw else None
+        except ValueError:
+            raise ApiError(
+                "bad_response",
+                f"{method} {target} answered {response.status} with a body that is not JSON: "
+                f"{raw[:120]!r}",
+                response.status,
+            ) from None
         if response.status >= 400:
             error = (data or {}).get("error", {}) if isinstance(data, dict) else {}
             raise ApiError(
