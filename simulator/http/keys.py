@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 from aiohttp import web
 
@@ -35,7 +36,7 @@ IDEMPOTENCY = web.AppKey("idempotency", IdempotencyCache)
 # the end of the grace period answer 503.
 STOPPING = web.AppKey("stopping", asyncio.Event)
 # The tasks of the requests being handled, so a stopping server can wait for them.
-IN_FLIGHT = web.AppKey("in_flight", set)
+IN_FLIGHT = web.AppKey[set["asyncio.Task[Any]"]]("in_flight")
 # The OpenAPI document's operations with their compiled request validators.
 OPERATIONS = web.AppKey("operations", Operations)
 # None when the server runs with --no-rate-limit.

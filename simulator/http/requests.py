@@ -24,6 +24,7 @@ _INTEGER = re.compile(r"-?[0-9]{1,12}")
 # match the next quote is the next string's opening quote.
 _STRING_TOKEN = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"(\s*:)?', re.DOTALL)
 _IDENTITY = ("", "identity")
+MAX_DEPTH = 32  # levels of objects and arrays in a body
 
 
 async def read_body(request: web.Request, *, optional: bool = False) -> dict[str, Any]:
@@ -83,15 +84,26 @@ async def read_json(request: web.Request, *, optional: bool = False) -> dict[str
 
 
 def _members(value: Any) -> int:
-    """How many key/value members the objects of a parsed document hold, nested ones included."""
-    count, stack = 0, [value]
+    """How many key/value members the objects of a parsed document hold, nested ones included.
+
+    Also refuses nesting deeper than MAX_DEPTH: no body of the API is more than a few levels deep,
+    and deeper values would make recursive code (a validator's error message, a repr) overflow
+    the stack long before orjson's own limit of 1,024 levels.
+    """
+    count, stack = 0, [(value, 1)]
     while stack:
-        item = stack.pop()
+        item, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            raise ApiError(
+                "invalid_json",
+                f"The body nests deeper than {MAX_DEPTH} levels.",
+                details={"maxDepth": MAX_DEPTH},
+            )
         if isinstance(item, dict):
             count += len(item)
-            stack.extend(item.values())
+            stack.extend((member, depth + 1) for member in item.values())
         elif isinstance(item, list):
-            stack.extend(item)
+            stack.extend((member, depth + 1) for member in item)
     return count
 
 

@@ -20,6 +20,7 @@ import orjson
 import yaml
 
 from simulator.domain.errors import CATALOGUE
+from simulator.domain.ratelimit import TIER_QUOTAS
 
 SOURCE = "openapi.yaml"
 HTTP_METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
@@ -100,11 +101,21 @@ def error_codes(
     return list(dict.fromkeys(codes))
 
 
+def _quotas() -> str:
+    """The tiers' rate limits, as the limiter applies them (never restated by hand)."""
+    return "; ".join(
+        f"{tier} {quota.per_second:g} requests/s (bursts of {quota.burst:,})"
+        for tier, quota in TIER_QUOTAS.items()
+    )
+
+
 def _error_response(status: int, codes: list[str]) -> dict[str, Any]:
     listed = ", ".join(f"`{code}`" for code in codes)
     headers: dict[str, Any] = {"X-Request-Id": {"$ref": "#/components/headers/RequestId"}}
+    description = f"{HTTPStatus(status).phrase}: {listed}."
     if "rate_limited" in codes:
         headers["Retry-After"] = {"$ref": "#/components/headers/RetryAfter"}
+        description += f" Per credential, by the merchant's tier: {_quotas()}."
     schema = {
         "allOf": [
             {"$ref": ERROR_SCHEMA},
@@ -112,7 +123,7 @@ def _error_response(status: int, codes: list[str]) -> dict[str, Any]:
         ]
     }
     return {
-        "description": f"{HTTPStatus(status).phrase}: {listed}.",
+        "description": description,
         "headers": headers,
         "content": {"application/json": {"schema": schema}},
     }
@@ -124,8 +135,8 @@ def build(source: dict[str, Any]) -> dict[str, Any]:
     for _path, _method, operation, item in operations(doc):
         surface = operation.get("x-error-surface")
         responses: dict[str, Any] = operation["responses"]
-        for status, response in responses.items():
-            if int(status) >= 400:
+        for written, response in responses.items():
+            if int(written) >= 400:
                 raise DocumentError(
                     f"{operation['operationId']}: error responses are built from x-error-codes"
                 )

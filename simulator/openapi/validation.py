@@ -83,13 +83,20 @@ class _Schemas:
         resource = Resource.from_contents(doc, default_specification=DRAFT202012)
         self._registry: Registry[Any] = Registry().with_resource(DOC_URI, resource)
         self._resolver = self._registry.resolver(base_uri=DOC_URI)
+        self._compiled: dict[int, Draft202012Validator] = {}
 
     def validator(self, pointer: str) -> Draft202012Validator:
         # The root refers into the document, so `#/components/...` refs resolve inside it.
         return Draft202012Validator(_ref(pointer), registry=self._registry)
 
     def is_valid(self, instance: Any, schema: Mapping[str, Any]) -> bool:
-        return Draft202012Validator(schema, registry=self._registry).is_valid(instance)
+        # Keyed by identity: the document (and so each subschema) lives as long as the process.
+        validator = self._compiled.get(id(schema))
+        if validator is None:
+            validator = self._compiled[id(schema)] = Draft202012Validator(
+                schema, registry=self._registry
+            )
+        return bool(validator.is_valid(instance))
 
     def resolve(self, schema: Mapping[str, Any]) -> Mapping[str, Any]:
         """`schema` with its `$ref` followed (sibling keywords win over the target's)."""

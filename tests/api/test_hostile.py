@@ -267,6 +267,24 @@ async def test_10000_deep_nesting_is_refused(api: Api, raw: bytes) -> None:
     assert store_snapshot(api) == before
 
 
+@pytest.mark.parametrize("field", ["tag1", "deep", "customer"])
+async def test_nesting_under_the_parser_limit_is_refused_too(api: Api, field: str) -> None:
+    # 1,000 levels parse (orjson allows 1,024) but once made a validator's error message
+    # overflow the stack (a 500); a body deeper than 32 levels is refused as it is read.
+    deep = ("[" * 1_000 + "]" * 1_000).encode()
+    raw = b'{"amount": 5, "paymentMethodId": "1001", "%s": %s}' % (field.encode(), deep)
+    before = store_snapshot(api)
+    status, body, response = await api.post("/payments", KEYS.sandbox_sk, data=raw, headers=JSON)
+    error = assert_error(status, body, 400, "invalid_json")
+    check_envelope(status, body, response)
+    assert error["details"] == {"maxDepth": 32}
+    assert store_snapshot(api) == before
+    # 32 levels are fine as JSON (the field's schema decides the rest).
+    ok = b'{"amount": 5, "paymentMethodId": "1001", "tag1": ' + b"[" * 31 + b"]" * 31 + b"}"
+    status, body, _ = await api.post("/payments", KEYS.sandbox_sk, data=ok, headers=JSON)
+    assert assert_error(status, body, 400, "invalid_request")["param"] == "tag1"
+
+
 # -- compressed bodies ---------------------------------------------------------------------
 
 

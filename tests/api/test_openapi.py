@@ -19,8 +19,10 @@ from simulator.domain import checkout_request, deposits, payment_request, payout
 from simulator.domain.deliveries import DELIVERY_STATUSES
 from simulator.domain.errors import CATALOGUE
 from simulator.domain.methods import CHANNELS
+from simulator.domain.ratelimit import TIER_QUOTAS
 from simulator.domain.refunds import MAX_REASON
 from simulator.domain.states import SIMULATE_ACTIONS, TRANSACTION_STATUSES
+from simulator.events.bus import API_VERSION
 from simulator.openapi.document import ALWAYS_CODES, AUTH_CODES, document, load_source, operations
 from tests.conftest import Api, Keys, assert_error
 
@@ -124,6 +126,22 @@ def test_error_responses_take_their_status_from_the_catalogue() -> None:
         assert set(AUTH_CODES[operation["x-auth"]]) <= seen, (path, method)
         if "rate_limited" in seen:
             assert "Retry-After" in operation["responses"]["429"]["headers"]
+
+
+def test_rate_limits_are_described_from_the_limiter() -> None:
+    response = DOC["paths"]["/payments"]["post"]["responses"]["429"]
+    assert response["headers"]["Retry-After"]["$ref"] == "#/components/headers/RetryAfter"
+    for tier, quota in TIER_QUOTAS.items():
+        assert (
+            f"{tier} {quota.per_second:g} requests/s (bursts of {quota.burst:,})"
+            in (response["description"])
+        )
+    assert "429" not in DOC["paths"]["/auth/token"]["post"]["responses"]  # no credential, no quota
+
+
+def test_the_document_versions_with_the_api() -> None:
+    assert DOC["info"]["version"] == API_VERSION
+    assert DOC["servers"][0]["url"] == "/api/v1"
 
 
 def test_the_source_writes_no_error_response_by_hand() -> None:
