@@ -93,6 +93,7 @@ def main() -> None:
                 "serve",
                 "--port",
                 "0",
+                "--no-rate-limit",
                 "--data-dir",
                 str(Path(tmp) / "data"),
             ]

@@ -83,11 +83,30 @@ class _Schemas:
         resource = Resource.from_contents(doc, default_specification=DRAFT202012)
         self._registry: Registry[Any] = Registry().with_resource(DOC_URI, resource)
         self._resolver = self._registry.resolver(base_uri=DOC_URI)
+        self._resolved: dict[int, Mapping[str, Any]] = {}
         self._compiled: dict[int, Draft202012Validator] = {}
 
     def validator(self, pointer: str) -> Draft202012Validator:
-        # The root refers into the document, so `#/components/...` refs resolve inside it.
-        return Draft202012Validator(_ref(pointer), registry=self._registry)
+        # Compiled on the schema with every `$ref` inlined: following refs through the registry
+        # on each request was most of the validation cost. The document has no recursive
+        # schemas; a ref cycle would still resolve through the registry (depth cap below).
+        schema = self._inline(self._resolver.lookup(f"{DOC_URI}#{pointer}").contents)
+        return Draft202012Validator(schema, registry=self._registry)
+
+    def _inline(self, schema: Any, depth: int = 0) -> Any:
+        if depth > 32:
+            return schema
+        if isinstance(schema, list):
+            return [self._inline(item, depth + 1) for item in schema]
+        if not isinstance(schema, Mapping):
+            return schema
+        if "$ref" in schema and str(schema["$ref"]).startswith("#"):
+            schema = self._follow(
+                {**schema, "$ref": f"{DOC_URI}{schema['$ref']}"}
+                if not str(schema["$ref"]).startswith(DOC_URI)
+                else schema
+            )
+        return {key: self._inline(value, depth + 1) for key, value in schema.items()}
 
     def is_valid(self, instance: Any, schema: Mapping[str, Any]) -> bool:
         # Keyed by identity: the document (and so each subschema) lives as long as the process.
@@ -99,7 +118,18 @@ class _Schemas:
         return bool(validator.is_valid(instance))
 
     def resolve(self, schema: Mapping[str, Any]) -> Mapping[str, Any]:
-        """`schema` with its `$ref` followed (sibling keywords win over the target's)."""
+        """`schema` with its `$ref` followed (sibling keywords win over the target's).
+
+        Memoised by identity, like `is_valid`: every request body walks the same subschemas."""
+        if "$ref" not in schema:
+            return schema
+        key = id(schema)
+        resolved = self._resolved.get(key)
+        if resolved is None:
+            resolved = self._resolved[key] = self._follow(schema)
+        return resolved
+
+    def _follow(self, schema: Mapping[str, Any]) -> Mapping[str, Any]:
         seen = 0
         while "$ref" in schema and seen < 16:
             target = self._resolver.lookup(schema["$ref"]).contents
