@@ -551,3 +551,25 @@ async def test_transfers_in_are_sandbox_only(api: Api, keys: Keys) -> None:
         "/_sim/deposits", keys.live_sk, json={"clabe": acct["clabe"], "amount": 10}
     )
     assert_error(status, body, 400, "production_key_refused")
+
+
+async def test_the_control_plane_disables_an_account(api: Api, keys: Keys) -> None:
+    acct = await account(api)
+    path = f"/_sim/deposit-accounts/{acct['id']}/disable"
+    status, body, _ = await api.post(path, keys.sandbox_sk)
+    assert status == 200 and body["account"]["status"] == "disabled"
+    status, again, _ = await api.post(path, keys.sandbox_sk)  # idempotent
+    assert status == 200 and again["account"]["status"] == "disabled"
+    status, error = await deposit(api, acct["clabe"])
+    assert_error(status, error, 422, "deposit_account_disabled")
+
+
+async def test_the_control_plane_refuses_other_shops_and_live_keys(api: Api, keys: Keys) -> None:
+    theirs = await account(api, key=keys.other_sk)
+    path = f"/_sim/deposit-accounts/{theirs['id']}/disable"
+    status, body, _ = await api.post(path, keys.sandbox_sk)
+    assert_error(status, body, 404, "deposit_account_not_found")
+    status, body, _ = await api.post(path, keys.live_sk)
+    assert_error(status, body, 400, "production_key_refused")
+    _, got, _ = await api.get(f"/me/deposit-accounts/{theirs['id']}", keys.other_sk)
+    assert got["account"]["status"] == "active"

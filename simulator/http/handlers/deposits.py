@@ -34,6 +34,7 @@ def setup(app: web.Application) -> None:
     r.add_get(f"{API}/deposit-accounts/{{id}}", get_account)
     r.add_get(f"{API}/deposit-accounts/{{id}}/deposits", list_deposits)
     r.add_post("/_sim/deposits", simulate_deposit)
+    r.add_post("/_sim/deposit-accounts/{id}/disable", disable_account)
 
 
 @auth("secret")
@@ -94,6 +95,13 @@ async def simulate_deposit(request: web.Request) -> web.Response:
     tx, deposit = request.app[DEPOSITS].receive(principal_of(request), body)
     transaction = request.app[PAYMENTS].view(tx, base_url(request))
     return json_response({"transaction": transaction, "deposit": deposit_view(deposit)})
+
+
+@auth("sandbox")
+async def disable_account(request: web.Request) -> web.Response:
+    deposits = request.app[DEPOSITS]
+    account = deposits.get(principal_of(request), request.match_info["id"])  # 404 if not ours
+    return json_response({"account": account_view(deposits.disable(account["id"]))})
 
 
 def _includes(request: web.Request) -> bool:
