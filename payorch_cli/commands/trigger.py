@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from payorch.events import EVENT_TYPES
 from payorch_cli.options import ApiKey, BaseUrl, Json, api_errors, emit, resolve
-from payorch_cli.scenario.events import EVENT_TYPES
 
 if TYPE_CHECKING:
     from payorch_cli.client import Client

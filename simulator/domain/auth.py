@@ -32,6 +32,16 @@ class Principal:
     key_kind: KeyKind
     key_id: str
 
+    def can_see(self, record: dict[str, Any] | None) -> bool:
+        """Whether a stored record (with merchantId, environment, shopId) is this caller's:
+        its merchant and environment, and its shop too for a shop-bound credential."""
+        return (
+            record is not None
+            and record["merchantId"] == self.merchant.id
+            and record["environment"] == self.environment
+            and (self.shop is None or record["shopId"] == self.shop.id)
+        )
+
     @property
     def credential_id(self) -> str:
         """One key pair (or merchant-wide key): raw keys and their tokens share it."""

@@ -418,12 +418,7 @@ class PaymentService:
 
     def get(self, principal: Principal, transaction_id: str) -> dict[str, Any]:
         tx = self.ctx.transactions.get(transaction_id)
-        if (
-            tx is None
-            or tx["merchantId"] != principal.merchant.id
-            or tx["environment"] != principal.environment
-            or (principal.shop is not None and tx["shopId"] != principal.shop.id)
-        ):
+        if tx is None or not principal.can_see(tx):
             raise ApiError("transaction_not_found", f"No transaction {transaction_id}.", param="id")
         return tx
 

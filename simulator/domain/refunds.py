@@ -335,11 +335,6 @@ class RefundService:
 
     def get_claim(self, principal: Principal, claim_id: str) -> dict[str, Any]:
         claim = self.ctx.claims.get(claim_id)
-        if (
-            claim is None
-            or claim["merchantId"] != principal.merchant.id
-            or claim["environment"] != principal.environment
-            or (principal.shop is not None and claim["shopId"] != principal.shop.id)
-        ):
+        if claim is None or not principal.can_see(claim):
             raise ApiError("claim_not_found", f"No claim {claim_id}.", param="id")
         return claim

@@ -14,27 +14,13 @@ from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit
 
+from payorch.events import EVENT_TYPES
 from simulator.clock import isoformat
 from simulator.domain.auth import Principal
 from simulator.domain.errors import ApiError
 from simulator.domain.ports import Jobs, Table
 
-# The spec's event table, in its order. `*` subscribes to all of them, including future ones.
-EVENT_TYPES: tuple[str, ...] = (
-    "payment.completed",
-    "payment.failed",
-    "payment.refunded",
-    "chargeback.created",
-    "claim.opened",
-    "claim.resolved",
-    "settlement.closed",
-    "settlement.pdf_ready",
-    "withdrawal.completed",
-    "withdrawal.failed",
-    "payout.completed",
-    "payout.failed",
-    "payment.captured",
-)
+# `*` subscribes to every event type, including future ones.
 ALL_EVENTS = "*"
 SECRET_PREFIX = "whsec_"
 ROTATION_GRACE_SECONDS = 86_400.0

@@ -1,5 +1,5 @@
-"""The spec's event names, in its table's order; imported by `payorch trigger` at start-up, so
-this module imports nothing."""
+"""The spec's event names, in its table's order: the one list the simulator (subscriptions) and the
+CLI (`payorch trigger`, scenarios) share. It imports nothing, so the CLI's start stays cheap."""
 
 from __future__ import annotations
 
