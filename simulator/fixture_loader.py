@@ -19,6 +19,7 @@ from typing import Any, NoReturn
 
 import yaml
 
+from payorch.vocabulary import PAYMENT_METHOD_SLUGS
 from simulator.domain.catalog import (
     PAYOUT_RAILS,
     RECIPIENT_FIELD_TYPES,
@@ -50,10 +51,7 @@ FIXTURE_FILES = (MERCHANTS_FILE, METHODS_FILE, PROVIDERS_FILE, FX_FILE)
 PAYOUT_METHODS_FILE = "payout_methods.yaml"
 
 # The spec's paymentData slugs: the only rails a method or provider may name.
-METHOD_SLUGS = frozenset(
-    {"card", "debit", "bank_transfer", "wire", "spei", "pix", "oxxo", "boleto", "voucher"}
-    | {"online_payment", "applepay", "googlepay", "crypto"}
-)
+METHOD_SLUGS = frozenset(PAYMENT_METHOD_SLUGS)
 # Buyer fields of POST /payments a rail may demand.
 REQUIRED_FIELD_KEYS = frozenset({"userName", "userEmail", "documentId", "userPhone"})
 REQUIRED_FIELD_TYPES = frozenset({"string", "email", "document", "phone"})

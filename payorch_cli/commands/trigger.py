@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from payorch.events import EVENT_TYPES
+from payorch.vocabulary import EVENT_TYPES
 from payorch_cli.options import ApiKey, BaseUrl, Json, api_errors, emit, resolve
 
 if TYPE_CHECKING:

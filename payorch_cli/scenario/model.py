@@ -6,7 +6,7 @@ import itertools
 from dataclasses import dataclass, field
 from typing import Any
 
-from payorch.events import EVENT_TYPES  # noqa: F401 - re-exported
+from payorch.vocabulary import EVENT_TYPES  # noqa: F401 - re-exported
 from payorch_cli.scenario.matchers import Matcher
 from payorch_cli.scenario.source import Loc
 

@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
+from payorch.vocabulary import PAYMENT_METHOD_SLUGS, TRANSACTION_STATUSES
 from payorch_cli.client import ApiError, Client
 from payorch_cli.tui import present
 from payorch_cli.tui.stream import EventStreamReader
@@ -25,24 +26,8 @@ DELIVERIES_PER_WEBHOOK = 100
 
 # The actions of POST /payments/{id}/simulate, in the spec's order.
 SIMULATE_ACTIONS = ("paid", "failed", "expired", "refunded", "chargeback")
-# The spec's status filter values (chargeback lists completed payments with a chargeback).
-STATUSES = ("pending", "completed", "failed", "refunded", "expired", "chargeback")
-# The spec's `paymentData.method` slugs, the values of the legacy `method` list filter.
-METHODS = (
-    "card",
-    "debit",
-    "bank_transfer",
-    "wire",
-    "spei",
-    "pix",
-    "oxxo",
-    "boleto",
-    "voucher",
-    "online_payment",
-    "applepay",
-    "googlepay",
-    "crypto",
-)
+STATUSES = TRANSACTION_STATUSES
+METHODS = PAYMENT_METHOD_SLUGS
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from payorch.vocabulary import TRANSACTION_STATUSES
 from simulator.domain.errors import ApiError
 
-TRANSACTION_STATUSES = ("pending", "completed", "failed", "refunded", "expired", "chargeback")
+__all__ = ["TRANSACTION_STATUSES", "check_simulate"]
+
 
 # simulate action -> (required status, resulting status, events fired)
 SIMULATE_ACTIONS: dict[str, tuple[str, str, tuple[str, ...]]] = {

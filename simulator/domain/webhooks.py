@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit
 
-from payorch.events import EVENT_TYPES
+from payorch.vocabulary import EVENT_TYPES
 from simulator.clock import isoformat
 from simulator.domain.auth import Principal
 from simulator.domain.errors import ApiError

@@ -1,0 +1,49 @@
+"""The spec's fixed names, listed once for the simulator and the CLI (trigger, scenarios, TUI):
+event types, transaction statuses and paymentData method slugs. It imports nothing, so the CLI's
+start stays cheap."""
+
+from __future__ import annotations
+
+EVENT_TYPES: tuple[str, ...] = (
+    "payment.completed",
+    "payment.failed",
+    "payment.refunded",
+    "chargeback.created",
+    "claim.opened",
+    "claim.resolved",
+    "settlement.closed",
+    "settlement.pdf_ready",
+    "withdrawal.completed",
+    "withdrawal.failed",
+    "payout.completed",
+    "payout.failed",
+    "payment.captured",
+)
+
+# Transaction statuses, as the list filter takes them ("chargeback" lists completed payments that
+# carry a chargeback claim).
+TRANSACTION_STATUSES: tuple[str, ...] = (
+    "pending",
+    "completed",
+    "failed",
+    "refunded",
+    "expired",
+    "chargeback",
+)
+
+# The `paymentData.method` slugs, in the spec's order (also the legacy `method` filter values).
+PAYMENT_METHOD_SLUGS: tuple[str, ...] = (
+    "card",
+    "debit",
+    "bank_transfer",
+    "wire",
+    "spei",
+    "pix",
+    "oxxo",
+    "boleto",
+    "voucher",
+    "online_payment",
+    "applepay",
+    "googlepay",
+    "crypto",
+)
