@@ -15,6 +15,7 @@ from simulator.domain.auth import Authenticator
 from simulator.domain.catalog import Catalog
 from simulator.domain.context import DomainContext
 from simulator.domain.fx import Fx
+from simulator.domain.ids import BufferedSystemRandom
 from simulator.domain.ledger import Ledger
 from simulator.domain.payments import PaymentService
 from simulator.domain.ratelimit import RateLimiter
@@ -69,7 +70,7 @@ def create_app(
     # A fixed seed (tests) makes them reproducible; mixing in what is already stored keeps a
     # restarted seeded server from minting the ids it minted before.
     rng: random.Random = (
-        random.SystemRandom()
+        BufferedSystemRandom()
         if settings.seed is None
         else random.Random(
             f"{settings.seed}/{len(store.table('events'))}/{len(store.table('transactions'))}"

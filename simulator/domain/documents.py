@@ -35,8 +35,8 @@ def _is_ascii_digits(s: str, length: int | tuple[int, int]) -> bool:
     return low <= len(s) <= high and s.isascii() and s.isdigit()
 
 
-def _random_digits(rng: Random, n: int) -> str:
-    return "".join(str(rng.randrange(10)) for _ in range(n))
+def random_digits(rng: Random, n: int) -> str:
+    return str(rng.randrange(10**n)).zfill(n)  # one draw, not one per digit
 
 
 def _mod11_receita(digits: str, weights: Sequence[int]) -> str:
@@ -89,7 +89,7 @@ def is_valid_cnpj(s: str) -> bool:
 def generate_cpf(rng: Random) -> str:
     """A valid CPF as 11 bare digits."""
     while True:
-        first9 = _random_digits(rng, 9)
+        first9 = random_digits(rng, 9)
         if len(set(first9)) > 1:  # all-same bases would produce a rejected number
             return first9 + _cpf_check_digits(first9)
 
@@ -97,7 +97,7 @@ def generate_cpf(rng: Random) -> str:
 def generate_cnpj(rng: Random) -> str:
     """A valid CNPJ as 14 bare digits, for the head office (branch 0001) as most payers are."""
     while True:
-        first12 = _random_digits(rng, 8) + "0001"
+        first12 = random_digits(rng, 8) + "0001"
         cnpj = first12 + _cnpj_check_digits(first12)
         if len(set(cnpj)) > 1:
             return cnpj
@@ -264,8 +264,8 @@ def is_valid_cbu(s: str) -> bool:
 
 def generate_cbu(rng: Random) -> str:
     """A valid CBU as 22 bare digits."""
-    bank_branch = _random_digits(rng, 7)
-    account = _random_digits(rng, 13)
+    bank_branch = random_digits(rng, 7)
+    account = random_digits(rng, 13)
     return (
         bank_branch
         + _cbu_check_digit(bank_branch, _CBU_W1)

@@ -14,13 +14,9 @@ from datetime import date
 from decimal import Decimal
 from random import Random
 
-from simulator.domain.documents import clabe_check_digit
+from simulator.domain.documents import clabe_check_digit, random_digits
 
 _DIGITS_RE = re.compile(r"[0-9]+")
-
-
-def _random_digits(rng: Random, n: int) -> str:
-    return "".join(str(rng.randrange(10)) for _ in range(n))
 
 
 def _luhn_check_digit(payload: str) -> str:
@@ -63,7 +59,7 @@ def generate_clabe(rng: Random, bank_code: str = "646", plaza: str = "180") -> s
         raise ValueError(f"bank_code must be 3 digits, got {bank_code!r}")
     if _DIGITS_RE.fullmatch(plaza) is None or len(plaza) != 3:
         raise ValueError(f"plaza must be 3 digits, got {plaza!r}")
-    first17 = bank_code + plaza + _random_digits(rng, 11)
+    first17 = bank_code + plaza + random_digits(rng, 11)
     return first17 + clabe_check_digit(first17)
 
 
@@ -193,7 +189,7 @@ def is_valid_brcode(payload: str) -> bool:
 
 def oxxo_barcode(rng: Random) -> str:
     """A 14-digit OXXO payment reference: 13 random digits and a Luhn check digit."""
-    body = _random_digits(rng, 13)
+    body = random_digits(rng, 13)
     return body + _luhn_check_digit(body)
 
 
@@ -204,7 +200,7 @@ def is_valid_oxxo_reference(s: str) -> bool:
 
 def voucher_code(rng: Random) -> str:
     """A generic cash-voucher code (PagoEfectivo / Pago Fácil style): 12-16 digits, Luhn-checked."""
-    body = _random_digits(rng, rng.randint(11, 15))
+    body = random_digits(rng, rng.randint(11, 15))
     return body + _luhn_check_digit(body)
 
 
@@ -256,7 +252,7 @@ def boleto_line(rng: Random, amount: Decimal, due_date: date) -> str:
         raise ValueError(f"amount {amount} does not fit the boleto's 10-digit amount field")
     bank_currency = rng.choice(_BOLETO_BANKS) + "9"
     factor_amount = _due_factor(due_date) + f"{cents:010d}"
-    free = _random_digits(rng, 25)
+    free = random_digits(rng, 25)
     general = _boleto_general_check_digit(bank_currency + factor_amount + free)
     fields = (bank_currency + free[:5], free[5:15], free[15:25])
     return "".join(f + _luhn_check_digit(f) for f in fields) + general + factor_amount

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import jsonschema_rs
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError
 from referencing import Registry, Resource
@@ -86,12 +87,16 @@ class _Schemas:
         self._resolved: dict[int, Mapping[str, Any]] = {}
         self._compiled: dict[int, Draft202012Validator] = {}
 
-    def validator(self, pointer: str) -> Draft202012Validator:
+    def validator(self, pointer: str) -> _Compiled:
         # Compiled on the schema with every `$ref` inlined: following refs through the registry
         # on each request was most of the validation cost. The document has no recursive
         # schemas; a ref cycle would still resolve through the registry (depth cap below).
         schema = self._inline(self._resolver.lookup(f"{DOC_URI}#{pointer}").contents)
-        return Draft202012Validator(schema, registry=self._registry)
+        return _Compiled(
+            Draft202012Validator(schema, registry=self._registry),
+            # Formats are annotations only, as for the reference validator above.
+            jsonschema_rs.Draft202012Validator(schema, validate_formats=False).is_valid,
+        )
 
     def _inline(self, schema: Any, depth: int = 0) -> Any:
         if depth > 32:
@@ -202,17 +207,32 @@ def _branch(error: ValidationError) -> list[ValidationError] | None:
 _ABSENT = object()
 
 
+@dataclass(frozen=True, slots=True)
+class _Compiled:
+    """One schema compiled twice: a fast yes/no check, and the validator that explains a no.
+
+    jsonschema_rs answers "valid?" in a few microseconds (python-jsonschema takes tens); only a
+    value it refuses goes through python-jsonschema, whose errors the messages, paths and vendor
+    extensions are built from. The reference validator has the last word: a value the fast one
+    refuses but it accepts (their regex dialects differ at the edges) is accepted.
+    """
+
+    reference: Draft202012Validator
+    accepts: Callable[[Any], bool]
+
+
 class _Checker:
     """Turns a validator's errors into issues, the document's extensions applied."""
 
     def __init__(self, schemas: _Schemas) -> None:
         self._schemas = schemas
 
-    def issues(
-        self, validator: Draft202012Validator, instance: Any, schema: Mapping[str, Any]
-    ) -> list[Issue]:
+    def issues(self, validator: _Compiled, instance: Any, schema: Mapping[str, Any]) -> list[Issue]:
+        trimmed = self._trimmed(instance, schema)
+        if validator.accepts(trimmed):
+            return []
         found: dict[str, Issue] = {}  # by path: one issue per value, the first one found
-        for error in validator.iter_errors(self._trimmed(instance, schema)):
+        for error in validator.reference.iter_errors(trimmed):
             self._collect(error, found)
         return list(found.values())
 
@@ -321,7 +341,7 @@ class _Checker:
 class QueryParameter:
     name: str
     integer: bool
-    validator: Draft202012Validator
+    validator: _Compiled
     schema: Mapping[str, Any]
 
 
@@ -339,7 +359,7 @@ class Operation:
     missing_key: str | None  # the details key listing absent fields ("missingFields" ...)
     help_pointer: str | None  # JSON pointer of the operation, for details.helpUrl
     query: tuple[QueryParameter, ...]
-    body: Draft202012Validator | None
+    body: _Compiled | None
     body_schema: Mapping[str, Any]
     body_required: bool
     checker: _Checker
