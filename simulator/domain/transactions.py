@@ -9,8 +9,10 @@ the rows of the page are read from the store.
 
 from __future__ import annotations
 
+import gc
 from bisect import bisect_left, insort
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -89,8 +91,32 @@ class TransactionRepository:
         self._table = table
         self._keys: dict[str, RowKeys] = {}
         self._index: dict[IndexKey, list[SortKey]] = defaultdict(list)
-        for tx in sorted(table.values(), key=lambda t: (t["createdAt"], t["id"])):
-            self._insert(tx["id"], RowKeys.of(tx))
+        self._load()
+
+    def _load(self) -> None:
+        """Index what is stored: each transaction decoded once, one at a time (only its RowKeys
+        stay), each index appended to and then sorted once (nearly sorted already: the store
+        keeps insertion order)."""
+        # The store's Collection decodes lazily; any other Table gives a list.
+        scan = getattr(self._table, "scan", None)
+        stored: Iterable[dict[str, Any]] = scan() if scan is not None else self._table.values()
+        index, keys_of = self._index, self._keys
+        # Every RowKeys, entry and index list stays alive: the cyclic GC re-walking them as they
+        # accumulate would cost as much as building them (none can be part of a cycle).
+        gc_was_enabled = gc.isenabled()
+        gc.disable()
+        try:
+            for tx in stored:
+                tx_id = tx["id"]
+                keys = keys_of[tx_id] = RowKeys.of(tx)
+                entry = (keys.created_at, tx_id)
+                for key in keys.index_keys():
+                    index[key].append(entry)
+            for rows in index.values():
+                rows.sort()
+        finally:
+            if gc_was_enabled:
+                gc.enable()
 
     def _insert(self, tx_id: str, keys: RowKeys) -> None:
         self._keys[tx_id] = keys
@@ -140,6 +166,14 @@ class TransactionRepository:
     def page(
         self, scope: tuple[str, str], filters: TransactionFilters, limit: int, offset: int
     ) -> tuple[list[dict[str, Any]], int]:
+        chosen, total = self.page_ids(scope, filters, limit, offset)
+        page = [tx for tx_id in chosen if (tx := self._table.get(tx_id)) is not None]
+        return page, total
+
+    def page_ids(
+        self, scope: tuple[str, str], filters: TransactionFilters, limit: int, offset: int
+    ) -> tuple[list[str], int]:
+        """The ids of one page, newest first, and how many match in all."""
         rows = self._index.get(filters.index_key(scope), [])
         if not filters.narrows_further():
             total = len(rows)
@@ -152,5 +186,4 @@ class TransactionRepository:
                     if offset <= total < offset + limit:
                         chosen.append(tx_id)
                     total += 1
-        page = [tx for tx_id in chosen if (tx := self._table.get(tx_id)) is not None]
-        return page, total
+        return chosen, total
