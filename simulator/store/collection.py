@@ -18,7 +18,7 @@ exactly what was there.  ``search``/``all``/iteration are tinydb's and return
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, NoReturn
 
 import orjson
@@ -26,6 +26,7 @@ from tinydb.queries import QueryLike
 from tinydb.table import Document, Table
 
 from simulator.store.journal import Doc, JournalStorage
+from simulator.store.snapshot import no_gc
 
 __all__ = ["Collection"]
 
@@ -46,6 +47,11 @@ class Collection(Table):
         """A copy of the document, or None.  (tinydb's ``get(cond)``: use ``search``.)"""
         raw = self._journal.table_data(self.name).get(doc_id)
         return None if raw is None else orjson.loads(raw)
+
+    def raw(self, doc_id: str) -> bytes | None:
+        """The document's stored JSON bytes, or None.  Every write stores a new bytes object,
+        so the object's identity tells one version from the next (for caches of renderings)."""
+        return self._journal.table_data(self.name).get(doc_id)
 
     def on_rollback(self, callback: Callable[[str, Doc | None], None]) -> None:
         """Call `callback(doc_id, restored doc or None)` for each write of this table that a
@@ -75,7 +81,16 @@ class Collection(Table):
 
     def values(self) -> list[Doc]:
         """Copies of all documents, in insertion order.  O(n)."""
-        return [orjson.loads(raw) for raw in self._journal.table_data(self.name).values()]
+        with no_gc():  # all of them stay alive: let the collector not re-walk them as they come
+            return [orjson.loads(raw) for raw in self._journal.table_data(self.name).values()]
+
+    def scan(self) -> Iterator[Doc]:
+        """A copy of each document in insertion order, decoded as the iteration reaches it.
+
+        For a pass that keeps only a little of each document (an index built at start-up): the
+        decoded documents never all exist at once.  It reads the table as it was when called.
+        """
+        return map(orjson.loads, list(self._journal.table_data(self.name).values()))
 
     def ids(self) -> list[str]:
         """All document ids, in insertion order."""

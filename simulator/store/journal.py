@@ -9,7 +9,9 @@ crash can at worst leave a torn *last* line, which was never acknowledged.
 On-disk layout of a data dir::
 
     LOCK           flock()ed by the owning process; holds its pid (for the error text)
-    snapshot.json  {table: {doc_id: doc}} as of the last compaction (atomic rename)
+    snapshot.json  {table: {doc_id: doc}} as of the last compaction (atomic rename),
+                   one document per line so it loads without decoding them
+                   (format: ``snapshot.py``)
     journal.log    one JSON line per acknowledged write since that snapshot;
                    a line is a list of ops ``[table, doc_id, doc_or_null]``
                    (null = delete), so a multi-document batch is one line and
@@ -43,6 +45,16 @@ from typing import Any, Final
 import orjson
 from tinydb.storages import Storage
 
+from simulator.store.snapshot import (
+    INFO_TABLE,
+    Encoded,
+    SnapshotError,
+    compact_bytes,
+    decode_snapshot,
+    encode_snapshot,
+    no_gc,
+)
+
 __all__ = [
     "Doc",
     "JournalStorage",
@@ -58,9 +70,6 @@ Doc = dict[str, Any]
 #: One write: (table, doc_id, doc); ``doc=None`` deletes the document.
 Op = tuple[str, str, Doc | None]
 Tables = dict[str, dict[str, Doc]]
-# In memory each document is kept as its encoded JSON bytes: about a fifth of the size of the
-# decoded dict, and a read is one orjson.loads (readers always get a private copy anyway).
-Encoded = dict[str, dict[str, bytes]]
 
 SNAPSHOT: Final = "snapshot.json"
 JOURNAL: Final = "journal.log"
@@ -195,10 +204,11 @@ class JournalStorage(Storage):
         self._check_writable()
         if self._batch is not None:
             raise StoreError("a full rewrite is not allowed inside a batch")
-        payload = orjson.dumps(data)
-        new_data = _encode_tables(orjson.loads(payload))  # validated as JSON
+        new_data = _encode_tables(orjson.loads(orjson.dumps(data)))  # validated as JSON
+        if INFO_TABLE in new_data:
+            raise ValueError(f"the table name {INFO_TABLE!r} is reserved")
         if self._dir is not None:
-            self._write_snapshot(payload)
+            self._write_snapshot(encode_snapshot(new_data))
         self._data = new_data
         self.generation += 1
 
@@ -228,7 +238,8 @@ class JournalStorage(Storage):
 
     def decoded(self, name: str) -> dict[str, Doc]:
         """Private decoded copies of one table's docs, in insertion order. O(n)."""
-        return {doc_id: orjson.loads(raw) for doc_id, raw in self._data.get(name, {}).items()}
+        with no_gc():
+            return {doc_id: orjson.loads(raw) for doc_id, raw in self._data.get(name, {}).items()}
 
     @property
     def in_batch(self) -> bool:
@@ -268,7 +279,7 @@ class JournalStorage(Storage):
         if self._dir is None:
             return
         self._check_writable()
-        self._write_snapshot(_snapshot_bytes(self._data))
+        self._write_snapshot(encode_snapshot(self._data))
 
     # -- batches -----------------------------------------------------------------
 
@@ -338,14 +349,16 @@ class JournalStorage(Storage):
         self._lock = _DirLock(data_dir)
         try:
             (data_dir / (SNAPSHOT + ".tmp")).unlink(missing_ok=True)  # crashed compaction
-            self._load_snapshot(data_dir / SNAPSHOT)
+            legacy = self._load_snapshot(data_dir / SNAPSHOT)
             journal = data_dir / JOURNAL
             self._fd = os.open(journal, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
             self._replay(journal)
             if self._fsync:
                 _fsync_dir(data_dir)  # make the journal's directory entry durable
-            if self._lines:
-                self.compact()  # start with an empty journal; amortised over the run
+            if self._lines or legacy:
+                # Start with an empty journal (amortised over the run), and a snapshot written
+                # by an earlier version becomes one that loads without decoding its documents.
+                self.compact()
         except BaseException:
             if self._fd is not None:
                 os.close(self._fd)
@@ -354,21 +367,19 @@ class JournalStorage(Storage):
             self._lock = None
             raise
 
-    def _load_snapshot(self, path: Path) -> None:
+    def _load_snapshot(self, path: Path) -> bool:
+        """Load the snapshot, if any; True if an earlier version wrote it (rewrite it)."""
         try:
             raw = path.read_bytes()
         except FileNotFoundError:
-            return
+            return False
         try:
-            data = orjson.loads(raw)
-        except orjson.JSONDecodeError as exc:
-            raise StoreCorruptError(f"{path} is not valid JSON: {exc}") from None
-        if not isinstance(data, dict) or not all(
-            isinstance(docs, dict) and all(isinstance(d, dict) for d in docs.values())
-            for docs in data.values()
-        ):
-            raise StoreCorruptError(f"{path} is not a {{table: {{doc_id: doc}}}} object")
-        self._data = _encode_tables(data)
+            self._data, legacy = decode_snapshot(raw)
+        except SnapshotError as exc:
+            raise StoreCorruptError(
+                f"{path} is corrupt: {exc}; restore the data dir from a backup"
+            ) from None
+        return legacy
 
     def _replay(self, path: Path) -> None:
         assert self._fd is not None
@@ -381,9 +392,10 @@ class JournalStorage(Storage):
             log.warning("%s: dropping a torn last line (%d bytes)", path, len(raw) - end)
             os.ftruncate(self._fd, end)
         lines = raw[:end].split(b"\n")[:-1]
-        for lineno, line in enumerate(lines, start=1):
-            for table, doc_id, doc in _decode_line(path, lineno, line):
-                self._apply(table, doc_id, None if doc is None else _compact_bytes(doc))
+        with no_gc():
+            for lineno, line in enumerate(lines, start=1):
+                for table, doc_id, doc in _decode_line(path, lineno, line):
+                    self._apply(table, doc_id, None if doc is None else compact_bytes(doc))
         self._lines = len(lines)
         self._size = end
 
@@ -421,15 +433,16 @@ class JournalStorage(Storage):
             log.exception("store compaction failed; will retry")
             self._compact_at = self._lines + self._compact_every
 
-    def _write_snapshot(self, payload: bytes) -> None:
+    def _write_snapshot(self, pieces: Sequence[bytes]) -> None:
         assert self._dir is not None and self._fd is not None
         path = self._dir / SNAPSHOT
         tmp = self._dir / (SNAPSHOT + ".tmp")
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
         try:
-            view = memoryview(payload)
-            while view:
-                view = view[os.write(fd, view) :]
+            for piece in pieces:
+                view = memoryview(piece)
+                while view:
+                    view = view[os.write(fd, view) :]
             os.fsync(fd)  # always: the journal is about to be emptied
         finally:
             os.close(fd)
@@ -464,29 +477,11 @@ class _BatchScope:
         self._storage._end(self._mark, failed=exc_type is not None)
 
 
-def _compact_bytes(doc: Doc) -> bytes:
-    """`doc` as JSON bytes sized to fit: orjson's own result keeps a 16 KiB buffer behind it,
-    which, kept for every stored document, would cost ten times the data."""
-    return bytes(memoryview(orjson.dumps(doc)))
-
-
 def _encode_tables(data: Tables) -> Encoded:
     return {
-        name: {doc_id: _compact_bytes(doc) for doc_id, doc in docs.items()}
+        name: {doc_id: compact_bytes(doc) for doc_id, doc in docs.items()}
         for name, docs in data.items()
     }
-
-
-def _snapshot_bytes(data: Encoded) -> bytes:
-    """`{table: {doc_id: doc}}` as JSON, assembled from the docs' bytes without decoding them."""
-    tables = (
-        orjson.dumps(name)
-        + b":{"
-        + b",".join(orjson.dumps(doc_id) + b":" + raw for doc_id, raw in docs.items())
-        + b"}"
-        for name, docs in data.items()
-    )
-    return b"{" + b",".join(tables) + b"}"
 
 
 def _encode(op: Op) -> tuple[bytes, bytes | None]:
@@ -494,9 +489,11 @@ def _encode(op: Op) -> tuple[bytes, bytes | None]:
     table, doc_id, doc = op
     if not isinstance(table, str) or not isinstance(doc_id, str):
         raise TypeError(f"table and doc_id must be str, got {table!r}, {doc_id!r}")
+    if table == INFO_TABLE:
+        raise ValueError(f"the table name {INFO_TABLE!r} is reserved")
     if doc is not None and not isinstance(doc, dict):
         raise TypeError(f"a document must be a dict, got {type(doc).__name__}")
-    raw = None if doc is None else _compact_bytes(doc)  # TypeError on non-JSON values
+    raw = None if doc is None else compact_bytes(doc)  # TypeError on non-JSON values
     head = orjson.dumps([table, doc_id])[:-1]
     fragment = head + b"," + (b"null" if raw is None else raw) + b"]"
     return fragment, raw

@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import orjson
@@ -290,6 +291,167 @@ def test_compaction(tmp_path: Path) -> None:
     assert journal_lines(tmp_path) == []  # close() compacts
     with Store.open(tmp_path, compact_every=10) as store:
         assert store.table("docs").ids() == [f"d{i}" for i in range(1, 25)]
+
+
+# -- snapshot format --------------------------------------------------------------------
+
+# Ids and values that could be mistaken for the snapshot's own lines if it were careless.
+AWKWARD = {
+    "plain": {"n": 1},
+    '"}\n,"x":\n{': {"text": 'a\nb\r\n}\n,"y":{', "nested": [{"}": "{"}], "u": "é ✓ \u2028"},
+    "": {"empty id": True},
+    "with\ttab": {},
+    ",": {"f": 1.5, "big": 2**62, "neg": -0.0, "none": None},
+    "#snapshot": {"only the table name is reserved": True},
+}
+
+
+def test_snapshot_round_trip_keeps_every_doc_id_and_order(tmp_path: Path) -> None:
+    with Store.open(tmp_path) as store:
+        for doc_id, doc in AWKWARD.items():
+            store.table("docs").put(doc_id, doc)
+        store.table('"},\n{').put("x", {"n": 2})
+        store.table("emptied").put("gone", {"n": 3})
+        store.table("emptied").delete("gone")
+    raw = (tmp_path / "snapshot.json").read_bytes()
+    assert raw.startswith(b'{"#snapshot":{"info":{"format":2,"documents":7,"crc32":')
+    # Still one JSON object {table: {doc_id: doc}} for any JSON reader (and earlier versions).
+    as_json = orjson.loads(raw)
+    assert as_json["docs"] == AWKWARD and as_json["emptied"] == {}
+    with Store.open(tmp_path) as store:
+        docs = store.table("docs")
+        assert docs.ids() == list(AWKWARD)
+        assert docs.values() == list(AWKWARD.values())
+        assert store.table('"},\n{').get("x") == {"n": 2}
+        assert sorted(store.table_names()) == ['"},\n{', "docs", "emptied"]
+        docs.put("more", {"n": 4})
+    with Store.open(tmp_path) as store:  # a snapshot read back writes the same snapshot
+        assert store.table("docs").ids() == [*AWKWARD, "more"]
+
+
+def test_snapshot_of_an_empty_store_round_trips(tmp_path: Path) -> None:
+    store = Store.open(tmp_path)
+    store.compact()
+    store.close()
+    assert orjson.loads((tmp_path / "snapshot.json").read_bytes())["#snapshot"]["info"]
+    with Store.open(tmp_path) as store:
+        assert store.table_names() == []
+
+
+def test_reserved_table_name_is_refused(tmp_path: Path) -> None:
+    with Store.open(tmp_path) as store:
+        with pytest.raises(ValueError, match="reserved"):
+            store.table("#snapshot").put("a", {"n": 1})
+        assert journal_lines(tmp_path) == []
+
+
+def test_old_format_snapshot_is_read_and_rewritten_on_open(tmp_path: Path) -> None:
+    # As payorch wrote it before format 2: {table: {doc_id: doc}} on one line.
+    old = {"docs": {"a": {"n": 1}, "b": {"n": 2}}, "other": {"c": {"text": "x\ny"}}}
+    (tmp_path / "snapshot.json").write_bytes(orjson.dumps(old))
+    (tmp_path / "journal.log").write_bytes(b"")
+    with Store.open(tmp_path) as store:
+        assert store.table("docs").values() == [{"n": 1}, {"n": 2}]
+        assert store.table("other").get("c") == {"text": "x\ny"}
+        # Migrated on open, before anything else is written.
+        raw = (tmp_path / "snapshot.json").read_bytes()
+        assert raw.startswith(b'{"#snapshot":') and raw.count(b"\n") > 5
+        assert {k: v for k, v in orjson.loads(raw).items() if k != "#snapshot"} == old
+    with Store.open(tmp_path) as store:
+        assert store.table("docs").ids() == ["a", "b"]
+
+
+@pytest.mark.parametrize(
+    ("damage", "message"),
+    [
+        (lambda raw: raw[: len(raw) // 2], "checksum"),  # cut short
+        (lambda raw: raw.replace(b'"n":1', b'"n":7'), "checksum"),  # changed in place
+        (lambda raw: raw.replace(b'format":2', b'format":9'), "format 9"),
+        (lambda raw: raw[:20] + raw[40:], "first line"),
+    ],
+)
+def test_damaged_snapshot_is_a_clear_error(
+    tmp_path: Path, damage: Callable[[bytes], bytes], message: str
+) -> None:
+    with Store.open(tmp_path) as store:
+        for i in range(5):
+            store.table("docs").put(f"d{i}", {"n": i})
+    path = tmp_path / "snapshot.json"
+    path.write_bytes(damage(path.read_bytes()))
+    with pytest.raises(StoreCorruptError, match=f"snapshot.json is corrupt: .*{message}"):
+        Store.open(tmp_path)
+    # the failed open released the lock
+    assert run_child(OPEN_AND_REPORT, str(tmp_path)).returncode == 1
+
+
+# Killed (SIGKILL, no clean-up) at a chosen point of a compaction.
+KILLED_IN_COMPACTION = """
+import os, signal, sys
+from pathlib import Path
+from simulator.store import Store
+data_dir, stage = Path(sys.argv[1]), sys.argv[2]
+store = Store.open(data_dir)
+docs = store.table("docs")
+for i in range(300):
+    docs.put(f"d{i}", {"n": i, "text": "a line\\n}\\n,{" * (i % 7)})
+docs.delete("d0")
+journal_fd = store._storage._fd
+real_write = os.write
+
+def write_half_then_die(fd, data):
+    if fd != journal_fd:  # the snapshot's temporary file
+        real_write(fd, bytes(data[: len(data) // 2]))
+        os.kill(os.getpid(), signal.SIGKILL)
+    return real_write(fd, data)
+
+def die(*args):
+    os.kill(os.getpid(), signal.SIGKILL)
+
+if stage == "writing":
+    os.write = write_half_then_die
+else:  # renamed into place, journal not yet emptied
+    os.ftruncate = die
+print("compacting", flush=True)
+store.compact()
+"""
+
+
+@pytest.mark.parametrize("stage", ["writing", "renamed"])
+def test_killed_mid_snapshot_loses_nothing(tmp_path: Path, stage: str) -> None:
+    with Store.open(tmp_path) as store:  # an earlier snapshot, which the crash must not harm
+        store.table("docs").put("d0", {"n": 0})
+        store.table("docs").put("early", {"n": -1})
+    result = run_child(KILLED_IN_COMPACTION, str(tmp_path), stage)
+    assert result.returncode == -signal.SIGKILL, result.stderr
+    assert result.stdout == "compacting\n"
+    assert (tmp_path / "snapshot.json.tmp").exists() == (stage == "writing")
+    expected = {"early": {"n": -1}} | {
+        f"d{i}": {"n": i, "text": "a line\n}\n,{" * (i % 7)} for i in range(1, 300)
+    }
+    with Store.open(tmp_path) as store:
+        docs = store.table("docs")
+        assert dict(zip(docs.ids(), docs.values(), strict=True)) == expected
+    assert not (tmp_path / "snapshot.json.tmp").exists()
+    with Store.open(tmp_path) as store:  # and the snapshot written on that open reads back
+        assert len(store.table("docs")) == 300
+
+
+def test_scan_decodes_copies_of_the_table_as_it_was(tmp_path: Path) -> None:
+    with Store.open(tmp_path) as store:
+        docs = store.table("docs")
+        for i in range(3):
+            docs.put(f"d{i}", {"n": i, "xs": [i]})
+        scan = docs.scan()
+        first = next(scan)
+        first["xs"].append("mutated")
+        docs.put("d3", {"n": 3, "xs": [3]})
+        docs.delete("d2")
+        assert [first, *scan] == [
+            {"n": 0, "xs": [0, "mutated"]},
+            {"n": 1, "xs": [1]},
+            {"n": 2, "xs": [2]},
+        ]
+        assert docs.get("d0") == {"n": 0, "xs": [0]}
 
 
 # -- locking --------------------------------------------------------------------------

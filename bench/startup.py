@@ -1,0 +1,221 @@
+"""Start-up time of `payorch serve` to its "Listening on" line, empty and with N stored payments.
+
+Builds a data dir holding --stored transactions the way a user would (a `payorch serve` filled
+with `POST /payments` over keep-alive connections, then stopped with SIGTERM so it compacts),
+then starts `payorch serve` on a fresh copy of it --rounds times and prints min/median/max
+seconds to "Listening on", and the server's RSS once listening. In the same run: start-up on an
+empty data dir, and a bare aiohttp app to listening (same interpreter) as the baseline, with the
+ratio to it.
+
+    python bench/startup.py [--stored 50000] [--rounds 5] [--cache /tmp/payorch-startup-50000]
+
+--cache keeps the filled data dir between runs (filling takes a minute or so). The cached dir is
+started and stopped once before measuring, so whatever wrote it, the rounds read a data dir in
+the format the current code writes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import os
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+SK = "sk_test_19g744zrbw5buqxqpxp5w4gj"
+BODY = json.dumps({"amount": 50, "paymentMethodId": "1001", "userEmail": "bench@example.com"})
+AUTH = {"Authorization": f"Bearer {SK}", "Content-Type": "application/json"}
+CONNECTIONS = 4
+
+BASELINE = r"""
+import asyncio
+from aiohttp import web
+async def ping(request):
+    return web.json_response({"ok": True})
+async def main():
+    app = web.Application()
+    app.router.add_get("/ping", ping)
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    print("Listening on http://127.0.0.1:%d" % site._server.sockets[0].getsockname()[1], flush=True)
+    await asyncio.Event().wait()
+asyncio.run(main())
+"""
+
+
+def serve_cmd(data_dir: Path) -> list[str]:
+    return [
+        sys.executable,
+        "-m",
+        "payorch_cli.main",
+        "serve",
+        "--port",
+        "0",
+        "--no-rate-limit",
+        "--data-dir",
+        str(data_dir),
+    ]
+
+
+def start(cmd: list[str]) -> tuple[subprocess.Popen[str], int, float]:
+    """Start `cmd`; return it, its port and the seconds until it printed "Listening on"."""
+    began = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    line = proc.stdout.readline()
+    elapsed = time.perf_counter() - began
+    if "Listening on" not in line:
+        proc.kill()
+        proc.wait()
+        raise RuntimeError(f"{cmd[:4]} did not start: {line!r}")
+    return proc, int(line.rsplit(":", 1)[1]), elapsed
+
+
+def stop(proc: subprocess.Popen[str]) -> None:
+    proc.send_signal(signal.SIGTERM)  # graceful: the server compacts its store
+    try:
+        proc.wait(60)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+def rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def stored(port: int) -> int:
+    conn = http.client.HTTPConnection("127.0.0.1", port)
+    conn.request("GET", "/api/v1/payments?limit=1", headers=AUTH)
+    response = conn.getresponse()
+    body = json.loads(response.read())
+    conn.close()
+    return int(body["pagination"]["total"])
+
+
+def fill(port: int, count: int) -> None:
+    """POST `count` payments over CONNECTIONS keep-alive connections."""
+    per = [count // CONNECTIONS + (i < count % CONNECTIONS) for i in range(CONNECTIONS)]
+    errors: list[str] = []
+
+    def worker(n: int) -> None:
+        conn = http.client.HTTPConnection("127.0.0.1", port)
+        for _ in range(n):
+            conn.request("POST", "/api/v1/payments", BODY, AUTH)
+            response = conn.getresponse()
+            data = response.read()
+            if response.status >= 300:
+                errors.append(f"{response.status} {data[:200]!r}")
+                return
+        conn.close()
+
+    threads = [threading.Thread(target=worker, args=(n,)) for n in per]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    if errors:
+        raise RuntimeError(f"fill failed: {errors[0]}")
+
+
+def build(data_dir: Path, count: int) -> None:
+    began = time.perf_counter()
+    proc, port, _ = start(serve_cmd(data_dir))
+    try:
+        fill(port, count - stored(port))
+        assert stored(port) >= count
+    finally:
+        stop(proc)
+    print(f"filled {data_dir} to {count} transactions in {time.perf_counter() - began:.0f} s")
+
+
+def figures(samples: list[float]) -> str:
+    return (
+        f"min {min(samples):.3f} / median {statistics.median(samples):.3f} / "
+        f"max {max(samples):.3f} s"
+    )
+
+
+def measure_serve(template: Path, work: Path, rounds: int) -> tuple[list[float], list[float]]:
+    """Start `payorch serve` on a fresh copy of `template` `rounds` times."""
+    times, rss = [], []
+    for _ in range(rounds):
+        shutil.rmtree(work, ignore_errors=True)
+        shutil.copytree(template, work)
+        (work / "LOCK").unlink(missing_ok=True)
+        proc, _, elapsed = start(serve_cmd(work))
+        rss.append(rss_mb(proc.pid))
+        stop(proc)
+        times.append(elapsed)
+    return times, rss
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--stored", type=int, default=50_000)
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--cache", type=Path, help="keep the filled data dir here between runs")
+    args = parser.parse_args()
+
+    with tempfile.TemporaryDirectory(prefix="payorch-startup-") as tmp_name:
+        tmp = Path(tmp_name)
+        template = tmp / "template"
+        if args.cache is not None and (args.cache / "snapshot.json").exists():
+            shutil.copytree(args.cache, template)
+            print(f"using the data dir cached in {args.cache}")
+        else:
+            build(template, args.stored)
+            if args.cache is not None:
+                shutil.rmtree(args.cache, ignore_errors=True)
+                shutil.copytree(template, args.cache)
+        # One start and stop: the template is now in the format the current code writes (and
+        # its files are in the page cache, as they are for any restart).
+        proc, port, _ = start(serve_cmd(template))
+        count = stored(port)
+        stop(proc)
+        (tmp / "empty-template").mkdir()
+        snapshot_mb = sum(f.stat().st_size for f in template.iterdir() if f.is_file()) / 1e6
+
+        # Interleaved, so drift on a shared machine hits all three alike.
+        bare, empty, full, empty_rss, full_rss = [], [], [], [], []
+        for _ in range(args.rounds):
+            proc, _, elapsed = start([sys.executable, "-c", BASELINE])
+            proc.kill()
+            proc.wait()
+            bare.append(elapsed)
+            times, rss = measure_serve(tmp / "empty-template", tmp / "empty", 1)
+            empty += times
+            empty_rss += rss
+            times, rss = measure_serve(template, tmp / "full", 1)
+            full += times
+            full_rss += rss
+
+    base = statistics.median(bare)
+    print(f"python {sys.version.split()[0]}, {os.cpu_count()} cores, {args.rounds} rounds")
+    print(f"bare aiohttp app to listening:          {figures(bare)}")
+    print(
+        f"payorch serve, empty store:             {figures(empty)}"
+        f"  ratio {statistics.median(empty) / base:.1f}  RSS {statistics.median(empty_rss):.0f} MB"
+    )
+    print(
+        f"payorch serve, {count} transactions:  {figures(full)}"
+        f"  ratio {statistics.median(full) / base:.1f}  RSS {statistics.median(full_rss):.0f} MB"
+        f"  (data dir {snapshot_mb:.0f} MB)"
+    )
+
+
+if __name__ == "__main__":
+    main()
