@@ -31,6 +31,7 @@ from simulator.http.middlewares import (
     envelope_middleware,
     validation_middleware,
 )
+from simulator.http.rendered import RenderedTransactions
 from simulator.http.routes import setup_routes
 from simulator.openapi.validation import compiled as compiled_operations
 from simulator.scheduler import Scheduler
@@ -117,6 +118,7 @@ def create_app(
     app[keys.PAYMENTS] = payments
     app[keys.REFUNDS] = refunds
     app[keys.IDEMPOTENCY] = IdempotencyCache(store.table("idempotency"), clock)
+    app[keys.RENDERED] = RenderedTransactions(store.table("transactions").raw, clock.timestamp)
     app[keys.RATE_LIMITER] = RateLimiter() if settings.rate_limit else None
     # Compiled once per process: every app validates requests against the same document.
     app[keys.OPERATIONS] = compiled_operations()

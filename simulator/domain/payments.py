@@ -422,10 +422,11 @@ class PaymentService:
             raise ApiError("transaction_not_found", f"No transaction {transaction_id}.", param="id")
         return tx
 
-    def list(
+    def list_ids(
         self, principal: Principal, filters: TransactionFilters, limit: int, offset: int
-    ) -> tuple[list[dict[str, Any]], int]:
-        return self.ctx.transactions.page(principal.scope, filters, limit, offset)
+    ) -> tuple[list[str], int]:
+        """One page of the caller's transactions as ids (to render from stored versions)."""
+        return self.ctx.transactions.page_ids(principal.scope, filters, limit, offset)
 
     def view(self, tx: dict[str, Any], base_url: str | None = None, **kw: Any) -> dict[str, Any]:
         return transaction_view(tx, base_url or self.ctx.public_url, self.ctx.now(), **kw)

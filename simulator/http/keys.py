@@ -16,6 +16,7 @@ from simulator.domain.ratelimit import RateLimiter
 from simulator.domain.refunds import RefundService
 from simulator.events.bus import EventBus
 from simulator.http.idempotency import IdempotencyCache
+from simulator.http.rendered import RenderedTransactions
 from simulator.openapi.validation import Operations
 from simulator.scheduler import Scheduler
 from simulator.settings import Settings
@@ -32,6 +33,7 @@ AUTHENTICATOR = web.AppKey("authenticator", Authenticator)
 PAYMENTS = web.AppKey("payments", PaymentService)
 REFUNDS = web.AppKey("refunds", RefundService)
 IDEMPOTENCY = web.AppKey("idempotency", IdempotencyCache)
+RENDERED = web.AppKey("rendered", RenderedTransactions)
 # Set when the server starts stopping (SIGINT/SIGTERM): new requests and requests cut short at
 # the end of the grace period answer 503.
 STOPPING = web.AppKey("stopping", asyncio.Event)

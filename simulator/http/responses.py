@@ -32,12 +32,14 @@ def error_response(error: ApiError, request_id: str) -> web.Response:
 
 def offset_page(rows: list[Any], total: int, limit: int, offset: int) -> dict[str, Any]:
     """The spec's list envelope: `{data, pagination: {total, limit, offset, pages}}`."""
-    return {
-        "data": rows,
-        "pagination": {
-            "total": total,
-            "limit": limit,
-            "offset": offset,
-            "pages": math.ceil(total / limit),
-        },
-    }
+    return {"data": rows, "pagination": _pagination(total, limit, offset)}
+
+
+def offset_page_bytes(rows: list[bytes], total: int, limit: int, offset: int) -> bytes:
+    """`offset_page` with rows already encoded: the same bytes `dumps(offset_page(...))` gives."""
+    pagination = dumps(_pagination(total, limit, offset))
+    return b'{"data":[' + b",".join(rows) + b'],"pagination":' + pagination + b"}"
+
+
+def _pagination(total: int, limit: int, offset: int) -> dict[str, int]:
+    return {"total": total, "limit": limit, "offset": offset, "pages": math.ceil(total / limit)}

@@ -11,10 +11,10 @@ from simulator.domain.states import TRANSACTION_STATUSES
 from simulator.domain.transactions import TransactionFilters
 from simulator.domain.views import claim_view, refund_view
 from simulator.http.idempotency import REPLAYED_HEADER
-from simulator.http.keys import CATALOG, IDEMPOTENCY, PAYMENTS, REFUNDS, STORE
+from simulator.http.keys import CATALOG, IDEMPOTENCY, PAYMENTS, REFUNDS, RENDERED, STORE
 from simulator.http.middlewares import auth, principal_of
 from simulator.http.requests import base_url, page_params, query_choice, read_json
-from simulator.http.responses import json_response, offset_page
+from simulator.http.responses import json_response, offset_page_bytes
 from simulator.jsonio import dumps
 
 
@@ -65,19 +65,19 @@ async def list_payments(request: web.Request) -> web.Response:
         merchant_order_id=request.query.get("merchantOrderId") or None,
         method=request.query.get("method") or None,
     )
-    payments = request.app[PAYMENTS]
-    page, total = payments.list(principal, filters, limit, offset)
-    origin = base_url(request)
-    return json_response(
-        offset_page([payments.view(tx, origin) for tx in page], total, limit, offset)
+    ids, total = request.app[PAYMENTS].list_ids(principal, filters, limit, offset)
+    rows = request.app[RENDERED].many(ids, base_url(request))
+    return web.Response(
+        body=offset_page_bytes(rows, total, limit, offset), content_type="application/json"
     )
 
 
 @auth("secret")
 async def get_payment(request: web.Request) -> web.Response:
-    payments = request.app[PAYMENTS]
-    tx = payments.get(principal_of(request), request.match_info["id"])
-    return json_response(payments.view(tx, base_url(request)))
+    body = request.app[RENDERED].one(
+        principal_of(request), request.match_info["id"], base_url(request)
+    )
+    return web.Response(body=body, content_type="application/json")
 
 
 @auth("secret")
