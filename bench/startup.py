@@ -12,6 +12,11 @@ ratio to it.
 --cache keeps the filled data dir between runs (filling takes a minute or so). The cached dir is
 started and stopped once before measuring, so whatever wrote it, the rounds read a data dir in
 the format the current code writes.
+
+Byte code: the servers run with PYTHONPYCACHEPREFIX in the run's temp dir and bytecode writing
+on, whatever PYTHONDONTWRITEBYTECODE says, so every measured start loads cached .pyc files as any
+installed payorch does after its first run (compiling the project's ~90 modules from source would
+add ~0.1 s to each start). --no-pyc measures with the environment as it is.
 """
 
 from __future__ import annotations
@@ -53,6 +58,9 @@ asyncio.run(main())
 """
 
 
+ENV = dict(os.environ)
+
+
 def serve_cmd(data_dir: Path) -> list[str]:
     return [
         sys.executable,
@@ -70,7 +78,7 @@ def serve_cmd(data_dir: Path) -> list[str]:
 def start(cmd: list[str]) -> tuple[subprocess.Popen[str], int, float]:
     """Start `cmd`; return it, its port and the seconds until it printed "Listening on"."""
     began = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True, env=ENV)
     assert proc.stdout is not None
     line = proc.stdout.readline()
     elapsed = time.perf_counter() - began
@@ -95,6 +103,12 @@ def rss_mb(pid: int) -> float:
         if line.startswith("VmRSS:"):
             return int(line.split()[1]) / 1024
     return 0.0
+
+
+def cpu_s(pid: int) -> float:
+    """User + system CPU seconds the process has used: less sensitive to a busy machine."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def stored(port: int) -> int:
@@ -142,25 +156,40 @@ def build(data_dir: Path, count: int) -> None:
     print(f"filled {data_dir} to {count} transactions in {time.perf_counter() - began:.0f} s")
 
 
-def figures(samples: list[float]) -> str:
-    return (
-        f"min {min(samples):.3f} / median {statistics.median(samples):.3f} / "
-        f"max {max(samples):.3f} s"
-    )
+class Samples:
+    """Start-up figures of one kind of server over the rounds."""
+
+    def __init__(self) -> None:
+        self.wall: list[float] = []
+        self.cpu: list[float] = []
+        self.rss: list[float] = []
+
+    def start(self, cmd: list[str]) -> subprocess.Popen[str]:
+        proc, _, elapsed = start(cmd)
+        self.wall.append(elapsed)
+        self.cpu.append(cpu_s(proc.pid))
+        self.rss.append(rss_mb(proc.pid))
+        return proc
+
+    def line(self, label: str, base: Samples | None) -> str:
+        wall = self.wall
+        text = (
+            f"{label:<32} min {min(wall):.3f} / median {statistics.median(wall):.3f} / "
+            f"max {max(wall):.3f} s   CPU {statistics.median(self.cpu):.2f} s"
+            f"   RSS {statistics.median(self.rss):.0f} MB"
+        )
+        if base is not None:
+            text += f"   ratio {statistics.median(wall) / statistics.median(base.wall):.1f}"
+        return text
 
 
-def measure_serve(template: Path, work: Path, rounds: int) -> tuple[list[float], list[float]]:
-    """Start `payorch serve` on a fresh copy of `template` `rounds` times."""
-    times, rss = [], []
-    for _ in range(rounds):
-        shutil.rmtree(work, ignore_errors=True)
-        shutil.copytree(template, work)
-        (work / "LOCK").unlink(missing_ok=True)
-        proc, _, elapsed = start(serve_cmd(work))
-        rss.append(rss_mb(proc.pid))
-        stop(proc)
-        times.append(elapsed)
-    return times, rss
+def serve_copy(samples: Samples, template: Path, work: Path) -> None:
+    """Start `payorch serve` on a fresh copy of `template` (the files are then in the page
+    cache, as for any restart), then stop it."""
+    shutil.rmtree(work, ignore_errors=True)
+    shutil.copytree(template, work)
+    (work / "LOCK").unlink(missing_ok=True)
+    stop(samples.start(serve_cmd(work)))
 
 
 def main() -> None:
@@ -168,10 +197,16 @@ def main() -> None:
     parser.add_argument("--stored", type=int, default=50_000)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--cache", type=Path, help="keep the filled data dir here between runs")
+    parser.add_argument(
+        "--no-pyc", action="store_true", help="no bytecode cache unless the environment has one"
+    )
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory(prefix="payorch-startup-") as tmp_name:
         tmp = Path(tmp_name)
+        if not args.no_pyc:
+            ENV.pop("PYTHONDONTWRITEBYTECODE", None)
+            ENV["PYTHONPYCACHEPREFIX"] = str(tmp / "pycache")
         template = tmp / "template"
         if args.cache is not None and (args.cache / "snapshot.json").exists():
             shutil.copytree(args.cache, template)
@@ -182,7 +217,10 @@ def main() -> None:
                 shutil.rmtree(args.cache, ignore_errors=True)
                 shutil.copytree(template, args.cache)
         # One start and stop: the template is now in the format the current code writes (and
-        # its files are in the page cache, as they are for any restart).
+        # its files are in the page cache, as they are for any restart); the baseline once too.
+        warm, _, _ = start([sys.executable, "-c", BASELINE])
+        warm.kill()
+        warm.wait()
         proc, port, _ = start(serve_cmd(template))
         count = stored(port)
         stop(proc)
@@ -190,31 +228,23 @@ def main() -> None:
         snapshot_mb = sum(f.stat().st_size for f in template.iterdir() if f.is_file()) / 1e6
 
         # Interleaved, so drift on a shared machine hits all three alike.
-        bare, empty, full, empty_rss, full_rss = [], [], [], [], []
+        bare, empty, full = Samples(), Samples(), Samples()
         for _ in range(args.rounds):
-            proc, _, elapsed = start([sys.executable, "-c", BASELINE])
+            proc = bare.start([sys.executable, "-c", BASELINE])
             proc.kill()
             proc.wait()
-            bare.append(elapsed)
-            times, rss = measure_serve(tmp / "empty-template", tmp / "empty", 1)
-            empty += times
-            empty_rss += rss
-            times, rss = measure_serve(template, tmp / "full", 1)
-            full += times
-            full_rss += rss
+            serve_copy(empty, tmp / "empty-template", tmp / "empty")
+            serve_copy(full, template, tmp / "full")
 
-    base = statistics.median(bare)
-    print(f"python {sys.version.split()[0]}, {os.cpu_count()} cores, {args.rounds} rounds")
-    print(f"bare aiohttp app to listening:          {figures(bare)}")
+    pyc = "environment's" if args.no_pyc else "cached"
     print(
-        f"payorch serve, empty store:             {figures(empty)}"
-        f"  ratio {statistics.median(empty) / base:.1f}  RSS {statistics.median(empty_rss):.0f} MB"
+        f"python {sys.version.split()[0]}, {os.cpu_count()} cores, {args.rounds} rounds,"
+        f" {pyc} bytecode, load average {os.getloadavg()[0]:.1f}; to 'Listening on':"
     )
-    print(
-        f"payorch serve, {count} transactions:  {figures(full)}"
-        f"  ratio {statistics.median(full) / base:.1f}  RSS {statistics.median(full_rss):.0f} MB"
-        f"  (data dir {snapshot_mb:.0f} MB)"
-    )
+    print(bare.line("bare aiohttp app", None))
+    print(empty.line("payorch serve, empty store", bare))
+    print(full.line(f"payorch serve, {count} transactions", bare))
+    print(f"(data dir with {count} transactions: {snapshot_mb:.0f} MB)")
 
 
 if __name__ == "__main__":

@@ -1,8 +1,9 @@
 """The snapshot file: every document's stored bytes, laid out so loading needs no JSON decoding.
 
 The store keeps each document as its exact JSON bytes.  The snapshot is still one JSON object
-``{table: {doc_id: doc}}`` (any JSON tool, and older payorch versions, read it), but written one
-token per line, so a reader can split it into lines and take each document's line as its bytes::
+``{table: {doc_id: doc}}`` (any JSON tool reads it, and so do older payorch versions, which see
+one extra table), but laid out one document per line, so a reader can split it into lines and
+keep each document's line as that document's bytes::
 
     {"#snapshot":{"info":{"format":2,"documents":3,"crc32":1234567}}
     ,"payments":{
@@ -24,10 +25,11 @@ object.  No line can be mistaken for another: compact JSON (what orjson writes) 
 raw newline, document lines start with ``{``, id lines with ``"`` or ``,"``, and only a table's
 end is the line ``}``.
 
-Loading is one ``split`` (the document lines *are* the documents' bytes, exact-size), one small
-decode per doc id, and a CRC over the file, which stands in for the validation a full decode
-used to give: the file is written whole and renamed into place, so a mismatch means the disk or
-a person changed it.  The table name ``#snapshot`` is reserved for the ``info`` entry.
+Loading is one ``split`` (the document lines *are* the documents' bytes, exact-size), one JSON
+decode of each table's doc ids, and a CRC over the file, which stands in for the validation a
+full decode used to give: the file is written whole and renamed into place, so a mismatch means
+the disk or a person changed it.  The table name ``#snapshot`` is reserved for the ``info``
+entry.
 
 A snapshot written by earlier versions (``{table: {doc_id: doc}}`` on one line) is still read,
 by decoding it whole; the store rewrites it in this format on open (``LoadedSnapshot.legacy``).
@@ -39,6 +41,7 @@ import gc
 import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
+from itertools import chain, islice, repeat
 from typing import Final, NamedTuple
 
 import orjson
@@ -104,10 +107,19 @@ def encode_snapshot(data: Encoded) -> tuple[bytes, bytes]:
     documents = 0
     for name, docs in data.items():
         parts += (b"\n,", orjson.dumps(name), b":{")
-        separator = b"\n"
-        for doc_id, raw in docs.items():
-            parts += (separator, orjson.dumps(doc_id), b":\n", raw)
-            separator = b"\n,"
+        if docs:
+            # "\n" id ":\n" doc for the first document, "\n," id ":\n" doc for the others,
+            # zipped in C: a Python loop over the documents would cost as much again.
+            ids, raws = list(docs), list(docs.values())
+            parts += (b"\n", compact_bytes(ids[0]), b":\n", raws[0])
+            parts += chain.from_iterable(
+                zip(
+                    repeat(b"\n,"),
+                    map(compact_bytes, islice(ids, 1, None)),
+                    repeat(b":\n"),
+                    islice(raws, 1, None),
+                )
+            )
         parts.append(b"\n}")
         documents += len(docs)
     parts.append(b"\n}\n")
@@ -119,24 +131,31 @@ def encode_snapshot(data: Encoded) -> tuple[bytes, bytes]:
 
 def decode_snapshot(raw: bytes) -> LoadedSnapshot:
     """The tables held in a snapshot's bytes, in either format.  Raises ``SnapshotError``."""
-    if not raw.startswith(_HEAD):
-        return LoadedSnapshot(_decode_legacy(raw), legacy=True)
     head_end = raw.find(b"\n") + 1
-    try:
-        info = orjson.loads(raw[: head_end - 1] + b"}")[INFO_TABLE]["info"]
-        expected = (info["format"], info["crc32"], info["documents"])
-    except (orjson.JSONDecodeError, KeyError, TypeError):
-        raise SnapshotError("its first line is not a snapshot header") from None
-    if expected[0] != FORMAT:
-        raise SnapshotError(f"format {expected[0]!r} is not one this version reads ({FORMAT})")
-    if zlib.crc32(memoryview(raw)[head_end:]) != expected[1]:
+    info = _header(raw[: head_end - 1]) if head_end and raw.startswith(_HEAD) else None
+    if info is None:
+        # One line of JSON, as earlier versions write it (perhaps from a snapshot in this format).
+        return LoadedSnapshot(_decode_legacy(raw), legacy=True)
+    version, crc, documents = info
+    if version != FORMAT:
+        raise SnapshotError(f"format {version!r} is not one this version reads ({FORMAT})")
+    if zlib.crc32(memoryview(raw)[head_end:]) != crc:
         raise SnapshotError(
             "its checksum does not match: the file was changed after it was written"
         )
     data = _decode_lines(raw.split(b"\n"))
-    if sum(len(docs) for docs in data.values()) != expected[2]:
-        raise SnapshotError(f"it holds a different number of documents than its {expected[2]}")
+    if sum(len(docs) for docs in data.values()) != documents:
+        raise SnapshotError(f"it holds a different number of documents than its {documents}")
     return LoadedSnapshot(data, legacy=False)
+
+
+def _header(line: bytes) -> tuple[object, object, object] | None:
+    """(format, crc32, documents) of a header line, or None if `line` is not one."""
+    try:
+        info = orjson.loads(line + b"}")[INFO_TABLE]["info"]
+        return info["format"], info["crc32"], info["documents"]
+    except (orjson.JSONDecodeError, KeyError, TypeError):
+        return None
 
 
 def _decode_lines(lines: list[bytes]) -> Encoded:
@@ -159,13 +178,25 @@ def _decode_lines(lines: list[bytes]) -> Encoded:
             id_lines, docs = lines[at + 1 : end : 2], lines[at + 2 : end : 2]
             if len(id_lines) != len(docs):
                 raise SnapshotError(f"table {name!r} has a doc id without its document")
-            ids = [_loads_str(line.strip(b",:"), at) for line in id_lines]
+            ids = _loads_ids(id_lines, name)
             table = dict(zip(ids, docs, strict=True))
             if len(table) != len(ids) or name in data or name == INFO_TABLE:
                 raise SnapshotError(f"table {name!r} or one of its doc ids appears twice")
             data[name] = table
             at = end + 1
     return data
+
+
+def _loads_ids(id_lines: list[bytes], table: str) -> list[str]:
+    """The doc ids of `id_lines` (``"id":`` or ``,"id":``), decoded as one JSON array."""
+    joined = b",".join([line.strip(b",:") for line in id_lines])
+    try:
+        ids = orjson.loads(b"[" + joined + b"]")
+    except orjson.JSONDecodeError:
+        ids = None
+    if not (isinstance(ids, list) and len(ids) == len(id_lines) and set(map(type, ids)) <= {str}):
+        raise SnapshotError(f"table {table!r} has a doc-id line that is not one JSON string")
+    return ids
 
 
 def _loads_str(raw: bytes, lineno: int) -> str:
@@ -190,6 +221,9 @@ def _decode_legacy(raw: bytes) -> Encoded:
             for docs in data.values()
         ):
             raise SnapshotError("it is not a {table: {doc_id: doc}} object")
+        # A format-2 snapshot that an older version read and wrote back keeps its header as a
+        # table: it is not one.
+        data.pop(INFO_TABLE, None)
         return {
             name: {doc_id: compact_bytes(doc) for doc_id, doc in docs.items()}
             for name, docs in data.items()

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import errno
+import gc
 import os
 import random
 import signal
 import subprocess
 import sys
 import time
+import zlib
 from collections.abc import Callable
 from pathlib import Path
 
@@ -338,6 +340,17 @@ def test_snapshot_of_an_empty_store_round_trips(tmp_path: Path) -> None:
         assert store.table_names() == []
 
 
+def test_full_rewrite_writes_a_snapshot_in_the_current_format(tmp_path: Path) -> None:
+    with Store.open(tmp_path) as store:
+        store.table("old").put("x", {"n": 0})
+        store._storage.write({"docs": {"a": {"n": 1}}})  # tinydb's whole-database write path
+        raw = (tmp_path / "snapshot.json").read_bytes()
+        assert raw.startswith(b'{"#snapshot":') and orjson.loads(raw)["docs"] == {"a": {"n": 1}}
+        assert store.table("docs").get("a") == {"n": 1} and len(store.table("old")) == 0
+    with Store.open(tmp_path) as store:
+        assert store.table_names() == ["docs"]
+
+
 def test_reserved_table_name_is_refused(tmp_path: Path) -> None:
     with Store.open(tmp_path) as store:
         with pytest.raises(ValueError, match="reserved"):
@@ -361,13 +374,26 @@ def test_old_format_snapshot_is_read_and_rewritten_on_open(tmp_path: Path) -> No
         assert store.table("docs").ids() == ["a", "b"]
 
 
+def test_snapshot_written_back_by_an_older_version_reads(tmp_path: Path) -> None:
+    with Store.open(tmp_path) as store:
+        store.table("docs").put("a", {"n": 1})
+    # An older payorch reads it as JSON, and compacts it back on one line, header and all.
+    path = tmp_path / "snapshot.json"
+    path.write_bytes(orjson.dumps(orjson.loads(path.read_bytes())))
+    with Store.open(tmp_path) as store:
+        assert store.table_names() == ["docs"]
+    assert orjson.loads(path.read_bytes())["docs"] == {"a": {"n": 1}}
+    with Store.open(tmp_path) as store:
+        assert store.table("docs").get("a") == {"n": 1}
+
+
 @pytest.mark.parametrize(
     ("damage", "message"),
     [
         (lambda raw: raw[: len(raw) // 2], "checksum"),  # cut short
         (lambda raw: raw.replace(b'"n":1', b'"n":7'), "checksum"),  # changed in place
         (lambda raw: raw.replace(b'format":2', b'format":9'), "format 9"),
-        (lambda raw: raw[:20] + raw[40:], "first line"),
+        (lambda raw: raw[:20] + raw[40:], "not valid JSON"),  # header damaged
     ],
 )
 def test_damaged_snapshot_is_a_clear_error(
@@ -380,8 +406,40 @@ def test_damaged_snapshot_is_a_clear_error(
     path.write_bytes(damage(path.read_bytes()))
     with pytest.raises(StoreCorruptError, match=f"snapshot.json is corrupt: .*{message}"):
         Store.open(tmp_path)
+    assert gc.isenabled()  # paused while loading, whatever happened
     # the failed open released the lock
     assert run_child(OPEN_AND_REPORT, str(tmp_path)).returncode == 1
+
+
+def with_header(body: bytes) -> bytes:
+    """A format-2 snapshot around `body`, with a checksum that matches whatever it holds."""
+    info = {"format": 2, "documents": body.count(b"\n{"), "crc32": zlib.crc32(body)}
+    return b'{"#snapshot":' + orjson.dumps({"info": info}) + b"\n" + body
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        (b',"t":{\n"a":\n{"n":1}\n}\n}\n', None),  # well formed
+        (b',"t":{\n"a":\n{"n":1}\n"b":\n}\n}\n', "doc id without its document"),
+        (b',"t":{\n{"n":1}\n"a":\n}\n}\n', "not one JSON string"),
+        (b',"t":{\n"a":\n{"n":1}\n,"a":\n{"n":2}\n}\n}\n', "appears twice"),
+        (b',"t":{\n}\n,"t":{\n}\n}\n', "appears twice"),
+        (b',"t":{\n"a":\n{"n":1}\n}\n', "closing line"),
+        (b',"t":{\n"a":\n{"n":1}\n,"u":{\n}\n', "closing line"),
+        (b'"t":{\n}\n}\n', "does not open a table"),
+    ],
+)
+def test_snapshot_structure_is_checked_even_with_a_matching_checksum(
+    tmp_path: Path, body: bytes, message: str | None
+) -> None:
+    (tmp_path / "snapshot.json").write_bytes(with_header(body))
+    if message is None:
+        with Store.open(tmp_path) as store:
+            assert store.table("t").get("a") == {"n": 1}
+    else:
+        with pytest.raises(StoreCorruptError, match=message):
+            Store.open(tmp_path)
 
 
 # Killed (SIGKILL, no clean-up) at a chosen point of a compaction.
