@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import signal
 import sys
 from pathlib import Path
@@ -103,6 +104,9 @@ async def _serve(
         from simulator.http.keys import CONTEXT
 
         app[CONTEXT].public_url = f"http://{host}:{real_port}"
+        # What start-up built (modules, fixtures, compiled schemas, indexes) lives as long as
+        # the server: out of the collector's sight, full collections stop re-walking it.
+        gc.freeze()
         sys.stdout.write(f"Listening on http://{host}:{real_port}\n")
         sys.stdout.flush()
         stop = asyncio.Event()
