@@ -409,14 +409,17 @@ class _InstanceRun:
         def candidates() -> list[Delivery]:
             if info["inbox"]:
                 self._poll_inbox(info)
-            return [
+            # In arrival order: the receiver's deliveries of this slot and type (indexed, so a
+            # long scenario does not rescan every delivery at every step), then inbox records.
+            received = (
+                self.receiver.by_type.get((info["slot"], event.type), []) if self.receiver else []
+            )
+            records = [
                 d
-                for d in (self.receiver.deliveries if self.receiver else [])
-                + info.get("records", [])
-                if d.slot == info["slot"]
-                and d.event_type == event.type
-                and d.event_id not in self.consumed
+                for d in info.get("records", [])
+                if d.slot == info["slot"] and d.event_type == event.type
             ]
+            return [d for d in received + records if d.event_id not in self.consumed]
 
         def matching() -> Delivery | None:
             for delivery in candidates():

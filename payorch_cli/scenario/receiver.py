@@ -5,20 +5,35 @@ own path `/hooks/<slot>` so it knows which signing secret to check. It is a stan
 threaded server rather than an aiohttp one: it must work beside a synchronous runner and in
 `--base-url` runs that never import aiohttp (0.4 s), and it needs no event loop of its own.
 A delivery that fails verification is answered 400 (as a correct endpoint would) and kept, so a
-failing expectation can say why.
+failing expectation can say why. Connections are kept alive (HTTP/1.1), as with any real
+endpoint: a new connection and thread for every delivery made an awaited webhook five times
+slower (1.3 ms against 0.27 ms) and a 1,000-step scenario a quarter slower
+(bench/scenario_steps.py). `close()` ends the open connections too.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+import socket
+import sys
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cached_property
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from payorch.webhooks import SignatureVerificationError, verify
+
+
+class _Server(ThreadingHTTPServer):
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # A sender that went away mid-answer (a server stopping, our own close()) is normal
+        # for a webhook endpoint, not a traceback on stderr; anything else still is one.
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
 
 
 @dataclass
@@ -32,11 +47,11 @@ class Delivery:
     answered: int
     at: float = field(default_factory=time.monotonic)
 
-    @property
+    @cached_property  # envelope and headers never change once received
     def event_type(self) -> str:
         return str((self.envelope or {}).get("type") or self.headers.get("x-service-event", "?"))
 
-    @property
+    @cached_property
     def event_id(self) -> str:
         return str((self.envelope or {}).get("id") or self.headers.get("x-service-delivery", "?"))
 
@@ -44,13 +59,33 @@ class Delivery:
 class Receiver:
     def __init__(self) -> None:
         self.deliveries: list[Delivery] = []
+        self.by_type: dict[tuple[str, str], list[Delivery]] = {}  # (slot, event type): in order
         self.status = 200  # what a verified delivery is answered
         self._secrets: dict[str, str] = {}
         self._changed = threading.Condition()
+        self._connections: set[socket.socket] = set()  # open keep-alive connections
+        self._connections_lock = threading.Lock()
+        self._closed = False
         receiver = self
 
         class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"  # keep-alive: one connection for many deliveries
+
+            def setup(self) -> None:
+                super().setup()
+                with receiver._connections_lock:
+                    receiver._connections.add(self.connection)
+                    if receiver._closed:  # accepted as close() ran: no request is read
+                        receiver._end(self.connection)
+
+            def finish(self) -> None:
+                with receiver._connections_lock:
+                    receiver._connections.discard(self.connection)
+                super().finish()
+
             def do_POST(self) -> None:
+                if self.headers.get("Transfer-Encoding"):
+                    self.close_connection = True  # a body not read below must not be parsed next
                 body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
                 slot = self.path.rstrip("/").rsplit("/", 1)[-1]
                 try:
@@ -67,7 +102,7 @@ class Receiver:
             def log_message(self, format: str, *args: Any) -> None:
                 pass  # the scenario report is the log
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server = _Server(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
         self._thread = threading.Thread(
             target=self._server.serve_forever, args=(0.01,), daemon=True
@@ -107,6 +142,7 @@ class Receiver:
     def add(self, delivery: Delivery) -> None:
         with self._changed:
             self.deliveries.append(delivery)
+            self.by_type.setdefault((delivery.slot, delivery.event_type), []).append(delivery)
             self._changed.notify_all()
 
     def wait(self, found: Callable[[], Any], timeout: float) -> Any:
@@ -124,3 +160,13 @@ class Receiver:
     def close(self) -> None:
         self._server.shutdown()
         self._server.server_close()
+        with self._connections_lock:  # kept-alive connections: their threads end, peers see EOF
+            self._closed = True
+            connections = list(self._connections)
+        for connection in connections:
+            self._end(connection)
+
+    @staticmethod
+    def _end(connection: socket.socket) -> None:
+        with contextlib.suppress(OSError):
+            connection.shutdown(socket.SHUT_RDWR)

@@ -394,3 +394,93 @@ def test_the_schema_accepts_the_repository_scenarios() -> None:
     for path in sorted(root.glob("*.yaml")):
         errors = list(validator.iter_errors(compose(path.read_text(), str(path)).value()))
         assert not errors, (path, errors[0].message)
+
+
+def test_each_delivery_satisfies_one_expect_event_in_arrival_order(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        "twice.yaml",
+        """\
+        scenario: twice
+        steps:
+          - create_payment: {amount: 10, paymentMethodId: "1001"}
+            save: {first: transactionId}
+          - create_payment: {amount: 11, paymentMethodId: "1001"}
+            save: {second: transactionId}
+          - simulate: {payment: "${first}", action: paid}
+          - simulate: {payment: "${second}", action: paid}
+          - expect_event: payment.completed
+            save: {a: data.id}
+          - expect_event: payment.completed
+            save: {b: data.id}
+          - name: in arrival order
+            get_payment: "${a}"
+            expect: {json: {id: "${first}"}}
+          - expect_no_event: {type: payment.completed, within: 200ms}
+          - expect_event: {type: payment.completed, within: 200ms}
+    """,
+    )
+    result = runner.invoke(app, ["scenario", "run", str(path), "--json"])
+    report = json.loads(result.stdout)
+    [scenario] = report["scenarios"]
+    statuses = [s["status"] for s in scenario["steps"]]
+    # Both deliveries were taken, one each (events that arrived before the step count); none
+    # is left for the last step.
+    assert statuses == ["passed"] * 8 + ["failed"], statuses
+    assert "no payment.completed within 0.2 s" in scenario["failure"]
+
+
+def test_the_receiver_keeps_connections_alive_and_closes_them() -> None:
+    import http.client
+
+    from payorch_cli.scenario.receiver import Receiver
+
+    receiver = Receiver()
+    receiver.arm("s1", "whsec_test")
+    port = int(receiver.url("s1").rsplit(":", 1)[1].split("/")[0])
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+    sockets = []
+    for n in range(2):
+        conn.request("POST", "/hooks/s1", body=b'{"type": "x", "id": "evt_%d"}' % n)
+        response = conn.getresponse()
+        response.read()
+        assert response.status == 400  # unsigned: answered as a correct endpoint would
+        sockets.append(conn.sock)
+    assert sockets[0] is sockets[1] is not None  # one connection for both deliveries
+    assert [d.event_id for d in receiver.deliveries] == ["evt_0", "evt_1"]
+    assert [d.problem is not None for d in receiver.deliveries] == [True, True]
+    receiver.close()
+    assert sockets[0].recv(1) == b""  # the kept-alive connection is ended, not left hanging
+    conn.close()
+
+
+def test_the_live_view_draws_the_latest_steps_that_fit() -> None:
+    import io
+
+    from rich.console import Console
+
+    from payorch_cli.scenario.interpreter import StepResult
+    from payorch_cli.scenario.reporters import LiveReporter
+
+    scenario = load("scenario: long\nsteps:\n" + "  - balance: {}\n" * 30)
+    [instance] = scenario.instances()  # type: ignore[attr-defined]
+    steps = instance.scenario.steps
+    console = Console(file=io.StringIO(), force_terminal=True, width=80, height=12)
+    reporter = LiveReporter(console)
+    try:
+        reporter.instance_started(instance)
+        for step in steps[:-1]:
+            reporter.step_started(instance, step)
+            reporter.step_finished(instance, StepResult(step, "passed", 0.001))
+        reporter.step_started(instance, steps[-1])
+        view = Console(file=io.StringIO(), width=80, height=12)
+        with view.capture() as capture:
+            view.print(reporter._renderable())
+    finally:
+        reporter.close()
+    text = capture.get().splitlines()
+    # The title, how many are not drawn, the latest finished steps and the running one: the
+    # running step stays in sight however long the scenario.
+    assert len(text) < 12
+    assert text[0] == "long" and text[1].strip() == "… 21 earlier steps"
+    assert "✓ 29. read the balance" in text[-2] and "30. read the balance" in text[-1]
