@@ -96,11 +96,12 @@ class DeliveryService:
 
     # -- creation (called by the bus listener, inside the emitter's batch) -----------------------
 
-    def on_event(self, event: dict[str, Any]) -> list[str]:
-        """Record one delivery per active subscription that wants it; return those to send."""
+    def on_event(self, event: dict[str, Any]) -> list[tuple[str, str]]:
+        """Record one delivery per active subscription that wants it; return those to send, as
+        (delivery id, endpoint URL)."""
         scope = (event["merchantId"], event["environment"])
         now = self._now()
-        to_send: list[str] = []
+        to_send: list[tuple[str, str]] = []
         for sub in self._webhooks.in_scope(scope):
             if not sub["active"] or not wants(sub, event["type"]):
                 continue
@@ -124,7 +125,7 @@ class DeliveryService:
             self._table.put(delivery["id"], delivery)
             self._by_webhook[sub["id"]].append(delivery["id"])
             if not sub["managed"]:
-                to_send.append(delivery["id"])
+                to_send.append((delivery["id"], sub["url"]))
         return to_send
 
     # -- reads ---------------------------------------------------------------------------------
@@ -165,11 +166,16 @@ class DeliveryService:
         event = self._events.get(delivery["eventId"])
         return None if event is None else {k: v for k, v in event.items() if k != "merchantId"}
 
-    def unfinished(self, job_exists: Callable[[str], bool]) -> list[str]:
+    def unfinished(self, job_exists: Callable[[str], bool]) -> list[tuple[str, str | None]]:
         """Deliveries to re-queue at start: pending with no retry job waiting (in flight at a
-        crash, or never attempted), oldest first."""
+        crash, or never attempted), oldest first, as (delivery id, endpoint URL or None)."""
+        urls = {
+            sub_id: sub["url"]
+            for sub_id in self._by_webhook
+            if (sub := self._webhooks.find(sub_id))
+        }
         return [
-            d["id"]
+            (d["id"], urls.get(d["webhookId"]))
             for d in sorted(self._table.values(), key=lambda d: d["createdAt"])
             if d["status"] == "pending"
             and not d["managed"]

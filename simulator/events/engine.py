@@ -1,9 +1,11 @@
 """The webhook delivery engine: build (pure) -> sign (pure) -> send (I/O) -> record every attempt.
 
 Asynchronous by construction: the bus listener only records `dlv_...` documents (inside the
-emitter's batch, so they commit or roll back with the state change) and puts their ids on a
-queue. A dispatcher takes them off and starts one task per attempt; the shared client session
-caps connections per host, so a slow endpoint queues behind itself and not in front of others.
+emitter's batch, so they commit or roll back with the state change) and queues their ids in the
+lane of their endpoint's host, oldest first. Each lane is sent by at most CONNECTIONS_PER_HOST
+workers, as many as the shared client session keeps connections to that host: a slow endpoint
+queues behind itself and not in front of others, and a delivery is planned, signed and timed
+only when a connection is there for it (its 10 s start when it is sent, not while it queues).
 
 Retries are scheduler jobs on the simulated clock (persisted: they survive a restart). A retry
 job waits for its attempt, up to `retry_wait` real seconds, so that `clock/advance` walks a
@@ -17,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections import deque
 from collections.abc import AsyncIterator, Callable, Coroutine
 from contextlib import AbstractContextManager
 from typing import Any
@@ -42,6 +45,18 @@ CONNECTIONS_PER_HOST = 16
 CONNECTIONS_TOTAL = 256
 
 Batch = Callable[[], AbstractContextManager[Any]]
+LaneKey = tuple[str, str, int | None]  # scheme, host, port: what the session pools by
+
+
+class _Lane:
+    """Initial attempts waiting for one endpoint host (oldest first), and the workers on them."""
+
+    __slots__ = ("starting", "waiting", "workers")
+
+    def __init__(self) -> None:
+        self.waiting: deque[str] = deque()
+        self.workers = 0  # at most CONNECTIONS_PER_HOST
+        self.starting = 0  # workers created that have not taken a delivery yet
 
 
 class _NotSent(Exception):
@@ -68,7 +83,9 @@ class DeliveryEngine:
         self.timeout = timeout
         self._retry_wait = retry_wait
         self._wall = wall
-        self._queue: asyncio.Queue[str] = asyncio.Queue()
+        self._lanes: dict[LaneKey, _Lane] = {}
+        self._lane_keys: dict[str, LaneKey] = {}  # url -> its lane (urls are few: subscriptions)
+        self._started = False
         self._tasks: set[asyncio.Task[Any]] = set()
         self._in_flight: set[str] = set()  # automatic attempts: never two at once per delivery
         self._slow: set[str] = set()  # webhook ids whose last attempt outlasted retry_wait
@@ -79,8 +96,8 @@ class DeliveryEngine:
 
     def on_event(self, event: dict[str, Any]) -> None:
         """Bus listener: record deliveries now, send them later (never blocks the emitter)."""
-        for delivery_id in self._deliveries.on_event(event):
-            self._queue.put_nowait(delivery_id)
+        for delivery_id, url in self._deliveries.on_event(event):
+            self._enqueue(delivery_id, url)
 
     async def on_retry_job(self, payload: dict[str, Any]) -> None:
         delivery_id = payload["deliveryId"]
@@ -94,30 +111,33 @@ class DeliveryEngine:
         return await self._attempt(delivery_id, replay=True)
 
     async def lifecycle(self, _app: Any) -> AsyncIterator[None]:
-        """aiohttp cleanup_ctx: the client session, the dispatcher, re-queueing after a crash."""
+        """aiohttp cleanup_ctx: the client session, the lane workers, re-queueing after a crash."""
         self._session = aiohttp.ClientSession(
             connector=aiohttp.TCPConnector(
                 limit=CONNECTIONS_TOTAL, limit_per_host=CONNECTIONS_PER_HOST
             ),
         )
-        dispatcher = asyncio.create_task(self._dispatch())
-        for delivery_id in self._deliveries.unfinished(self._job_exists):
-            self._queue.put_nowait(delivery_id)
+        self._started = True
+        for delivery_id, url in self._deliveries.unfinished(self._job_exists):
+            self._enqueue(delivery_id, url)
+        for key in list(self._lanes):  # queued before the start
+            self._wake(key)
         try:
             yield
         finally:
-            dispatcher.cancel()
+            self._started = False
             # An attempt cut short here was not recorded: its delivery stays pending and is
-            # re-queued at the next start (at least once).
+            # re-queued at the next start (at least once), as are those still waiting.
             for task in list(self._tasks):
                 task.cancel()
-            await asyncio.gather(dispatcher, *self._tasks, return_exceptions=True)
+            await asyncio.gather(*self._tasks, return_exceptions=True)
+            self._lanes.clear()
             await self._session.close()
             self._session = None
 
     async def drain(self) -> None:
         """Wait until nothing is queued or in flight (tests and benchmarks)."""
-        while self._queue.qsize() or self._tasks:
+        while self._tasks or any(lane.waiting for lane in self._lanes.values()):
             await asyncio.sleep(0.005)
 
     # -- internals -------------------------------------------------------------------------------
@@ -133,10 +153,51 @@ class DeliveryEngine:
         if not task.cancelled() and task.exception() is not None:
             log.error("webhook attempt failed unexpectedly", exc_info=task.exception())
 
-    async def _dispatch(self) -> None:
-        while True:
-            delivery_id = await self._queue.get()
-            self._spawn(self._attempt(delivery_id))
+    def _enqueue(self, delivery_id: str, url: str | None) -> None:
+        key = self._lane_key(url)
+        lane = self._lanes.get(key)
+        if lane is None:
+            lane = self._lanes[key] = _Lane()
+        lane.waiting.append(delivery_id)
+        self._wake(key)
+
+    def _lane_key(self, url: str | None) -> LaneKey:
+        key = self._lane_keys.get(url or "")
+        if key is None:
+            parts = urlsplit(url or "")
+            try:
+                port = parts.port
+            except ValueError:
+                port = None
+            key = (parts.scheme, parts.hostname or "", port)
+            if len(self._lane_keys) < 10_000:
+                self._lane_keys[url or ""] = key
+        return key
+
+    def _wake(self, key: LaneKey) -> None:
+        """Add workers while deliveries wait that no worker is about to take (up to the cap)."""
+        lane = self._lanes[key]
+        if not self._started:
+            return
+        while lane.workers < CONNECTIONS_PER_HOST and len(lane.waiting) > lane.starting:
+            lane.workers += 1
+            lane.starting += 1
+            self._spawn(self._work(key, lane))
+
+    async def _work(self, key: LaneKey, lane: _Lane) -> None:
+        """Send the lane's deliveries one after the other until none waits."""
+        lane.starting -= 1
+        try:
+            while lane.waiting:
+                delivery_id = lane.waiting.popleft()
+                try:
+                    await self._attempt(delivery_id)
+                except Exception:  # recorded nothing: stays pending, re-sent at the next start
+                    log.exception("webhook attempt %s failed unexpectedly", delivery_id)
+        finally:
+            lane.workers -= 1
+            if not lane.workers and not lane.waiting and self._lanes.get(key) is lane:
+                del self._lanes[key]
 
     async def _attempt(self, delivery_id: str, *, replay: bool = False) -> dict[str, Any] | None:
         if not replay:
@@ -172,9 +233,8 @@ class DeliveryEngine:
         text: str | None = None
         assert self._session is not None, "the engine is not started"
         started = time.perf_counter()
-        host = urlsplit(plan.url).hostname or ""
         try:
-            if self._loopback_only and not is_loopback(host):
+            if self._loopback_only and not is_loopback(host := urlsplit(plan.url).hostname or ""):
                 raise _NotSent(f"not sent: {host} is not a loopback host (loopback-only server)")
             async with self._session.post(
                 plan.url,
