@@ -14,7 +14,7 @@ from bisect import bisect_left, insort
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from simulator.domain.ports import Table
 
@@ -22,9 +22,9 @@ IndexKey = tuple[str, str, str | None, str | None]
 SortKey = tuple[float, str]
 
 
-@dataclass(frozen=True, slots=True)
-class RowKeys:
-    """What the filters read of a transaction, kept beside the index."""
+class RowKeys(NamedTuple):
+    """What the filters read of a transaction, kept beside the index (a NamedTuple: built three
+    times faster than a frozen dataclass, once per payment and per stored one at start-up)."""
 
     merchant_id: str
     environment: str
