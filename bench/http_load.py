@@ -4,9 +4,13 @@ Starts, in this run: `payorch serve` (fresh data dir, --no-rate-limit) and a bar
 parses the same body and encodes a same-sized JSON document per request, both with orjson (the
 faster of the two bare endpoints the issue quotes: 7,000 req/s with stdlib json, 10,000 with
 orjson). Drives both with wrk (Debian's `wrk`, installed if missing) at 32 connections, warm-up
-plus ROUNDS rounds, and prints min/median/max requests/s, p99 latency and the ratio to the
-baseline. Then fills the store to --stored
-transactions and measures again, with the server's RSS and its start-up time on that store.
+plus --rounds rounds of --seconds, and prints min/median/max requests/s, the median and the worst
+p99 latency of the rounds, and the ratio of the medians to the baseline's.
+
+Then a second `payorch serve` on a fresh data dir is filled with exactly --stored payments
+(its RSS is printed then) and the same rounds run against it ("flat with data": the ratio of
+each median to the empty store's). The POST rounds add to the store as they go.
+Start-up time on a stored data dir is `bench/startup.py`'s.
 
     python bench/http_load.py [--stored 50000] [--seconds 5] [--rounds 3]
 """
@@ -14,7 +18,6 @@ transactions and measures again, with the server's RSS and its start-up time on 
 from __future__ import annotations
 
 import argparse
-import http.client
 import json
 import os
 import re
@@ -26,9 +29,7 @@ import tempfile
 import time
 from pathlib import Path
 
-SK = "sk_test_19g744zrbw5buqxqpxp5w4gj"
-BODY = {"amount": 50, "paymentMethodId": "1001", "userEmail": "bench@example.com"}
-AUTH = {"Authorization": f"Bearer {SK}", "Content-Type": "application/json"}
+from _common import BODY, SK, call, fill, rss_mb, serve_cmd, start, stop, stored
 
 BASELINE = r"""
 import asyncio, sys
@@ -76,23 +77,6 @@ def ensure_wrk() -> str:
     return shutil.which("wrk") or "wrk"
 
 
-def start(cmd: list[str]) -> tuple[subprocess.Popen[str], int, float]:
-    began = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
-    assert proc.stdout is not None
-    line = proc.stdout.readline()
-    return proc, int(line.rsplit(":", 1)[1]), time.perf_counter() - began
-
-
-def call(port: int, method: str, path: str, body: object = None, headers: dict | None = None):
-    conn = http.client.HTTPConnection("127.0.0.1", port)
-    conn.request(method, path, json.dumps(body) if body is not None else None, headers or AUTH)
-    response = conn.getresponse()
-    data = response.read()
-    conn.close()
-    return response.status, data
-
-
 def wrk(binary: str, url: str, script: str, seconds: int) -> tuple[float, float]:
     with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as handle:
         handle.write(script)
@@ -115,28 +99,23 @@ def measure(binary: str, url: str, script: str, seconds: int, rounds: int) -> di
     wrk(binary, url, script, 2)  # warm-up
     results = [wrk(binary, url, script, seconds) for _ in range(rounds)]
     rps = [r for r, _ in results]
+    p99 = [p for _, p in results]
     return {
         "min": min(rps),
         "median": statistics.median(rps),
         "max": max(rps),
-        "p99": statistics.median(p for _, p in results),
+        "p99": statistics.median(p99),
+        "worst_p99": max(p99),
     }
 
 
-def rss_mb(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return 0.0
-
-
-def fill(port: int, count: int) -> None:
-    conn = http.client.HTTPConnection("127.0.0.1", port)
-    payload = json.dumps(BODY)
-    for _ in range(count):
-        conn.request("POST", "/api/v1/payments", payload, AUTH)
-        conn.getresponse().read()
-    conn.close()
+def prepare(port: int) -> str:
+    """60 completed payments (so the status=completed page is full); the id of the last."""
+    for _ in range(60):
+        _, raw = call(port, "POST", "/api/v1/payments", BODY)
+        tx_id = json.loads(raw)["transactionId"]
+        call(port, "POST", f"/api/v1/payments/{tx_id}/simulate", {"action": "paid"})
+    return tx_id
 
 
 def run_suite(binary: str, port: int, base_port: int, tx_id: str, args) -> dict[str, tuple]:
@@ -159,7 +138,8 @@ def run_suite(binary: str, port: int, base_port: int, tx_id: str, args) -> dict[
         rows[label] = (ours, bare)
         print(
             f"  {label:<42} {ours['min']:7.0f} {ours['median']:7.0f} {ours['max']:7.0f} req/s"
-            f"  p99 {ours['p99']:6.2f} ms | bare {bare['median']:7.0f} req/s"
+            f"  p99 {ours['p99']:6.2f} ms (worst {ours['worst_p99']:6.2f})"
+            f" | bare {bare['median']:7.0f} req/s"
             f"  ratio {ours['median'] / bare['median']:.2f}",
             flush=True,
         )
@@ -174,25 +154,9 @@ def main() -> None:
     args = parser.parse_args()
     binary = ensure_wrk()
     with tempfile.TemporaryDirectory() as tmp:
-        data_dir = str(Path(tmp) / "data")
-        serve = [
-            sys.executable,
-            "-m",
-            "payorch_cli.main",
-            "serve",
-            "--port",
-            "0",
-            "--no-rate-limit",
-            "--data-dir",
-            data_dir,
-        ]
-        server, port, boot = start(serve)
+        server, port, boot = start(serve_cmd(Path(tmp) / "empty"))
         print(f"payorch serve listening after {boot:.2f} s (empty store)")
-        # 60 completed payments so the status=completed page is full.
-        for _ in range(60):
-            _, raw = call(port, "POST", "/api/v1/payments", BODY)
-            tx_id = json.loads(raw)["transactionId"]
-            call(port, "POST", f"/api/v1/payments/{tx_id}/simulate", {"action": "paid"})
+        tx_id = prepare(port)
         _, post_body = call(port, "POST", "/api/v1/payments", BODY)
         _, get_body = call(port, "GET", f"/api/v1/payments/{tx_id}")
         _, list_body = call(port, "GET", "/api/v1/payments?status=completed&limit=50")
@@ -209,27 +173,29 @@ def main() -> None:
         try:
             print("empty store:")
             empty = run_suite(binary, port, base_port, tx_id, args)
+            stop(server)
+            server, port, _ = start(serve_cmd(Path(tmp) / "stored"))
             began = time.perf_counter()
-            _, raw = call(port, "GET", "/api/v1/payments?limit=1")
-            fill(port, max(0, args.stored - json.loads(raw)["pagination"]["total"]))
+            tx_id = prepare(port)
+            fill(port, args.stored - stored(port))
+            count = stored(port)
             print(
-                f"filled to {args.stored} transactions in {time.perf_counter() - began:.1f} s;"
-                f" RSS {rss_mb(server.pid):.0f} MB"
+                f"filled a fresh store with {count} payments"
+                f" in {time.perf_counter() - began:.0f} s;"
+                f" server RSS {rss_mb(server.pid):.0f} MB"
             )
-            print(f"{args.stored} stored:")
+            print(f"{count} stored:")
             full = run_suite(binary, port, base_port, tx_id, args)
             for label in empty:
                 ratio = full[label][0]["median"] / empty[label][0]["median"]
                 print(f"  flat with data, {label:<42} {ratio:.2f} x the empty figure")
-            print(f"server RSS with {args.stored} transactions: {rss_mb(server.pid):.0f} MB")
+            print(
+                f"server RSS after the rounds ({stored(port)} payments):"
+                f" {rss_mb(server.pid):.0f} MB"
+            )
         finally:
             baseline.terminate()
-            server.terminate()
-            server.wait()
-        restarted, _, boot = start(serve)
-        print(f"start-up with {args.stored} stored transactions: {boot:.2f} s")
-        restarted.terminate()
-        restarted.wait()
+            stop(server)
 
 
 if __name__ == "__main__":

@@ -13,15 +13,15 @@ import argparse
 import http.client
 import json
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-SANDBOX_SK = "sk_test_19g744zrbw5buqxqpxp5w4gj"
-BODY = json.dumps({"amount": 50, "paymentMethodId": "1001", "userEmail": "bench@example.com"})
-HEADERS = {"Authorization": f"Bearer {SANDBOX_SK}", "Content-Type": "application/json"}
+from _common import AUTH, BODY, serve_cmd, start, stop
+
+HEADERS = AUTH
+PAYLOAD = json.dumps(BODY)
 
 BASELINE = """
 import sys, json
@@ -47,19 +47,12 @@ asyncio.run(main())
 """
 
 
-def start(cmd: list[str]) -> tuple[subprocess.Popen[str], int]:
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
-    assert proc.stdout is not None
-    line = proc.stdout.readline()
-    return proc, int(line.rsplit(":", 1)[1])
-
-
 def timed_posts(port: int, count: int) -> list[float]:
     conn = http.client.HTTPConnection("127.0.0.1", port)
     samples = []
     for _ in range(count):
         began = time.perf_counter()
-        conn.request("POST", "/api/v1/payments", BODY, HEADERS)
+        conn.request("POST", "/api/v1/payments", PAYLOAD, HEADERS)
         response = conn.getresponse()
         response.read()
         samples.append((time.perf_counter() - began) * 1000)
@@ -85,26 +78,14 @@ def main() -> None:
     parser.add_argument("--samples", type=int, default=1000)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        server, port = start(
-            [
-                sys.executable,
-                "-m",
-                "payorch_cli.main",
-                "serve",
-                "--port",
-                "0",
-                "--no-rate-limit",
-                "--data-dir",
-                str(Path(tmp) / "data"),
-            ]
-        )
+        server, port, _ = start(serve_cmd(Path(tmp) / "data"))
         try:
             sample_body = None
             conn = http.client.HTTPConnection("127.0.0.1", port)
-            conn.request("POST", "/api/v1/payments", BODY, HEADERS)
+            conn.request("POST", "/api/v1/payments", PAYLOAD, HEADERS)
             sample_body = conn.getresponse().read().decode()
             conn.close()
-            baseline, base_port = start([sys.executable, "-c", BASELINE, sample_body])
+            baseline, base_port, _ = start([sys.executable, "-c", BASELINE, sample_body])
             try:
                 timed_posts(base_port, 200)
                 bare = report(
@@ -124,8 +105,7 @@ def main() -> None:
                 f"ratio empty/bare median: {empty / bare:.2f}"
             )
         finally:
-            server.terminate()
-            server.wait()
+            stop(server)
 
 
 if __name__ == "__main__":

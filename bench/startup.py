@@ -22,23 +22,16 @@ add ~0.1 s to each start). --no-pyc measures with the environment as it is.
 from __future__ import annotations
 
 import argparse
-import http.client
-import json
 import os
 import shutil
-import signal
 import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
-SK = "sk_test_19g744zrbw5buqxqpxp5w4gj"
-BODY = json.dumps({"amount": 50, "paymentMethodId": "1001", "userEmail": "bench@example.com"})
-AUTH = {"Authorization": f"Bearer {SK}", "Content-Type": "application/json"}
-CONNECTIONS = 4
+from _common import ENV, cpu_s, fill, rss_mb, serve_cmd, start, stop, stored
 
 BASELINE = r"""
 import asyncio
@@ -56,93 +49,6 @@ async def main():
     await asyncio.Event().wait()
 asyncio.run(main())
 """
-
-
-ENV = dict(os.environ)
-
-
-def serve_cmd(data_dir: Path) -> list[str]:
-    return [
-        sys.executable,
-        "-m",
-        "payorch_cli.main",
-        "serve",
-        "--port",
-        "0",
-        "--no-rate-limit",
-        "--data-dir",
-        str(data_dir),
-    ]
-
-
-def start(cmd: list[str]) -> tuple[subprocess.Popen[str], int, float]:
-    """Start `cmd`; return it, its port and the seconds until it printed "Listening on"."""
-    began = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True, env=ENV)
-    assert proc.stdout is not None
-    line = proc.stdout.readline()
-    elapsed = time.perf_counter() - began
-    if "Listening on" not in line:
-        proc.kill()
-        proc.wait()
-        raise RuntimeError(f"{cmd[:4]} did not start: {line!r}")
-    return proc, int(line.rsplit(":", 1)[1]), elapsed
-
-
-def stop(proc: subprocess.Popen[str]) -> None:
-    proc.send_signal(signal.SIGTERM)  # graceful: the server compacts its store
-    try:
-        proc.wait(60)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
-
-
-def rss_mb(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return 0.0
-
-
-def cpu_s(pid: int) -> float:
-    """User + system CPU seconds the process has used: less sensitive to a busy machine."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def stored(port: int) -> int:
-    conn = http.client.HTTPConnection("127.0.0.1", port)
-    conn.request("GET", "/api/v1/payments?limit=1", headers=AUTH)
-    response = conn.getresponse()
-    body = json.loads(response.read())
-    conn.close()
-    return int(body["pagination"]["total"])
-
-
-def fill(port: int, count: int) -> None:
-    """POST `count` payments over CONNECTIONS keep-alive connections."""
-    per = [count // CONNECTIONS + (i < count % CONNECTIONS) for i in range(CONNECTIONS)]
-    errors: list[str] = []
-
-    def worker(n: int) -> None:
-        conn = http.client.HTTPConnection("127.0.0.1", port)
-        for _ in range(n):
-            conn.request("POST", "/api/v1/payments", BODY, AUTH)
-            response = conn.getresponse()
-            data = response.read()
-            if response.status >= 300:
-                errors.append(f"{response.status} {data[:200]!r}")
-                return
-        conn.close()
-
-    threads = [threading.Thread(target=worker, args=(n,)) for n in per]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    if errors:
-        raise RuntimeError(f"fill failed: {errors[0]}")
 
 
 def build(data_dir: Path, count: int) -> None:
