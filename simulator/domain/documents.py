@@ -301,7 +301,9 @@ def is_valid_rut(s: str) -> bool:
 
 def is_valid_email(s: str) -> bool:
     """Pragmatic address check: what a checkout form accepts, not the full RFC 5322 grammar."""
-    if len(s) > 254 or s.count("@") != 1 or any(c.isspace() or not c.isprintable() for c in s):
+    # U+0020 is the one character both whitespace and printable, so this refuses any whitespace
+    # or unprintable character without a per-character loop.
+    if len(s) > 254 or s.count("@") != 1 or " " in s or not s.isprintable():
         return False
     local, domain = s.split("@")
     labels = domain.split(".")
