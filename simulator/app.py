@@ -81,12 +81,14 @@ def create_app(
     transactions = TransactionRepository(store.table("transactions"))
     store.table("transactions").on_rollback(transactions.reindex)
     bus = EventBus(store.table("events"), clock.timestamp, rng)
+    ledger = Ledger(store.table("movements"), clock.timestamp)
+    store.table("movements").on_rollback(ledger.follow_rollback)
     ctx = DomainContext(
         catalog=catalog,
         fx=Fx(catalog.fx),
         transactions=transactions,
         claims=store.table("claims"),
-        ledger=Ledger(store.table("movements")),
+        ledger=ledger,
         jobs=scheduler,
         events=bus,
         now=clock.timestamp,

@@ -49,7 +49,6 @@ WARNING_TYPES = {
 def balance_view(principal: Principal, ledger: Ledger, now: float) -> dict[str, Any]:
     merchant = principal.merchant
     balance = ledger.balance(principal.scope, now)
-    movements = ledger.movements(principal.scope)
     warnings = [
         {
             "type": m["type"],
@@ -57,8 +56,7 @@ def balance_view(principal: Principal, ledger: Ledger, now: float) -> dict[str, 
             "message": WARNING_TYPES[m["type"]],
             "at": isoformat(m["createdAt"]),
         }
-        for m in movements
-        if m["type"] in WARNING_TYPES
+        for m in ledger.warnings(principal.scope)
     ]
     total_fees = balance.platform_fees + balance.flat_fees + balance.chargeback_fees
     return {
@@ -95,7 +93,7 @@ def balance_view(principal: Principal, ledger: Ledger, now: float) -> dict[str, 
                 "createdAt": isoformat(m["createdAt"]),
                 "effectiveAt": isoformat(m["effectiveAt"]),
             }
-            for m in reversed(movements[-MOVEMENTS_SHOWN:])
+            for m in reversed(ledger.latest(principal.scope, MOVEMENTS_SHOWN))
             if m["type"] not in WARNING_TYPES
         ],
         "reserveSchedule": [

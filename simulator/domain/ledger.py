@@ -10,21 +10,40 @@ movements (settlement delay, reserve release) need no scheduler job.
 
 Future-dated debits are only ever recorded at the instant of a credit at least as large (the same
 transaction's settlement), so no bucket is negative at any moment, now or later.
+
+Reads cost what they show, not the merchant's history: each scope keeps running totals, built in
+one pass at start and kept by `record` (and by `follow_rollback` when a failed store batch undoes a
+movement). Per bucket, the total of what has landed by the scope's `mark` (the latest `now` a
+read asked about); the movements still ahead of the mark, sorted by `effectiveAt`, which a read at
+a later `now` folds into the landed totals (each movement once); and those that landed within
+`RECENT` seconds before the mark, so that a read at an earlier `now` (a wall clock stepped back)
+subtracts them again. A read earlier than that derives the balance from every movement, as
+`derive` does: exact whatever `now` is, only slower.
 """
 
 from __future__ import annotations
 
 import secrets
-from collections import defaultdict
+from bisect import bisect_left, bisect_right, insort
+from collections import OrderedDict
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Any
+from itertools import count
+from math import inf
+from typing import Any, NamedTuple
 
 from simulator.domain.money import ZERO, dec
 from simulator.domain.ports import Table
 
 AVAILABLE, RESERVE, FROZEN = "available", "reserve", "frozen"
 MOVEMENTS_SHOWN = 100
+# Movement types shown as ledger warnings rather than as movements (see account.py).
+WARNING_TYPES = frozenset({"uncovered_refund", "uncovered_chargeback"})
+# How far (simulated seconds) before its latest read a scope can still be read at no extra cost.
+RECENT = 3600.0
+# How many of the latest recorded movements a rollback can be followed for without a rebuild.
+REMEMBERED = 4096
 
 
 @dataclass(slots=True)
@@ -43,12 +62,229 @@ class Balance:
     movements: list[dict[str, Any]] = field(default_factory=list)
 
 
+def _tally(kind: str, bucket: str) -> tuple[str, int] | None:
+    """The time-independent `Balance` total a movement counts in, and its sign there."""
+    if kind == "payment":
+        return "gross_volume", 1
+    if kind == "fee_platform":
+        return "platform_fees", -1
+    if kind == "fee_processing":
+        return "flat_fees", -1
+    if kind == "chargeback_fee":
+        return "chargeback_fees", -1
+    if kind in ("refund", "refund_hold") and bucket == AVAILABLE:
+        return "refunds", -1
+    if kind == "chargeback_paid":
+        return "chargebacks", -1
+    return None
+
+
+def derive(movements: Iterable[dict[str, Any]], now: float) -> Balance:
+    """The balance at `now` from every movement of a scope, in record order (the reference)."""
+    result = Balance()
+    for movement in movements:
+        amount = dec(movement["amount"])
+        kind, bucket = movement["type"], movement["bucket"]
+        if movement["effectiveAt"] <= now:
+            if bucket == AVAILABLE:
+                result.available += amount
+            elif bucket == RESERVE:
+                result.reserve += amount
+            else:
+                result.frozen += amount
+        else:
+            # Not landed yet: pending. Counting every bucket (not only available) keeps a
+            # settling payment's reserve hold in pending instead of nowhere.
+            result.pending += amount
+            if kind == "reserve_release" and bucket == AVAILABLE:
+                result.reserve_schedule.append(
+                    {"amount": amount, "releaseAt": movement["effectiveAt"]}
+                )
+        tally = _tally(kind, bucket)
+        if tally is not None:
+            name, sign = tally
+            total = getattr(result, name)
+            setattr(result, name, total + amount if sign > 0 else total - amount)
+    result.reserve_schedule.sort(key=lambda item: item["releaseAt"])
+    return result
+
+
+class _Entry(NamedTuple):
+    """What the totals need of one movement. Ordered by (effective_at, seq): seq is unique and
+    grows in record order, so entries never compare beyond it and ties keep record order."""
+
+    effective_at: float
+    seq: int
+    bucket: str
+    amount: Decimal
+    release: bool  # a reserve release's available leg: listed in the reserve schedule
+    transaction_id: str | None
+
+
+def _after(moment: float) -> tuple[float, float]:
+    """A bisect key sorting after every entry effective at or before `moment`."""
+    return (moment, inf)
+
+
+class _Scope:
+    """The running totals of one (merchant, environment)."""
+
+    __slots__ = (
+        "ahead",
+        "ahead_sum",
+        "floor",
+        "ids",
+        "landed",
+        "mark",
+        "recent",
+        "releases",
+        "settling",
+        "tallies",
+        "warnings",
+    )
+
+    def __init__(self, mark: float) -> None:
+        self.ids: list[str] = []  # every movement id, in record order
+        self.warnings: list[str] = []  # ids of the warning movements, in record order
+        self.tallies: dict[str, Decimal] = {}  # Balance field -> time-independent total
+        self.landed: dict[str, Decimal] = {AVAILABLE: ZERO, RESERVE: ZERO, FROZEN: ZERO}
+        self.mark = mark  # landed = what is effective at or before the mark
+        self.floor = mark - RECENT  # `recent` holds every entry effective in (floor, mark]
+        self.ahead: list[_Entry] = []  # effective after the mark, sorted
+        self.ahead_sum = ZERO
+        self.recent: list[_Entry] = []
+        self.releases: list[_Entry] = []  # release entries effective after the floor, sorted
+        # transaction id -> its entries in `available` effective after the mark
+        self.settling: dict[str, list[_Entry]] = {}
+
+    def add(self, entry: _Entry, kind: str) -> None:
+        tally = _tally(kind, entry.bucket)
+        if tally is not None:
+            name, sign = tally
+            total = self.tallies.get(name, ZERO)
+            self.tallies[name] = total + entry.amount if sign > 0 else total - entry.amount
+        if entry.effective_at > self.mark:
+            insort(self.ahead, entry)
+            self.ahead_sum += entry.amount
+            if entry.transaction_id is not None and entry.bucket == AVAILABLE:
+                self.settling.setdefault(entry.transaction_id, []).append(entry)
+        else:
+            self.landed[entry.bucket] += entry.amount
+            if entry.effective_at > self.floor:
+                insort(self.recent, entry)
+        if entry.release and entry.effective_at > self.floor:
+            insort(self.releases, entry)
+
+    def remove(self, entry: _Entry, kind: str) -> None:
+        """Undo `add` (a rolled-back record)."""
+        tally = _tally(kind, entry.bucket)
+        if tally is not None:
+            name, sign = tally
+            total = self.tallies[name]
+            self.tallies[name] = total - entry.amount if sign > 0 else total + entry.amount
+        if entry.effective_at > self.mark:
+            _discard(self.ahead, entry)
+            self.ahead_sum -= entry.amount
+            if entry.transaction_id is not None and entry.bucket == AVAILABLE:
+                same = self.settling[entry.transaction_id]
+                same.remove(entry)
+                if not same:
+                    del self.settling[entry.transaction_id]
+        else:
+            self.landed[entry.bucket] -= entry.amount
+            if entry.effective_at > self.floor:
+                _discard(self.recent, entry)
+        if entry.release and entry.effective_at > self.floor:
+            _discard(self.releases, entry)
+
+    def advance(self, now: float) -> None:
+        """Move the mark forward to `now`: fold what lands on the way into the landed totals."""
+        ahead = self.ahead
+        landing = bisect_right(ahead, _after(now))
+        if landing:
+            landed, settling = self.landed, self.settling
+            for entry in ahead[:landing]:
+                landed[entry.bucket] += entry.amount
+                self.ahead_sum -= entry.amount
+                if entry.transaction_id is not None and entry.bucket == AVAILABLE:
+                    same = settling[entry.transaction_id]
+                    same.remove(entry)
+                    if not same:
+                        del settling[entry.transaction_id]
+            self.recent.extend(ahead[:landing])  # all effective after the old mark: still sorted
+            del ahead[:landing]
+        self.mark = now
+        floor = now - RECENT
+        if floor > self.floor:
+            self.floor = floor
+            del self.recent[: bisect_right(self.recent, _after(floor))]
+            del self.releases[: bisect_right(self.releases, _after(floor))]
+
+    def since(self, now: float) -> list[_Entry]:
+        """The landed entries effective after `now` (floor <= now < mark)."""
+        return self.recent[bisect_right(self.recent, _after(now)) :]
+
+
+def _discard(entries: list[_Entry], entry: _Entry) -> None:
+    index = bisect_left(entries, entry)
+    if index < len(entries) and entries[index] is entry:
+        del entries[index]
+
+
+def _remove_last(ids: list[str], movement_id: str) -> None:
+    """Remove `movement_id`, looked for from the end (a rolled-back record is among the last)."""
+    for index in range(len(ids) - 1, -1, -1):
+        if ids[index] == movement_id:
+            del ids[index]
+            return
+
+
 class Ledger:
-    def __init__(self, movements: Table) -> None:
+    def __init__(self, movements: Table, now: Callable[[], float] | None = None) -> None:
+        """`now` (a callable giving simulated time), when given, lets start-up fold what has
+        landed already, so that the first read does not."""
         self._table = movements
-        self._by_scope: dict[tuple[str, str], list[str]] = defaultdict(list)
-        for movement in movements.values():
-            self._by_scope[(movement["merchantId"], movement["environment"])].append(movement["id"])
+        self._now = now
+        self._seq = count()
+        self._scopes: dict[tuple[str, str], _Scope] = {}
+        # The latest records: movement id -> (scope, entry, type), for following a rollback.
+        self._remembered: OrderedDict[str, tuple[tuple[str, str], _Entry, str]] = OrderedDict()
+        self._stale = False
+        self._build()
+
+    def _build(self) -> None:
+        self._scopes = {}
+        self._remembered.clear()
+        self._stale = False
+        self._start_mark = -inf if self._now is None else self._now()
+        scan = getattr(self._table, "scan", None)
+        stored: Iterable[dict[str, Any]] = scan() if scan is not None else self._table.values()
+        for movement in stored:
+            self._add((movement["merchantId"], movement["environment"]), movement)
+
+    def _scope(self, scope: tuple[str, str]) -> _Scope | None:
+        if self._stale:
+            self._build()
+        return self._scopes.get(scope)
+
+    def _add(self, scope: tuple[str, str], movement: dict[str, Any]) -> _Entry:
+        state = self._scopes.get(scope)
+        if state is None:
+            state = self._scopes[scope] = _Scope(self._start_mark)
+        kind, bucket = movement["type"], movement["bucket"]
+        entry = _Entry(
+            movement["effectiveAt"],
+            next(self._seq),
+            bucket,
+            dec(movement["amount"]),
+            kind == "reserve_release" and bucket == AVAILABLE,
+            movement["transactionId"],
+        )
+        state.ids.append(movement["id"])
+        if kind in WARNING_TYPES:
+            state.warnings.append(movement["id"])
+        state.add(entry, kind)
+        return entry
 
     def record(
         self,
@@ -76,53 +312,98 @@ class Ledger:
             "claimId": claim_id,
         }
         self._table.put(movement_id, movement)
-        self._by_scope[scope].append(movement_id)
+        if self._stale:
+            self._build()  # reads the movement just put, like every other stored one
+            return movement
+        remembered = self._remembered
+        remembered[movement_id] = (scope, self._add(scope, movement), kind)
+        if len(remembered) > REMEMBERED:
+            remembered.popitem(last=False)
         return movement
 
+    def follow_rollback(self, movement_id: str, restored: dict[str, Any] | None) -> None:
+        """Follow the store when a failed batch undoes the write of a movement (wire it with the
+        table's `on_rollback`): the totals drop it as if it had never been recorded."""
+        if self._stale:
+            return
+        known = self._remembered.pop(movement_id, None)
+        if known is None or restored is not None:
+            # Not one of the latest records, or a document put back: rebuild from the store
+            # at the next use (once, however many writes this rollback undoes).
+            self._stale = True
+            return
+        scope, entry, kind = known
+        state = self._scopes[scope]
+        state.remove(entry, kind)
+        _remove_last(state.ids, movement_id)
+        if kind in WARNING_TYPES:
+            _remove_last(state.warnings, movement_id)
+
+    # -- reads -----------------------------------------------------------------------------------
+
     def movements(self, scope: tuple[str, str]) -> list[dict[str, Any]]:
+        """Every movement of the scope, in record order. O(history): for checks and tools."""
+        state = self._scope(scope)
+        return self._docs(state.ids if state is not None else ())
+
+    def latest(self, scope: tuple[str, str], limit: int = MOVEMENTS_SHOWN) -> list[dict[str, Any]]:
+        """The scope's `limit` latest movements (warnings included), in record order."""
+        state = self._scope(scope)
+        return self._docs(state.ids[-limit:] if state is not None and limit > 0 else ())
+
+    def warnings(self, scope: tuple[str, str]) -> list[dict[str, Any]]:
+        """The scope's warning movements (`WARNING_TYPES`), in record order."""
+        state = self._scope(scope)
+        return self._docs(state.warnings if state is not None else ())
+
+    def _docs(self, ids: Iterable[str]) -> list[dict[str, Any]]:
         table = self._table
-        return [m for mid in self._by_scope.get(scope, ()) if (m := table.get(mid)) is not None]
+        return [m for mid in ids if (m := table.get(mid)) is not None]
 
     def balance(self, scope: tuple[str, str], now: float) -> Balance:
-        result = Balance()
-        for movement in self.movements(scope):
-            amount = dec(movement["amount"])
-            kind, bucket = movement["type"], movement["bucket"]
-            if movement["effectiveAt"] <= now:
-                if bucket == AVAILABLE:
-                    result.available += amount
-                elif bucket == RESERVE:
-                    result.reserve += amount
-                else:
-                    result.frozen += amount
+        state = self._scope(scope)
+        if state is None:
+            return Balance()
+        if now < state.floor:
+            return derive(self.movements(scope), now)
+        if now >= state.mark:
+            state.advance(now)
+            back: list[_Entry] = []
+        else:
+            back = state.since(now)
+        result = Balance(**state.tallies)
+        available, reserve, frozen = (state.landed[b] for b in (AVAILABLE, RESERVE, FROZEN))
+        pending = state.ahead_sum
+        for entry in back:  # landed after `now`: pending at `now`
+            if entry.bucket == AVAILABLE:
+                available -= entry.amount
+            elif entry.bucket == RESERVE:
+                reserve -= entry.amount
             else:
-                # Not landed yet: pending. Counting every bucket (not only available) keeps a
-                # settling payment's reserve hold in pending instead of nowhere.
-                result.pending += amount
-                if kind == "reserve_release" and bucket == AVAILABLE:
-                    result.reserve_schedule.append(
-                        {"amount": amount, "releaseAt": movement["effectiveAt"]}
-                    )
-            if kind == "payment":
-                result.gross_volume += amount
-            elif kind == "fee_platform":
-                result.platform_fees -= amount
-            elif kind == "fee_processing":
-                result.flat_fees -= amount
-            elif kind == "chargeback_fee":
-                result.chargeback_fees -= amount
-            elif kind in ("refund", "refund_hold") and bucket == AVAILABLE:
-                result.refunds -= amount
-            elif kind == "chargeback_paid":
-                result.chargebacks -= amount
-        result.reserve_schedule.sort(key=lambda item: item["releaseAt"])
+                frozen -= entry.amount
+            pending += entry.amount
+        result.available, result.reserve, result.frozen = available, reserve, frozen
+        result.pending = pending
+        releases = state.releases
+        result.reserve_schedule = [
+            {"amount": entry.amount, "releaseAt": entry.effective_at}
+            for entry in releases[bisect_right(releases, _after(now)) :]
+        ]
         return result
 
     def available(self, scope: tuple[str, str], now: float) -> Decimal:
-        total = ZERO
-        for movement in self.movements(scope):
-            if movement["bucket"] == AVAILABLE and movement["effectiveAt"] <= now:
-                total += dec(movement["amount"])
+        state = self._scope(scope)
+        if state is None:
+            return ZERO
+        if now < state.floor:
+            return derive(self.movements(scope), now).available
+        if now >= state.mark:
+            state.advance(now)
+            return state.landed[AVAILABLE]
+        total = state.landed[AVAILABLE]
+        for entry in state.since(now):
+            if entry.bucket == AVAILABLE:
+                total -= entry.amount
         return total
 
     def settling(self, scope: tuple[str, str], transaction_id: str, at: float) -> Decimal:
@@ -131,12 +412,26 @@ class Ledger:
         Refunds and chargebacks of a payment whose money has not landed yet draw on this first:
         a debit dated `at` and no larger than this can never take `available` below zero.
         """
+        state = self._scope(scope)
+        if state is None:
+            return ZERO
+        if at <= state.mark:  # not in normal use: `at` is a settlement still ahead of now
+            return _settling_of(self.movements(scope), transaction_id, at)
+        # After the mark, so every entry effective at `at` is still ahead.
         total = ZERO
-        for movement in self.movements(scope):
-            if (
-                movement["transactionId"] == transaction_id
-                and movement["bucket"] == AVAILABLE
-                and movement["effectiveAt"] == at
-            ):
-                total += dec(movement["amount"])
+        for entry in state.settling.get(transaction_id, ()):
+            if entry.effective_at == at:
+                total += entry.amount
         return max(total, ZERO)
+
+
+def _settling_of(movements: Iterable[dict[str, Any]], transaction_id: str, at: float) -> Decimal:
+    total = ZERO
+    for movement in movements:
+        if (
+            movement["transactionId"] == transaction_id
+            and movement["bucket"] == AVAILABLE
+            and movement["effectiveAt"] == at
+        ):
+            total += dec(movement["amount"])
+    return max(total, ZERO)
