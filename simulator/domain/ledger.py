@@ -14,7 +14,7 @@ transaction's settlement), so no bucket is negative at any moment, now or later.
 Reads cost what they show, not the merchant's history: each scope keeps running totals, built in
 one pass at start and kept by `record` (and by `follow_rollback` when a failed store batch undoes a
 movement). Per bucket, the total of what has landed by the scope's `mark` (the latest `now` a
-read asked about); the movements still ahead of the mark, sorted by `effectiveAt`, which a read at
+read asked about); the movements still ahead of the mark, a heap by `effectiveAt`, which a read at
 a later `now` folds into the landed totals (each movement once); and those that landed within
 `RECENT` seconds before the mark, so that a read at an earlier `now` (a wall clock stepped back)
 subtracts them again. A read earlier than that derives the balance from every movement, as
@@ -29,6 +29,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from decimal import Decimal
+from heapq import heappop, heappush
 from itertools import count
 from math import inf
 from typing import Any, NamedTuple
@@ -132,6 +133,7 @@ class _Scope:
     __slots__ = (
         "ahead",
         "ahead_sum",
+        "dropped",
         "floor",
         "ids",
         "landed",
@@ -150,21 +152,19 @@ class _Scope:
         self.landed: dict[str, Decimal] = {AVAILABLE: ZERO, RESERVE: ZERO, FROZEN: ZERO}
         self.mark = mark  # landed = what is effective at or before the mark
         self.floor = mark - RECENT  # `recent` holds every entry effective in (floor, mark]
-        self.ahead: list[_Entry] = []  # effective after the mark, sorted
+        # Effective after the mark: a heap (recording there costs O(log n) wherever it lands).
+        self.ahead: list[_Entry] = []
         self.ahead_sum = ZERO
+        self.dropped: set[int] = set()  # seqs of rolled-back entries still in the heap
         self.recent: list[_Entry] = []
         self.releases: list[_Entry] = []  # release entries effective after the floor, sorted
         # transaction id -> its entries in `available` effective after the mark
         self.settling: dict[str, list[_Entry]] = {}
 
     def add(self, entry: _Entry, kind: str) -> None:
-        tally = _tally(kind, entry.bucket)
-        if tally is not None:
-            name, sign = tally
-            total = self.tallies.get(name, ZERO)
-            self.tallies[name] = total + entry.amount if sign > 0 else total - entry.amount
+        self.tally(kind, entry.bucket, entry.amount)
         if entry.effective_at > self.mark:
-            insort(self.ahead, entry)
+            heappush(self.ahead, entry)
             self.ahead_sum += entry.amount
             if entry.transaction_id is not None and entry.bucket == AVAILABLE:
                 self.settling.setdefault(entry.transaction_id, []).append(entry)
@@ -175,15 +175,23 @@ class _Scope:
         if entry.release and entry.effective_at > self.floor:
             insort(self.releases, entry)
 
-    def remove(self, entry: _Entry, kind: str) -> None:
-        """Undo `add` (a rolled-back record)."""
-        tally = _tally(kind, entry.bucket)
+    def land(self, kind: str, bucket: str, amount: Decimal) -> None:
+        """Count `amount` of movements that landed before the recent window (start-up)."""
+        self.tally(kind, bucket, amount)
+        self.landed[bucket] += amount
+
+    def tally(self, kind: str, bucket: str, amount: Decimal) -> None:
+        tally = _tally(kind, bucket)
         if tally is not None:
             name, sign = tally
-            total = self.tallies[name]
-            self.tallies[name] = total - entry.amount if sign > 0 else total + entry.amount
+            total = self.tallies.get(name, ZERO)
+            self.tallies[name] = total + amount if sign > 0 else total - amount
+
+    def remove(self, entry: _Entry, kind: str) -> None:
+        """Undo `add` (a rolled-back record)."""
+        self.tally(kind, entry.bucket, -entry.amount)
         if entry.effective_at > self.mark:
-            _discard(self.ahead, entry)
+            self.dropped.add(entry.seq)  # left in the heap, skipped when it comes out
             self.ahead_sum -= entry.amount
             if entry.transaction_id is not None and entry.bucket == AVAILABLE:
                 same = self.settling[entry.transaction_id]
@@ -199,20 +207,22 @@ class _Scope:
 
     def advance(self, now: float) -> None:
         """Move the mark forward to `now`: fold what lands on the way into the landed totals."""
-        ahead = self.ahead
-        landing = bisect_right(ahead, _after(now))
-        if landing:
-            landed, settling = self.landed, self.settling
-            for entry in ahead[:landing]:
-                landed[entry.bucket] += entry.amount
-                self.ahead_sum -= entry.amount
-                if entry.transaction_id is not None and entry.bucket == AVAILABLE:
-                    same = settling[entry.transaction_id]
-                    same.remove(entry)
-                    if not same:
-                        del settling[entry.transaction_id]
-            self.recent.extend(ahead[:landing])  # all effective after the old mark: still sorted
-            del ahead[:landing]
+        ahead, dropped = self.ahead, self.dropped
+        landed, settling, recent = self.landed, self.settling, self.recent
+        # Popped in (effective_at, seq) order, all after the old mark: `recent` stays sorted.
+        while ahead and ahead[0].effective_at <= now:
+            entry = heappop(ahead)
+            if dropped and entry.seq in dropped:
+                dropped.discard(entry.seq)
+                continue
+            landed[entry.bucket] += entry.amount
+            self.ahead_sum -= entry.amount
+            if entry.transaction_id is not None and entry.bucket == AVAILABLE:
+                same = settling[entry.transaction_id]
+                same.remove(entry)
+                if not same:
+                    del settling[entry.transaction_id]
+            recent.append(entry)
         self.mark = now
         floor = now - RECENT
         if floor > self.floor:
@@ -259,8 +269,35 @@ class Ledger:
         self._start_mark = -inf if self._now is None else self._now()
         scan = getattr(self._table, "scan", None)
         stored: Iterable[dict[str, Any]] = scan() if scan is not None else self._table.values()
+        floor = self._start_mark - RECENT
+        # What landed before the recent window needs no entry: per scope, a count per (type,
+        # bucket, stored amount), added to the totals once at the end (exact: Decimal products
+        # and sums of cents). Movements come in runs of one scope: look it up once per run.
+        counts: dict[tuple[str, str], dict[tuple[str, str, Any], int]] = {}
+        last: tuple[str, str] | None = None
+        of_scope: dict[tuple[str, str, Any], int] = {}
+        ids: list[str] = []
         for movement in stored:
-            self._add((movement["merchantId"], movement["environment"]), movement)
+            scope = (movement["merchantId"], movement["environment"])
+            if scope != last:
+                if movement["effectiveAt"] > floor or scope not in counts:
+                    self._add(scope, movement)
+                    counts.setdefault(scope, {})
+                    continue
+                state, last = self._scopes[scope], scope
+                of_scope, ids = counts[scope], state.ids
+            elif movement["effectiveAt"] > floor:
+                self._add(scope, movement)
+                continue
+            ids.append(movement["id"])
+            key = (kind := movement["type"], movement["bucket"], movement["amount"])
+            of_scope[key] = of_scope.get(key, 0) + 1
+            if kind in WARNING_TYPES:
+                self._scopes[scope].warnings.append(movement["id"])
+        for scope, of_scope in counts.items():
+            state = self._scopes[scope]
+            for (kind, bucket, amount), times in of_scope.items():
+                state.land(kind, bucket, dec(amount) * times)
 
     def _scope(self, scope: tuple[str, str]) -> _Scope | None:
         if self._stale:
