@@ -42,6 +42,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import aiohttp
+from _common import serve_cmd, start, stop
 from aiohttp import web
 
 SK = "sk_test_19g744zrbw5buqxqpxp5w4gj"
@@ -106,33 +107,8 @@ class Round:
 
 
 def start_server(data_dir: Path) -> tuple[subprocess.Popen[str], str]:
-    cmd = [
-        sys.executable,
-        "-m",
-        "payorch_cli.main",
-        "serve",
-        "--port",
-        "0",
-        "--no-rate-limit",
-        "--data-dir",
-        str(data_dir),
-    ]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
-    assert proc.stdout is not None
-    line = proc.stdout.readline()
-    if "Listening on" not in line:
-        proc.kill()
-        raise RuntimeError(f"server did not start: {line!r}")
-    return proc, line.split("Listening on", 1)[1].strip()
-
-
-def stop_server(proc: subprocess.Popen[str]) -> None:
-    proc.terminate()
-    try:
-        proc.wait(15)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
+    proc, port, _ = start(serve_cmd(data_dir))
+    return proc, f"http://127.0.0.1:{port}"
 
 
 async def expect(response: aiohttp.ClientResponse, status: int) -> dict[str, object]:
@@ -235,7 +211,7 @@ async def one_round(
                     by_type=dict(receiver.by_type - before_types),
                 )
         finally:
-            stop_server(proc)
+            stop(proc)
 
 
 def spread(samples: list[float]) -> str:
