@@ -12,7 +12,8 @@ Usage::
 Guarantees (see ``journal.py`` for how):
 
 - a write costs the same however much is stored (one appended line; compaction
-  is amortised over ``compact_every`` writes);
+  runs every ``compact_every`` writes in a background thread, so it never stalls
+  the caller);
 - a process killed with SIGKILL at any moment restarts with a readable store that
   holds every write that was acknowledged (``put``/``delete`` returned, or the
   outermost ``batch()`` exited); power-loss safety additionally needs ``fsync=True``;
@@ -96,11 +97,13 @@ class Store:
         return self._storage.batch()
 
     def compact(self) -> None:
-        """Snapshot everything and empty the journal now (normally automatic)."""
+        """Snapshot everything and empty the journal now, in this thread (normally automatic,
+        in the background)."""
         self._storage.compact()
 
     def close(self) -> None:
-        """Compact, close files and release the lock.  Idempotent."""
+        """Wait for a background compaction, compact, close files and release the lock.
+        Idempotent."""
         self._storage.close()
 
     @property

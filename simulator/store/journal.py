@@ -11,22 +11,57 @@ On-disk layout of a data dir::
     LOCK           flock()ed by the owning process; holds its pid (for the error text)
     snapshot.json  {table: {doc_id: doc}} as of the last compaction (atomic rename),
                    one document per line so it loads without decoding them
-                   (format: ``snapshot.py``)
-    journal.log    one JSON line per acknowledged write since that snapshot;
+                   (format: ``snapshot.py``); its header records the journal mark:
+                   the journal's inode, length and CRC-32 when the snapshot was taken
+    journal.log    one JSON line per acknowledged write since that snapshot (and, for a
+                   while after a background compaction, the lines before its mark);
                    a line is a list of ops ``[table, doc_id, doc_or_null]``
                    (null = delete), so a multi-document batch is one line and
                    lands on disk all-or-nothing.
+    *.tmp          a snapshot or journal being written; removed at open (a crash left it)
 
 Durability: each write is a single ``os.write`` on an ``O_APPEND`` fd before the
 call returns, so a process killed with SIGKILL loses nothing it acknowledged (the
 data is in the kernel page cache).  Surviving power loss / kernel crash needs
 ``fsync=True``, which fsyncs the journal on every write (much slower).
 
-Compaction (snapshot + truncate journal) costs O(data), so it is kept off the
-common path: it runs at open, at close and once the journal exceeds
-``compact_every`` lines.  A crash between the snapshot rename and the journal
-truncate is harmless: the journal holds whole documents, so replaying it over the
-newer snapshot is idempotent.
+Compaction (snapshot, then drop the journal lines it holds) costs O(data).  At open, at
+close and on ``compact()`` it runs in the calling thread.  Once the journal reaches
+``compact_every`` lines, a write starts it in a background thread instead, so the server's
+event loop never stalls for it (~0.2 s with 100k documents):
+
+1. the write takes a shallow copy of each table (documents are immutable bytes, so that
+   is a consistent snapshot of the state at the journal's current length, the *mark*),
+   and hands it to the compaction thread;
+2. the thread encodes it, writes ``snapshot.json.tmp``, fsyncs it, renames it over
+   ``snapshot.json`` and fsyncs the dir; meanwhile writes go on appending to the journal;
+3. the first write after the thread is done (or ``close()``) copies the journal's lines
+   after the mark into ``journal.log.tmp`` (fsynced with ``fsync=True``), renames it over
+   ``journal.log`` and appends to that new file from then on.
+
+One compaction runs at a time; ``compact()``, ``close()`` and a full rewrite wait for a
+running one first.  A failed one is logged and retried ``compact_every`` lines later; the
+write that started it has already succeeded.  The thread works only on its copies and the
+snapshot files; the lock is released only after it has finished.
+
+Crash windows (SIGKILL at any point loses no acknowledged write; power loss too with
+``fsync=True``):
+
+- before the snapshot rename: old snapshot + whole journal; the ``.tmp`` is removed;
+- between the snapshot rename and the journal rename: new snapshot + whole journal.  The
+  snapshot's mark names this journal file (inode) and content (length, CRC-32), so only
+  the lines after the mark are replayed.  (Replaying all of them would give the same
+  documents, the journal holding whole documents, but a document deleted and written again
+  would move to the end of its table's order.);
+- after the journal rename: new snapshot + the lines after the mark, in a new file whose
+  inode is not the mark's, so all of it is replayed.  With ``fsync=True`` the dir is fsynced
+  right after the rename (if that fails, before the next write is acknowledged), so no
+  acknowledged write can be in a file that the dir does not name after a power loss.
+
+A synchronous compaction replaces the journal the same way (by an empty file).  So the
+file that replaces a marked journal is made while the marked one still exists (another
+inode), and by the time the marked inode's number could be reused the snapshot holding
+the mark has been replaced too: a mark never matches a journal it does not describe.
 
 Not thread-safe: use one store from one thread (the server's event loop).
 """
@@ -37,7 +72,11 @@ import errno
 import fcntl
 import logging
 import os
+import time
+import zlib
 from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import wait as wait_for
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Final
@@ -48,6 +87,7 @@ from tinydb.storages import Storage
 from simulator.store.snapshot import (
     INFO_TABLE,
     Encoded,
+    JournalMark,
     SnapshotError,
     compact_bytes,
     decode_snapshot,
@@ -153,6 +193,17 @@ class _Batch:
         self.undo: list[tuple[str, str, bytes | _Missing]] = []
 
 
+class _Compaction:
+    """A snapshot being written by the compaction thread, of the state at journal byte `mark`."""
+
+    __slots__ = ("future", "lines", "mark")
+
+    def __init__(self, future: Future[None], mark: JournalMark, lines: int) -> None:
+        self.future = future
+        self.mark = mark
+        self.lines = lines  # journal lines up to the mark
+
+
 class JournalStorage(Storage):
     """tinydb ``Storage`` keeping ``{table: {doc_id: doc}}`` in memory, journaled to disk.
 
@@ -178,10 +229,16 @@ class JournalStorage(Storage):
         self._data: Encoded = {}
         self._batch: _Batch | None = None
         self._batch_depth = 0
-        self._lines = 0  # journal lines since the last snapshot
-        self._compact_at = compact_every  # _lines value that triggers compaction
+        self._lines = 0  # lines in the journal file
+        self._compact_at = compact_every  # _lines value that starts a compaction
         self._size = 0  # journal bytes; the offset to roll back to on a failed write
+        self._crc = 0  # CRC-32 of those bytes (a snapshot records it with its mark)
+        self._inode = 0  # the journal file's
         self._fd: int | None = None
+        self._compaction: _Compaction | None = None  # running in the background
+        self._executor: ThreadPoolExecutor | None = None  # its thread, made at the first one
+        # fsync mode: a replaced journal's directory entry is not yet durable (retried per write).
+        self._dir_unsynced = False
         self._lock: _DirLock | None = None
         self._closed = False
         self._broken: str | None = None
@@ -207,21 +264,37 @@ class JournalStorage(Storage):
         new_data = _encode_tables(orjson.loads(orjson.dumps(data)))  # validated as JSON
         if INFO_TABLE in new_data:
             raise ValueError(f"the table name {INFO_TABLE!r} is reserved")
-        if self._dir is not None:
-            self._write_snapshot(encode_snapshot(new_data))
-        self._data = new_data
+        if self._dir is None:
+            self._data = new_data
+            self.generation += 1
+            return
+        self._wait_for_compaction()
+        mark = self._mark()
+        _write_snapshot(self._dir, encode_snapshot(new_data, mark))
+        self._data = new_data  # what a restart reads from now on
         self.generation += 1
+        try:
+            self._trim(mark, self._lines)
+        except OSError:  # the snapshot's mark tells a restart to skip the journal's lines
+            log.exception("emptying the journal after a full rewrite failed")
 
     def close(self) -> None:
-        """Compact, close files and release the lock. Idempotent."""
+        """Wait for a background compaction, compact, close files and release the lock.
+
+        Idempotent."""
         if self._closed:
             return
         if self._batch is not None:
             raise StoreError("cannot close the store inside a batch")
         try:
+            self._wait_for_compaction()
             if self._fd is not None and self._lines and self._broken is None:
                 self.compact()
         finally:
+            if self._executor is not None:
+                # Never release the lock while the thread may still write into the dir.
+                self._executor.shutdown(wait=True)
+                self._executor = None
             self._closed = True
             if self._fd is not None:
                 os.close(self._fd)
@@ -273,13 +346,19 @@ class JournalStorage(Storage):
         return _BatchScope(self)
 
     def compact(self) -> None:
-        """Write a snapshot of memory and empty the journal. O(data)."""
+        """Write a snapshot of memory and empty the journal, in this thread, before returning.
+
+        O(data).  Waits for a compaction running in the background first (this one supersedes it).
+        """
         if self._batch is not None:
             raise StoreError("cannot compact inside a batch (it would persist uncommitted writes)")
         if self._dir is None:
             return
         self._check_writable()
-        self._write_snapshot(encode_snapshot(self._data))
+        self._wait_for_compaction()
+        mark = self._mark()
+        _write_snapshot(self._dir, encode_snapshot(self._data, mark))
+        self._trim(mark, self._lines)
 
     # -- batches -----------------------------------------------------------------
 
@@ -348,14 +427,16 @@ class JournalStorage(Storage):
         data_dir.mkdir(parents=True, exist_ok=True)
         self._lock = _DirLock(data_dir)
         try:
-            (data_dir / (SNAPSHOT + ".tmp")).unlink(missing_ok=True)  # crashed compaction
-            legacy = self._load_snapshot(data_dir / SNAPSHOT)
+            for leftover in (SNAPSHOT, JOURNAL):  # of a compaction cut short by a crash
+                (data_dir / (leftover + ".tmp")).unlink(missing_ok=True)
+            legacy, covered = self._load_snapshot(data_dir / SNAPSHOT)
             journal = data_dir / JOURNAL
             self._fd = os.open(journal, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-            self._replay(journal)
+            self._inode = os.fstat(self._fd).st_ino
+            skipped = self._replay(journal, covered)
             if self._fsync:
                 _fsync_dir(data_dir)  # make the journal's directory entry durable
-            if self._lines or legacy:
+            if self._lines or skipped or legacy:
                 # Start with an empty journal (amortised over the run), and a snapshot written
                 # by an earlier version becomes one that loads without decoding its documents.
                 self.compact()
@@ -367,21 +448,23 @@ class JournalStorage(Storage):
             self._lock = None
             raise
 
-    def _load_snapshot(self, path: Path) -> bool:
-        """Load the snapshot, if any; True if an earlier version wrote it (rewrite it)."""
+    def _load_snapshot(self, path: Path) -> tuple[bool, JournalMark | None]:
+        """Load the snapshot, if any: (written by an earlier version: rewrite it, its journal
+        mark)."""
         try:
             raw = path.read_bytes()
         except FileNotFoundError:
-            return False
+            return False, None
         try:
-            self._data, legacy = decode_snapshot(raw)
+            self._data, legacy, covered = decode_snapshot(raw)
         except SnapshotError as exc:
             raise StoreCorruptError(
                 f"{path} is corrupt: {exc}; restore the data dir from a backup"
             ) from None
-        return legacy
+        return legacy, covered
 
-    def _replay(self, path: Path) -> None:
+    def _replay(self, path: Path, covered: JournalMark | None) -> bool:
+        """Apply the journal's lines that the snapshot does not hold; True if it holds some."""
         assert self._fd is not None
         raw = path.read_bytes()
         end = raw.rfind(b"\n") + 1
@@ -391,13 +474,29 @@ class JournalStorage(Storage):
             # appends do not glue onto the fragment.
             log.warning("%s: dropping a torn last line (%d bytes)", path, len(raw) - end)
             os.ftruncate(self._fd, end)
-        lines = raw[:end].split(b"\n")[:-1]
+        # The store stopped after a snapshot was put in place and before the journal lost the
+        # lines that the snapshot holds (its mark names this file and its first bytes): skip
+        # them.  Replaying them too would give the same documents, but one deleted and written
+        # again would move to the end of its table's order.
+        start = 0
+        if (
+            covered is not None
+            and covered.inode == self._inode
+            and 0 < covered.size <= end
+            and raw[covered.size - 1] == ord("\n")
+            and zlib.crc32(memoryview(raw)[: covered.size]) == covered.crc32
+        ):
+            start = covered.size
+        lines = raw[start:end].split(b"\n")[:-1]
+        first = raw.count(b"\n", 0, start) + 1
         with no_gc():
-            for lineno, line in enumerate(lines, start=1):
+            for lineno, line in enumerate(lines, start=first):
                 for table, doc_id, doc in _decode_line(path, lineno, line):
                     self._apply(table, doc_id, None if doc is None else compact_bytes(doc))
         self._lines = len(lines)
         self._size = end
+        self._crc = zlib.crc32(memoryview(raw)[:end])
+        return start > 0
 
     def _write_line(self, fragments: list[bytes]) -> None:
         """Append one line with a single write(): it is on disk whole or not at all."""
@@ -411,6 +510,10 @@ class JournalStorage(Storage):
                 raise OSError(errno.EIO, f"short write to journal ({written}/{len(line)})")
             if self._fsync:
                 os.fsync(fd)
+                if self._dir_unsynced:  # the journal was replaced: the file must be the one found
+                    assert self._dir is not None
+                    _fsync_dir(self._dir)
+                    self._dir_unsynced = False
         except BaseException as exc:
             # Cut any partial line off so the journal stays replayable; if even that
             # fails, refuse further writes rather than risk a corrupt middle line.
@@ -421,41 +524,103 @@ class JournalStorage(Storage):
             raise
         self._size += len(line)
         self._lines += 1
+        self._crc = zlib.crc32(line, self._crc)
 
     def _maybe_compact(self) -> None:
-        if self._lines < self._compact_at:
-            return
-        try:
-            self.compact()
-        except OSError:
-            # The write that triggered this is already durable in the journal, so
-            # don't fail it; the journal simply keeps growing until a retry works.
-            log.exception("store compaction failed; will retry")
-            self._compact_at = self._lines + self._compact_every
+        """After each write: start a background compaction when due, finish one that is done."""
+        if self._compaction is None:
+            if self._lines >= self._compact_at and self._dir is not None:
+                self._start_compaction()
+        elif self._compaction.future.done():
+            self._finish_compaction()
 
-    def _write_snapshot(self, pieces: Sequence[bytes]) -> None:
-        assert self._dir is not None and self._fd is not None
-        path = self._dir / SNAPSHOT
-        tmp = self._dir / (SNAPSHOT + ".tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    def _mark(self) -> JournalMark:
+        """Where the journal stands now (call outside a batch: memory = journal then)."""
+        return JournalMark(self._inode, self._size, self._crc)
+
+    def _start_compaction(self) -> None:
+        """Write a snapshot of the state as of now in the compaction thread.
+
+        Costs this thread one shallow copy of each table (the documents are immutable bytes, so
+        the copies are a consistent snapshot) while writes go on appending to the journal.
+        """
+        assert self._dir is not None and self._batch is None
+        tables = {name: dict(docs) for name, docs in self._data.items()}
+        mark = self._mark()
+        if self._executor is None:
+            self._executor = ThreadPoolExecutor(1, thread_name_prefix="store-compaction")
         try:
-            for piece in pieces:
-                view = memoryview(piece)
-                while view:
-                    view = view[os.write(fd, view) :]
-            os.fsync(fd)  # always: the journal is about to be emptied
-        finally:
+            future = self._executor.submit(_encode_and_write_snapshot, self._dir, tables, mark)
+        except RuntimeError:  # the interpreter is shutting down: close() compacts
+            log.warning("store compaction not started: the interpreter is exiting")
+            self._compact_at = self._lines + self._compact_every
+            return
+        self._compaction = _Compaction(future, mark, self._lines)
+
+    def _finish_compaction(self) -> None:
+        """The background snapshot is in place: drop the lines it holds from the journal."""
+        compaction, self._compaction = self._compaction, None
+        assert compaction is not None
+        error = compaction.future.exception()
+        if error is None:
+            try:
+                self._trim(compaction.mark, compaction.lines)
+                return
+            except OSError as exc:
+                error = exc
+        # The journal still holds every write (and a snapshot that made it into place says
+        # which of them it holds), so nothing fails; the journal simply keeps growing until a
+        # retry works.
+        log.error("store compaction failed; will retry", exc_info=error)
+        self._compact_at = self._lines + self._compact_every
+
+    def _wait_for_compaction(self) -> None:
+        """Let a background compaction finish, and forget it (the caller supersedes it)."""
+        compaction, self._compaction = self._compaction, None
+        if compaction is None:
+            return
+        wait_for([compaction.future])
+        if compaction.future.exception() is not None:
+            log.error("store compaction failed", exc_info=compaction.future.exception())
+
+    def _trim(self, mark: JournalMark, lines: int) -> None:
+        """Replace the journal by its lines after `mark` (a snapshot up to `mark` is in place).
+
+        The tail goes into a new file renamed over the journal, never cut out in place: a crash
+        leaves either the whole old journal or the tail, and the new file has a new inode, which
+        tells a restart that the snapshot's mark is not about it.  The new file's fd becomes
+        the journal's, so no write can go to a journal that is no longer in the dir.
+        """
+        assert self._dir is not None and self._fd is not None and self._batch is None
+        journal = self._dir / JOURNAL
+        tmp = self._dir / (JOURNAL + ".tmp")
+        tail = _read_range(journal, mark.size, self._size)
+        fd = os.open(tmp, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_TRUNC, 0o644)
+        try:
+            _write_all(fd, tail)
+            if self._fsync:
+                os.fsync(fd)
+            os.replace(tmp, journal)
+        except BaseException:
             os.close(fd)
-        os.replace(tmp, path)
-        _fsync_dir(self._dir)
-        # Only now is it safe to drop the journal.  A crash before this point leaves
-        # snapshot + old journal, whose replay is idempotent (whole-doc ops).
-        os.ftruncate(self._fd, 0)
-        if self._fsync:
-            os.fsync(self._fd)
-        self._lines = 0
-        self._size = 0
+            tmp.unlink(missing_ok=True)
+            raise
+        old, self._fd = self._fd, fd
+        self._inode = os.fstat(fd).st_ino
+        self._size = len(tail)
+        self._crc = zlib.crc32(tail)
+        self._lines -= lines
         self._compact_at = self._compact_every
+        if self._executor is None:
+            _close_quietly(old)
+        else:  # its last close frees the file's pages: milliseconds, which the loop need not wait
+            self._executor.submit(_close_quietly, old)
+        if self._fsync:
+            try:
+                _fsync_dir(self._dir)
+            except OSError:
+                log.exception("fsync of the data dir failed; retried at the next write")
+                self._dir_unsynced = True
 
 
 class _BatchScope:
@@ -527,6 +692,68 @@ def _decode_line(path: Path, lineno: int, line: bytes) -> list[Op]:
             raise corrupt(f"bad op {op!r:.80}")
         decoded.append((op[0], op[1], op[2]))
     return decoded
+
+
+def _encode_and_write_snapshot(data_dir: Path, tables: Encoded, mark: JournalMark) -> None:
+    """The compaction thread's work: it touches nothing but its arguments and the snapshot files."""
+    _write_snapshot(data_dir, encode_snapshot(tables, mark, pause=_let_the_loop_run))
+
+
+def _let_the_loop_run() -> None:
+    # A sleep, not sleep(0): that gives up the GIL for so short a time that this thread
+    # mostly takes it back before the waiting one wakes.
+    time.sleep(0.0001)
+
+
+def _write_snapshot(data_dir: Path, pieces: Sequence[bytes]) -> None:
+    """Put a snapshot in place atomically and durably (fsync, rename, fsync the dir)."""
+    path = data_dir / SNAPSHOT
+    tmp = data_dir / (SNAPSHOT + ".tmp")
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        try:
+            for piece in pieces:
+                _write_all(fd, piece)
+            os.fsync(fd)  # always: the journal is about to lose the lines it holds
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    _fsync_dir(data_dir)
+
+
+def _close_quietly(fd: int) -> None:
+    try:
+        os.close(fd)
+    except OSError:
+        log.exception("closing the replaced journal failed")
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def _read_range(path: Path, start: int, end: int) -> bytes:
+    """Bytes [start, end) of the file; OSError if it is shorter."""
+    if start == end:
+        return b""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        parts = []
+        at = start
+        while at < end:
+            part = os.pread(fd, end - at, at)
+            if not part:
+                raise OSError(errno.EIO, f"{path} is shorter than the store wrote ({at}/{end})")
+            parts.append(part)
+            at += len(part)
+    finally:
+        os.close(fd)
+    return b"".join(parts)
 
 
 def _fsync_dir(path: Path) -> None:

@@ -18,12 +18,13 @@ keep each document's line as that document's bytes::
     }
     }
 
-The first line opens the object with an ``info`` entry: the format, the number of documents and
-the CRC-32 of everything after that line.  Then each table: ``,"name":{``, alternating doc-id
-lines (``"id":``, later ``,"id":``) and document lines, and ``}``; a last ``}`` closes the
-object.  No line can be mistaken for another: compact JSON (what orjson writes) never holds a
-raw newline, document lines start with ``{``, id lines with ``"`` or ``,"``, and only a table's
-end is the line ``}``.
+The first line opens the object with an ``info`` entry: the format, the number of documents, the
+CRC-32 of everything after that line and, from the store, which journal bytes the snapshot already
+holds (``journal``: ``JournalMark``; absent in snapshots of older versions).  Then each table:
+``,"name":{``, alternating doc-id lines (``"id":``, later ``,"id":``) and document lines, and
+``}``; a last ``}`` closes the object.  No line can be mistaken for another: compact JSON (what
+orjson writes) never holds a raw newline, document lines start with ``{``, id lines with ``"`` or
+``,"``, and only a table's end is the line ``}``.
 
 Loading is one ``split`` (the document lines *are* the documents' bytes, exact-size), one JSON
 decode of each table's doc ids, and a CRC over the file, which stands in for the validation a
@@ -39,9 +40,9 @@ from __future__ import annotations
 
 import gc
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from itertools import chain, islice, repeat
+from itertools import chain, repeat
 from typing import Final, NamedTuple
 
 import orjson
@@ -50,6 +51,7 @@ __all__ = [
     "FORMAT",
     "INFO_TABLE",
     "Encoded",
+    "JournalMark",
     "LoadedSnapshot",
     "SnapshotError",
     "compact_bytes",
@@ -61,6 +63,7 @@ __all__ = [
 FORMAT: Final = 2
 INFO_TABLE: Final = "#snapshot"
 _HEAD: Final = b'{"#snapshot":'
+_CHUNK: Final = 1_000  # documents per piece of encode_snapshot's result
 
 # In memory each document is kept as its encoded JSON bytes: about a fifth of the size of the
 # decoded dict, and a read is one orjson.loads (readers always get a private copy anyway).
@@ -71,9 +74,21 @@ class SnapshotError(ValueError):
     """The snapshot's bytes are not a snapshot (the caller names the file)."""
 
 
+class JournalMark(NamedTuple):
+    """The journal as it stood when a snapshot was taken: the snapshot holds every write of its
+    first `size` bytes.  The file is named by its inode (the store replaces the journal with a new
+    file whenever it drops lines from it, so one inode never holds two journals while that
+    snapshot is current) and its content by the CRC-32 of those bytes."""
+
+    inode: int
+    size: int
+    crc32: int
+
+
 class LoadedSnapshot(NamedTuple):
     data: Encoded
     legacy: bool  # written by an earlier version: rewrite it
+    journal: JournalMark | None = None  # None: written without one (replay the whole journal)
 
 
 @contextmanager
@@ -99,34 +114,61 @@ def compact_bytes(doc: object) -> bytes:
     return bytes(memoryview(orjson.dumps(doc)))
 
 
-def encode_snapshot(data: Encoded) -> tuple[bytes, bytes]:
-    """The snapshot of `data` as (header line, rest), assembled from the documents' bytes
-    without decoding them.  Two pieces, so the 10-100 MB rest is never copied again to glue the
-    header on: write one after the other (or ``b"".join`` them)."""
+def encode_snapshot(
+    data: Encoded,
+    journal: JournalMark | None = None,
+    pause: Callable[[], None] | None = None,
+) -> list[bytes]:
+    """The snapshot of `data` as pieces to write one after the other (or ``b"".join``): the
+    header line, then the rest about a thousand documents a piece, assembled from the documents'
+    bytes without decoding them.  Never one 10-100 MB bytes object: no copy of all of it is made
+    to glue pieces together, and none of the steps holds the GIL for long.  `journal` records
+    which journal bytes `data` already holds.
+
+    `pause` is called after each piece: a thread encoding beside an event loop sleeps there, so
+    that the loop waits for the GIL a fraction of a millisecond rather than the interpreter's
+    5 ms switch interval each time it has given it up for I/O."""
+    pieces: list[bytes] = []
     parts: list[bytes] = []
+    crc = 0
+
+    def cut() -> None:
+        nonlocal crc
+        piece = b"".join(parts)
+        parts.clear()
+        crc = zlib.crc32(piece, crc)
+        pieces.append(piece)
+
     documents = 0
+    opening = b","  # the header line already ends with its newline
     for name, docs in data.items():
-        parts += (b"\n,", orjson.dumps(name), b":{")
+        parts += (opening, orjson.dumps(name), b":{")
+        opening = b"\n,"
         if docs:
             # "\n" id ":\n" doc for the first document, "\n," id ":\n" doc for the others,
             # zipped in C: a Python loop over the documents would cost as much again.
             ids, raws = list(docs), list(docs.values())
             parts += (b"\n", compact_bytes(ids[0]), b":\n", raws[0])
-            parts += chain.from_iterable(
-                zip(
-                    repeat(b"\n,"),
-                    map(compact_bytes, islice(ids, 1, None)),
-                    repeat(b":\n"),
-                    islice(raws, 1, None),
+            for at in range(1, len(ids), _CHUNK):
+                parts += chain.from_iterable(
+                    zip(
+                        repeat(b"\n,"),
+                        map(compact_bytes, ids[at : at + _CHUNK]),
+                        repeat(b":\n"),
+                        raws[at : at + _CHUNK],
+                    )
                 )
-            )
+                cut()
+                if pause is not None:
+                    pause()
         parts.append(b"\n}")
         documents += len(docs)
-    parts.append(b"\n}\n")
-    parts[0] = parts[0][1:]  # the header line already ends with its newline
-    body = b"".join(parts)
-    info = {"info": {"format": FORMAT, "documents": documents, "crc32": zlib.crc32(body)}}
-    return _HEAD + orjson.dumps(info) + b"\n", body
+    parts.append(b"}\n" if opening == b"," else b"\n}\n")
+    cut()
+    info: dict[str, object] = {"format": FORMAT, "documents": documents, "crc32": crc}
+    if journal is not None:
+        info["journal"] = journal._asdict()
+    return [_HEAD + orjson.dumps({"info": info}) + b"\n", *pieces]
 
 
 def decode_snapshot(raw: bytes) -> LoadedSnapshot:
@@ -136,7 +178,7 @@ def decode_snapshot(raw: bytes) -> LoadedSnapshot:
     if info is None:
         # One line of JSON, as earlier versions write it (perhaps from a snapshot in this format).
         return LoadedSnapshot(_decode_legacy(raw), legacy=True)
-    version, crc, documents = info
+    version, crc, documents, journal = info
     if version != FORMAT:
         raise SnapshotError(f"format {version!r} is not one this version reads ({FORMAT})")
     if zlib.crc32(memoryview(raw)[head_end:]) != crc:
@@ -146,16 +188,27 @@ def decode_snapshot(raw: bytes) -> LoadedSnapshot:
     data = _decode_lines(raw.split(b"\n"))
     if sum(len(docs) for docs in data.values()) != documents:
         raise SnapshotError(f"it holds a different number of documents than its {documents}")
-    return LoadedSnapshot(data, legacy=False)
+    return LoadedSnapshot(data, legacy=False, journal=journal)
 
 
-def _header(line: bytes) -> tuple[object, object, object] | None:
-    """(format, crc32, documents) of a header line, or None if `line` is not one."""
+def _header(line: bytes) -> tuple[object, object, object, JournalMark | None] | None:
+    """(format, crc32, documents, journal mark) of a header line, or None if `line` is not one."""
     try:
         info = orjson.loads(line + b"}")[INFO_TABLE]["info"]
-        return info["format"], info["crc32"], info["documents"]
-    except (orjson.JSONDecodeError, KeyError, TypeError):
+        return info["format"], info["crc32"], info["documents"], _journal_mark(info.get("journal"))
+    except (orjson.JSONDecodeError, KeyError, TypeError, AttributeError):
         return None
+
+
+def _journal_mark(raw: object) -> JournalMark | None:
+    """The header's journal mark; None if absent or malformed (the store then replays the whole
+    journal, which is what it did before snapshots recorded one)."""
+    if not isinstance(raw, dict):
+        return None
+    values = [raw.get(field) for field in JournalMark._fields]
+    if not all(type(value) is int and value >= 0 for value in values):
+        return None
+    return JournalMark(*values)
 
 
 def _decode_lines(lines: list[bytes]) -> Encoded:

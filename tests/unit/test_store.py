@@ -6,9 +6,11 @@ import errno
 import gc
 import os
 import random
+import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 import zlib
 from collections.abc import Callable
@@ -18,7 +20,9 @@ import orjson
 import pytest
 from tinydb import Query
 
+import simulator.store.journal as journal_module
 from simulator.store import Store, StoreCorruptError, StoreError, StoreLockedError
+from simulator.store.journal import JournalStorage
 
 REPO = Path(__file__).resolve().parents[2]
 CHILD_ENV = {**os.environ, "PYTHONPATH": str(REPO)}
@@ -37,6 +41,17 @@ def run_child(script: str, *args: str) -> subprocess.CompletedProcess[str]:
 
 def journal_lines(data_dir: Path) -> list[bytes]:
     return (data_dir / "journal.log").read_bytes().splitlines()
+
+
+def wait_for_compaction(store: Store) -> None:
+    """Let the background compaction finish (the next write then trims the journal)."""
+    compaction = store._storage._compaction
+    assert compaction is not None, "no compaction is running"
+    compaction.future.result()
+
+
+def snapshot_docs(data_dir: Path, table: str = "docs") -> dict[str, object]:
+    return orjson.loads((data_dir / "snapshot.json").read_bytes())[table]
 
 
 # -- basic API ------------------------------------------------------------------------
@@ -284,15 +299,305 @@ def test_crash_between_snapshot_and_journal_truncate_is_idempotent(tmp_path: Pat
 def test_compaction(tmp_path: Path) -> None:
     with Store.open(tmp_path, compact_every=10) as store:
         docs = store.table("docs")
-        for i in range(25):
+        for i in range(10):
+            docs.put(f"d{i}", {"n": i})
+        # The 10th write started a snapshot of the state as of that write, in the background.
+        wait_for_compaction(store)
+        assert len(snapshot_docs(tmp_path)) == 10
+        assert len(journal_lines(tmp_path)) == 10  # the journal keeps them until the next write
+        docs.put("d10", {"n": 10})  # ... which drops those the snapshot holds
+        assert journal_lines(tmp_path) == [b'[["docs","d10",{"n":10}]]']
+        for i in range(11, 20):
+            docs.put(f"d{i}", {"n": i})
+        wait_for_compaction(store)  # started at 10 lines again
+        for i in range(20, 25):
             docs.put(f"d{i}", {"n": i})
         docs.delete("d0")
-        assert len(journal_lines(tmp_path)) == 6  # compacted at 10 and 20 lines
-        snapshot = orjson.loads((tmp_path / "snapshot.json").read_bytes())
-        assert len(snapshot["docs"]) == 20
+        assert len(journal_lines(tmp_path)) == 6
+        assert len(snapshot_docs(tmp_path)) == 20
     assert journal_lines(tmp_path) == []  # close() compacts
     with Store.open(tmp_path, compact_every=10) as store:
         assert store.table("docs").ids() == [f"d{i}" for i in range(1, 25)]
+
+
+def test_writes_go_on_during_a_background_compaction(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    release = hold_compactions(monkeypatch)
+    with Store.open(tmp_path, compact_every=5) as store:
+        docs = store.table("docs")
+        for i in range(5):
+            docs.put(f"d{i}", {"n": i})
+        running = store._storage._compaction
+        assert running is not None and not running.future.done()
+        docs.put("d2", {"n": 20})  # written while the snapshot of the first five is made
+        docs.delete("d3")
+        for i in range(5, 12):  # past compact_every again: still one compaction at a time
+            docs.put(f"d{i}", {"n": i})
+        assert store._storage._compaction is running
+        assert len(journal_lines(tmp_path)) == 14
+        release.set()
+        wait_for_compaction(store)
+        assert snapshot_docs(tmp_path) == {f"d{i}": {"n": i} for i in range(5)}
+        docs.put("d12", {"n": 12})  # trims: the journal keeps what the snapshot lacks
+        assert [orjson.loads(line)[0][1] for line in journal_lines(tmp_path)] == [
+            "d2",
+            "d3",
+            *(f"d{i}" for i in range(5, 13)),
+        ]
+        # Already past compact_every lines since that snapshot: the next write starts another.
+        assert store._storage._compaction is None
+        docs.put("d13", {"n": 13})
+        assert store._storage._compaction is not None
+    expected = {"d0": 0, "d1": 1, "d2": 20, "d4": 4} | {f"d{i}": i for i in range(5, 14)}
+    assert snapshot_docs(tmp_path) == {k: {"n": v} for k, v in expected.items()}
+    assert journal_lines(tmp_path) == []
+    with Store.open(tmp_path) as store:
+        assert store.table("docs").ids() == list(expected)
+
+
+def hold_compactions(monkeypatch: pytest.MonkeyPatch) -> threading.Event:
+    """Make background compactions wait for the returned event before they start writing."""
+    release = threading.Event()
+    real = journal_module._encode_and_write_snapshot
+
+    def held(*args: object) -> None:
+        release.wait()
+        real(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(journal_module, "_encode_and_write_snapshot", held)
+    return release
+
+
+def test_close_and_compact_wait_for_a_running_compaction_and_the_lock_holds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    release = hold_compactions(monkeypatch)
+    store = Store.open(tmp_path, compact_every=3)
+    docs = store.table("docs")
+    for i in range(4):
+        docs.put(f"d{i}", {"n": i})
+    assert store._storage._compaction is not None
+    with pytest.raises(StoreLockedError):  # the dir stays owned while its thread writes
+        Store.open(tmp_path)
+    assert run_child(OPEN_AND_REPORT, str(tmp_path)).returncode == 3
+    threading.Timer(0.05, release.set).start()
+    store.compact()  # waits for the background one, then compacts in this thread
+    assert store._storage._compaction is None
+    assert journal_lines(tmp_path) == []
+    assert len(snapshot_docs(tmp_path)) == 4
+    release.clear()
+    for i in range(4, 7):
+        docs.put(f"d{i}", {"n": i})
+    assert store._storage._compaction is not None
+    threading.Timer(0.05, release.set).start()
+    store.close()
+    assert not (tmp_path / "snapshot.json.tmp").exists()
+    assert journal_lines(tmp_path) == []
+    assert len(snapshot_docs(tmp_path)) == 7
+    assert not [t for t in threading.enumerate() if t.name.startswith("store-compaction")]
+    with Store.open(tmp_path) as reopened:
+        assert reopened.table("docs").ids() == [f"d{i}" for i in range(7)]
+
+
+def test_full_rewrite_waits_for_a_running_compaction(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    release = hold_compactions(monkeypatch)
+    with Store.open(tmp_path, compact_every=2) as store:
+        store.table("old").put("a", {"n": 1})
+        store.table("old").put("b", {"n": 2})
+        threading.Timer(0.05, release.set).start()
+        store._storage.write({"docs": {"x": {"n": 3}}})  # the older snapshot must not win
+        assert journal_lines(tmp_path) == []
+        assert orjson.loads((tmp_path / "snapshot.json").read_bytes())["docs"] == {"x": {"n": 3}}
+    with Store.open(tmp_path) as store:
+        assert store.table_names() == ["docs"]
+
+
+def test_failed_background_compaction_is_logged_and_retried(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    real = journal_module._encode_and_write_snapshot
+    failures = [OSError(errno.ENOSPC, "No space left on device")]
+
+    def flaky(*args: object) -> None:
+        if failures:
+            raise failures.pop()
+        real(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(journal_module, "_encode_and_write_snapshot", flaky)
+    with Store.open(tmp_path, compact_every=4) as store:
+        docs = store.table("docs")
+        for i in range(4):
+            docs.put(f"d{i}", {"n": i})
+        wait_for_compaction_failure = store._storage._compaction
+        assert wait_for_compaction_failure is not None
+        with pytest.raises(OSError):
+            wait_for_compaction_failure.future.result()
+        docs.put("d4", {"n": 4})  # the write itself succeeds
+        assert "store compaction failed; will retry" in caplog.text
+        assert len(journal_lines(tmp_path)) == 5
+        assert not (tmp_path / "snapshot.json").exists()
+        for i in range(5, 8):
+            docs.put(f"d{i}", {"n": i})
+        assert store._storage._compaction is None  # retried after compact_every more lines
+        docs.put("d8", {"n": 8})
+        wait_for_compaction(store)
+        docs.put("d9", {"n": 9})
+        assert len(snapshot_docs(tmp_path)) == 9
+        assert journal_lines(tmp_path) == [b'[["docs","d9",{"n":9}]]']
+    with Store.open(tmp_path) as store:
+        assert len(store.table("docs")) == 10
+
+
+def test_failed_trim_is_logged_and_retried(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    real_replace = os.replace
+
+    def replace(src: Path, dst: Path) -> None:
+        if Path(dst).name == "journal.log":
+            raise OSError(errno.EIO, "Input/output error")
+        real_replace(src, dst)
+
+    with Store.open(tmp_path, compact_every=3) as store:
+        docs = store.table("docs")
+        for i in range(3):
+            docs.put(f"d{i}", {"n": i})
+        wait_for_compaction(store)
+        monkeypatch.setattr(os, "replace", replace)
+        docs.put("d3", {"n": 3})
+        monkeypatch.setattr(os, "replace", real_replace)
+        assert "store compaction failed; will retry" in caplog.text
+        assert not (tmp_path / "journal.log.tmp").exists()
+        assert len(journal_lines(tmp_path)) == 4
+        docs.put("d4", {"n": 4})
+        docs.put("d5", {"n": 5})
+        assert store._storage._compaction is None
+        docs.put("d6", {"n": 6})  # compact_every lines after the failure: the retry starts
+        wait_for_compaction(store)
+        docs.put("d7", {"n": 7})
+        assert journal_lines(tmp_path) == [b'[["docs","d7",{"n":7}]]']
+    with Store.open(tmp_path) as store:
+        assert store.table("docs").ids() == [f"d{i}" for i in range(8)]
+
+
+@pytest.mark.parametrize("fsync", [False, True])
+def test_failed_write_rolls_back_on_the_journal_that_replaced_the_old_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fsync: bool
+) -> None:
+    with Store.open(tmp_path, compact_every=2, fsync=fsync) as store:
+        docs = store.table("docs")
+        docs.put("a", {"n": 1})
+        docs.put("b", {"n": 2})
+        wait_for_compaction(store)
+        docs.put("c", {"n": 3})  # trims: the journal is a new file from here on
+        good = (tmp_path / "journal.log").read_bytes()
+        assert good == b'[["docs","c",{"n":3}]]\n'
+        real_write = os.write
+
+        def disk_full(fd: int, data: bytes) -> int:
+            real_write(fd, data[: len(data) // 2])
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+        monkeypatch.setattr(os, "write", disk_full)
+        with pytest.raises(OSError, match="No space"):
+            docs.put("d", {"n": 4})
+        monkeypatch.setattr(os, "write", real_write)
+        assert (tmp_path / "journal.log").read_bytes() == good
+        docs.put("e", {"n": 5})
+    with Store.open(tmp_path) as store:
+        assert store.table("docs").ids() == ["a", "b", "c", "e"]
+
+
+def test_fsync_store_retries_the_dir_fsync_before_acknowledging_a_write(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real_fsync_dir = journal_module._fsync_dir
+    calls: list[str] = []
+
+    def failing_once(path: Path) -> None:
+        calls.append("dir")
+        if calls.count("dir") == 1:
+            raise OSError(errno.EIO, "Input/output error")
+        real_fsync_dir(path)
+
+    with Store.open(tmp_path, compact_every=2, fsync=True) as store:
+        docs = store.table("docs")
+        docs.put("a", {"n": 1})
+        docs.put("b", {"n": 2})
+        wait_for_compaction(store)
+        monkeypatch.setattr(journal_module, "_fsync_dir", failing_once)
+        docs.put("c", {"n": 3})  # trims; the dir fsync after the rename fails
+        assert store._storage._dir_unsynced
+        docs.put("d", {"n": 4})  # retried before this write is acknowledged
+        assert calls == ["dir", "dir"] and not store._storage._dir_unsynced
+        monkeypatch.setattr(journal_module, "_fsync_dir", real_fsync_dir)
+    with Store.open(tmp_path) as store:
+        assert store.table("docs").ids() == ["a", "b", "c", "d"]
+
+
+def abandon(store: Store) -> None:
+    """Leave the store as a SIGKILL would: no compaction, no clean-up; just the lock released."""
+    storage = store._storage
+    assert storage._executor is not None and storage._fd is not None and storage._lock is not None
+    storage._executor.shutdown(wait=True)
+    os.close(storage._fd)
+    storage._lock.release()
+    storage._closed = True
+
+
+def damage_mark(data_dir: Path, change: Callable[[dict[str, object]], object]) -> None:
+    """Change the journal mark in the snapshot's header (which its checksum does not cover)."""
+    path = data_dir / "snapshot.json"
+    line, rest = path.read_bytes().split(b"\n", 1)
+    head = orjson.loads(line + b"}")
+    info = head["#snapshot"]["info"]
+    info["journal"] = change(info["journal"])
+    path.write_bytes(orjson.dumps(head)[:-1] + b"\n" + rest)
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        None,
+        lambda mark: mark | {"crc32": mark["crc32"] ^ 1},
+        lambda mark: mark | {"inode": mark["inode"] + 1},
+        lambda mark: mark | {"size": mark["size"] + 1},
+        lambda mark: mark | {"size": mark["size"] - 1},
+        lambda mark: mark | {"size": -1},
+        lambda mark: "not a mark",
+        lambda mark: None,
+    ],
+)
+def test_only_a_mark_that_describes_the_journal_skips_its_lines(
+    tmp_path: Path, change: Callable[[dict[str, object]], object] | None
+) -> None:
+    store = Store.open(tmp_path, compact_every=4)
+    docs = store.table("docs")
+    docs.put("k2", {"v": 1})
+    docs.delete("k2")
+    docs.put("k2", {"v": 2})
+    docs.put("k1", {"v": 1})  # the 4th line: a snapshot of [k2, k1] in the background
+    wait_for_compaction(store)
+    abandon(store)  # before any write trims the journal
+    assert len(journal_lines(tmp_path)) == 4
+    if change is not None:
+        damage_mark(tmp_path, change)
+    with Store.open(tmp_path) as store:
+        docs = store.table("docs")
+        assert dict(zip(docs.ids(), docs.values(), strict=True)) == {"k2": {"v": 2}, "k1": {"v": 1}}
+        # Replayed whole over the snapshot, the journal moves k2 (deleted and written again).
+        assert docs.ids() == (["k2", "k1"] if change is None else ["k1", "k2"])
+
+
+def test_memory_store_never_compacts() -> None:
+    storage = JournalStorage(None, compact_every=1)
+    with Store(storage) as store:
+        for i in range(3):
+            store.table("docs").put(f"d{i}", {"n": i})
+        assert storage._compaction is None and storage._executor is None
 
 
 # -- snapshot format --------------------------------------------------------------------
@@ -400,7 +705,7 @@ def test_damaged_snapshot_is_a_clear_error(
     tmp_path: Path, damage: Callable[[bytes], bytes], message: str
 ) -> None:
     with Store.open(tmp_path) as store:
-        for i in range(5):
+        for i in range(20):  # enough that half the file is past the header line
             store.table("docs").put(f"d{i}", {"n": i})
     path = tmp_path / "snapshot.json"
     path.write_bytes(damage(path.read_bytes()))
@@ -454,27 +759,38 @@ for i in range(300):
     docs.put(f"d{i}", {"n": i, "text": "a line\\n}\\n,{" * (i % 7)})
 docs.delete("d0")
 journal_fd = store._storage._fd
-real_write = os.write
+real_write, real_replace, real_close = os.write, os.replace, os.close
+
+def die():
+    os.kill(os.getpid(), signal.SIGKILL)
 
 def write_half_then_die(fd, data):
     if fd != journal_fd:  # the snapshot's temporary file
         real_write(fd, bytes(data[: len(data) // 2]))
-        os.kill(os.getpid(), signal.SIGKILL)
+        die()
     return real_write(fd, data)
 
-def die(*args):
-    os.kill(os.getpid(), signal.SIGKILL)
+def replace(src, dst):
+    if Path(dst).name == "journal.log":  # the snapshot is in place; the new journal written
+        die()
+    real_replace(src, dst)
 
-if stage == "writing":
-    os.write = write_half_then_die
-else:  # renamed into place, journal not yet emptied
-    os.ftruncate = die
+def close(fd):
+    if fd == journal_fd:  # the new journal is in place
+        die()
+    real_close(fd)
+
+os.write, os.replace, os.close = {
+    "writing": (write_half_then_die, real_replace, real_close),
+    "renamed": (real_write, replace, real_close),
+    "replaced": (real_write, real_replace, close),
+}[stage]
 print("compacting", flush=True)
 store.compact()
 """
 
 
-@pytest.mark.parametrize("stage", ["writing", "renamed"])
+@pytest.mark.parametrize("stage", ["writing", "renamed", "replaced"])
 def test_killed_mid_snapshot_loses_nothing(tmp_path: Path, stage: str) -> None:
     with Store.open(tmp_path) as store:  # an earlier snapshot, which the crash must not harm
         store.table("docs").put("d0", {"n": 0})
@@ -483,15 +799,134 @@ def test_killed_mid_snapshot_loses_nothing(tmp_path: Path, stage: str) -> None:
     assert result.returncode == -signal.SIGKILL, result.stderr
     assert result.stdout == "compacting\n"
     assert (tmp_path / "snapshot.json.tmp").exists() == (stage == "writing")
+    assert (tmp_path / "journal.log.tmp").exists() == (stage == "renamed")
+    assert len(journal_lines(tmp_path)) == (0 if stage == "replaced" else 301)
     expected = {"early": {"n": -1}} | {
         f"d{i}": {"n": i, "text": "a line\n}\n,{" * (i % 7)} for i in range(1, 300)
     }
     with Store.open(tmp_path) as store:
         docs = store.table("docs")
         assert dict(zip(docs.ids(), docs.values(), strict=True)) == expected
+        assert docs.ids() == ["early", *(f"d{i}" for i in range(1, 300))]
     assert not (tmp_path / "snapshot.json.tmp").exists()
+    assert not (tmp_path / "journal.log.tmp").exists()
     with Store.open(tmp_path) as store:  # and the snapshot written on that open reads back
         assert len(store.table("docs")) == 300
+
+
+# Killed (SIGKILL) at a chosen point of a background compaction, with writes acknowledged while
+# it ran.  Prints the documents in order as acknowledged, before the write that may not be.
+KILLED_IN_BACKGROUND = """
+import os, signal, sys, threading, time
+from pathlib import Path
+import orjson
+import simulator.store.journal as journal
+from simulator.store import Store
+data_dir, stage, fsync = Path(sys.argv[1]), sys.argv[2], sys.argv[3] == "fsync"
+store = Store.open(data_dir, compact_every=100, fsync=fsync)
+docs = store.table("docs")
+real_write, real_replace, real_close = os.write, os.replace, os.close
+ready = threading.Event()  # the compaction thread starts once the writes below are done
+real_job = journal._encode_and_write_snapshot
+
+def held_job(*args):
+    ready.wait()
+    real_job(*args)
+
+journal._encode_and_write_snapshot = held_job
+
+def die():
+    os.kill(os.getpid(), signal.SIGKILL)
+    time.sleep(5)
+
+def write(fd, data):
+    if threading.current_thread().name.startswith("store-compaction"):
+        real_write(fd, bytes(data[: len(data) // 2]))
+        die()
+    return real_write(fd, data)
+
+def report():
+    print(orjson.dumps(list(zip(docs.ids(), docs.values()))).decode(), flush=True)
+
+# Before the mark: a document deleted and written again, which a replay of these lines over
+# the new snapshot would move behind the others.
+docs.put("k2", {"v": 1})
+docs.delete("k2")
+docs.put("k2", {"v": 2})
+docs.put("k1", {"v": 1})
+for i in range(96):
+    docs.put(f"d{i}", {"n": i, "text": "x\\n}" * (i % 5)})
+assert store._storage._compaction is not None  # the 100th line started it
+# While it runs: more of the same, and a batch.
+docs.delete("d5")
+docs.put("d5", {"n": 5, "again": True})
+docs.put("k1", {"v": 2})
+with store.batch():
+    docs.put("b1", {"n": 1})
+    docs.put("b2", {"n": 2})
+for i in range(20):
+    docs.put(f"late{i}", {"n": i})
+if stage == "writing":
+    os.write = write
+    report()
+    ready.set()
+    time.sleep(10)  # killed by the compaction thread
+ready.set()
+store._storage._compaction.future.result()
+if stage == "renamed":  # the snapshot is in place, the journal still whole
+    report()
+    die()
+if stage == "trimming":
+    os.replace = lambda src, dst: real_replace(src, dst) if Path(dst).suffix != ".log" else die()
+else:  # "trimmed": the new journal is in place
+    old_fd = store._storage._fd
+    os.close = lambda fd: die() if fd == old_fd else real_close(fd)
+report()
+docs.put("last", {"n": -1})  # durable, then killed while it trims the journal
+"""
+
+
+@pytest.mark.parametrize("fsync", ["no-fsync", "fsync"])
+@pytest.mark.parametrize("stage", ["writing", "renamed", "trimming", "trimmed"])
+def test_killed_in_a_background_compaction_loses_nothing(
+    tmp_path: Path, tmp_path_factory: pytest.TempPathFactory, stage: str, fsync: str
+) -> None:
+    with Store.open(tmp_path) as store:  # an earlier snapshot, which the crash must not harm
+        store.compact()
+    result = run_child(KILLED_IN_BACKGROUND, str(tmp_path), stage, fsync)
+    assert result.returncode == -signal.SIGKILL, result.stderr
+    acknowledged = [tuple(item) for item in orjson.loads(result.stdout)]
+    assert len(acknowledged) == 120
+    assert (tmp_path / "snapshot.json.tmp").exists() == (stage == "writing")
+    assert (tmp_path / "journal.log.tmp").exists() == (stage == "trimming")
+    snapshot = orjson.loads((tmp_path / "snapshot.json").read_bytes())
+    if stage == "writing":
+        assert "docs" not in snapshot  # still the earlier one
+    else:
+        assert len(snapshot["docs"]) == 98
+        assert snapshot["#snapshot"]["info"]["journal"]["size"] > 0
+    # 100 lines before the mark, 24 after it and the last write's: the trim drops the 100.
+    lines = {"writing": 124, "renamed": 124, "trimming": 125, "trimmed": 25}[stage]
+    assert len(journal_lines(tmp_path)) == lines
+    if stage == "renamed":
+        # A copy has new inodes: the mark does not name its journal, which is replayed whole.
+        # Same documents; only k2, deleted and written again before the mark, moves.
+        copy = tmp_path_factory.mktemp("copy") / "data"
+        shutil.copytree(tmp_path, copy)
+        with Store.open(copy) as store:
+            docs = store.table("docs")
+            assert dict(zip(docs.ids(), docs.values(), strict=True)) == dict(acknowledged)
+    with Store.open(tmp_path) as store:
+        docs = store.table("docs")
+        recovered = list(zip(docs.ids(), docs.values(), strict=True))
+    last = ("last", {"n": -1})
+    if stage in ("trimming", "trimmed"):  # written, but killed before it returned
+        assert recovered in (acknowledged, [*acknowledged, last])
+    else:
+        assert recovered == acknowledged  # every document, in the same order
+    assert not (tmp_path / "snapshot.json.tmp").exists()
+    assert not (tmp_path / "journal.log.tmp").exists()
+    assert journal_lines(tmp_path) == []  # open compacted
 
 
 def test_scan_decodes_copies_of_the_table_as_it_was(tmp_path: Path) -> None:
@@ -574,7 +1009,10 @@ while True:
 """
 
 
-def test_sigkill_loses_no_acknowledged_write(tmp_path: Path) -> None:
+# 7: background compactions start, finish and trim the journal every few writes, so the kills
+# land in all of their windows.
+@pytest.mark.parametrize("compact_every", ["40", "7"])
+def test_sigkill_loses_no_acknowledged_write(tmp_path: Path, compact_every: str) -> None:
     rng = random.Random(1234)
     acked: set[str] = set()
     deleted: set[str] = set()
@@ -584,7 +1022,7 @@ def test_sigkill_loses_no_acknowledged_write(tmp_path: Path) -> None:
     while trials < 15 and time.monotonic() < deadline:
         trials += 1
         child = subprocess.Popen(
-            [sys.executable, "-c", WRITER, str(tmp_path), "40", f"t{trials}"],
+            [sys.executable, "-c", WRITER, str(tmp_path), compact_every, f"t{trials}"],
             env=CHILD_ENV,
             stdout=subprocess.PIPE,
         )
