@@ -12,12 +12,12 @@ import heapq
 import inspect
 import itertools
 import logging
-import secrets
 from collections.abc import Awaitable, Callable
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any, Protocol
 
 from simulator.clock import SimClock
+from simulator.domain.ids import token_hex
 
 log = logging.getLogger(__name__)
 
@@ -58,7 +58,7 @@ class Scheduler:
     def schedule(
         self, kind: str, due_at: float, payload: dict[str, Any], *, job_id: str | None = None
     ) -> str:
-        job_id = job_id or f"job_{secrets.token_hex(8)}"
+        job_id = job_id or f"job_{token_hex(8)}"
         seq = next(self._seq)
         self._jobs.put(
             job_id, {"id": job_id, "kind": kind, "dueAt": due_at, "seq": seq, "payload": payload}

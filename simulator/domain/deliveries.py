@@ -15,7 +15,6 @@ The sending itself (sign with a real-time `t`, POST, time it) is `simulator.even
 
 from __future__ import annotations
 
-import secrets
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -24,6 +23,7 @@ from typing import Any
 from simulator.clock import isoformat
 from simulator.domain.auth import Principal
 from simulator.domain.errors import ApiError
+from simulator.domain.ids import token_hex
 from simulator.domain.ports import Jobs, Table
 from simulator.domain.webhooks import WebhookService, signing_secrets, wants
 from simulator.jsonio import dumps
@@ -106,7 +106,7 @@ class DeliveryService:
             if not sub["active"] or not wants(sub, event["type"]):
                 continue
             delivery = {
-                "id": "dlv_" + secrets.token_hex(12),
+                "id": "dlv_" + token_hex(12),
                 "webhookId": sub["id"],
                 "merchantId": event["merchantId"],
                 "environment": event["environment"],

@@ -70,3 +70,13 @@ class BufferedSystemRandom(random.Random):
         while len(chosen) < length:
             chosen.extend(alphabet[b % size] for b in self._take(length) if b < usable)
         return "".join(chosen[:length])
+
+
+# Record ids (jobs, movements, deliveries, request ids) need uniqueness, not a reproducible seed:
+# one bulk-read source for all of them keeps a system call off every write.
+_RECORD_IDS = BufferedSystemRandom()
+
+
+def token_hex(nbytes: int) -> str:
+    """Like `secrets.token_hex`, from OS randomness read in bulk."""
+    return _RECORD_IDS.token_hex(nbytes)

@@ -23,7 +23,6 @@ subtracts them again. A read earlier than that derives the balance from every mo
 
 from __future__ import annotations
 
-import secrets
 from bisect import bisect_left, bisect_right, insort
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
@@ -34,6 +33,7 @@ from itertools import count
 from math import inf
 from typing import Any, NamedTuple
 
+from simulator.domain.ids import token_hex
 from simulator.domain.money import ZERO, dec
 from simulator.domain.ports import Table
 
@@ -335,7 +335,7 @@ class Ledger:
         transaction_id: str | None = None,
         claim_id: str | None = None,
     ) -> dict[str, Any]:
-        movement_id = f"mv_{secrets.token_hex(8)}"
+        movement_id = f"mv_{token_hex(8)}"
         movement = {
             "id": movement_id,
             "merchantId": scope[0],

@@ -16,12 +16,12 @@ keeps the balance from going negative under concurrent sends.
 
 from __future__ import annotations
 
-import secrets
 from collections import defaultdict
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
+from simulator.domain.ids import token_hex
 from simulator.domain.money import ZERO, dec
 from simulator.domain.ports import Table
 
@@ -74,7 +74,7 @@ class PayoutLedger:
         """One signed movement; `ref` names what caused it (payout, transfer or swap id)."""
         if bucket not in BUCKETS:
             raise ValueError(bucket)
-        movement_id = f"pmv_{secrets.token_hex(8)}"
+        movement_id = f"pmv_{token_hex(8)}"
         movement = {
             "id": movement_id,
             "merchantId": scope[0],

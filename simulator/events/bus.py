@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import logging
 import random
-import secrets
 from collections.abc import Callable
 from typing import Any
 
 from simulator.clock import isoformat
+from simulator.domain.ids import token_hex
 from simulator.domain.ports import Table
 from simulator.jsonio import plain
 
@@ -31,11 +31,11 @@ def hex_source(rng: random.Random) -> Callable[[], str]:
     through the rng's own `token_hex` when it has one (a buffered CSPRNG) or the OS's; drawing
     24 floats for them was half the cost of emitting an event.
     """
-    token_hex = getattr(rng, "token_hex", None)
-    if callable(token_hex):
-        return lambda: token_hex(12)
+    own = getattr(rng, "token_hex", None)
+    if callable(own):
+        return lambda: own(12)
     if isinstance(rng, random.SystemRandom):
-        return lambda: secrets.token_hex(12)
+        return lambda: token_hex(12)
     return lambda: "".join(rng.choices(HEX, k=24))
 
 

@@ -12,7 +12,7 @@ from aiohttp import web
 
 from simulator.domain.auth import Principal, check_environment, require_sandbox, require_secret
 from simulator.domain.errors import ApiError
-from simulator.domain.ids import BufferedSystemRandom
+from simulator.domain.ids import token_hex
 from simulator.http.keys import (
     AUTHENTICATOR,
     BODY,
@@ -29,8 +29,6 @@ from simulator.http.responses import REQUEST_ID_HEADER, error_response
 
 log = logging.getLogger(__name__)
 
-# Request ids need no secrecy, only uniqueness; bulk-read OS randomness keeps them off a syscall.
-_REQUEST_IDS = BufferedSystemRandom()
 
 AuthLevel = Literal["none", "any", "secret", "sandbox"]
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
@@ -52,7 +50,7 @@ def principal_of(request: web.Request) -> Principal:
 
 @web.middleware
 async def envelope_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
-    request_id = "req_" + _REQUEST_IDS.token_hex(12)
+    request_id = "req_" + token_hex(12)
     request[REQUEST_ID] = request_id
     if request.app[STOPPING].is_set():
         return _render(_stopping_error(), request)
