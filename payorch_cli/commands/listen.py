@@ -13,12 +13,13 @@ import sys
 import threading
 import time
 from datetime import datetime
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Annotated, Any
 
 import typer
 
 from payorch_cli.options import ApiKey, BaseUrl, api_errors, resolve
+from payorch_cli.scenario.receiver import WebhookHTTPServer
 
 
 class LocalReceiver:
@@ -43,7 +44,7 @@ class LocalReceiver:
             def log_message(self, format: str, *args: Any) -> None:
                 pass  # the delivery lines are the log
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server = WebhookHTTPServer(("127.0.0.1", 0), Handler)
         self._thread = threading.Thread(
             target=self._server.serve_forever, args=(0.05,), daemon=True
         )

@@ -28,7 +28,7 @@ from typing import Any
 from payorch.webhooks import SignatureVerificationError, verify
 
 
-class _Server(ThreadingHTTPServer):
+class WebhookHTTPServer(ThreadingHTTPServer):
     def handle_error(self, request: Any, client_address: Any) -> None:
         # A sender that went away mid-answer (a server stopping, our own close()) is normal
         # for a webhook endpoint, not a traceback on stderr; anything else still is one.
@@ -102,7 +102,7 @@ class Receiver:
             def log_message(self, format: str, *args: Any) -> None:
                 pass  # the scenario report is the log
 
-        self._server = _Server(("127.0.0.1", 0), Handler)
+        self._server = WebhookHTTPServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
         self._thread = threading.Thread(
             target=self._server.serve_forever, args=(0.01,), daemon=True

@@ -26,7 +26,20 @@ class Lines:
         self.proc = proc
         self.seen: list[str] = []
         self._queue: queue.Queue[str | None] = queue.Queue()
+        self.errors: list[str] = []
+        self._errors_done = threading.Event()
         threading.Thread(target=self._pump, daemon=True).start()
+        # Drained too: a child blocked on a full stderr pipe would never exit.
+        threading.Thread(target=self._pump_errors, daemon=True).start()
+
+    def _pump_errors(self) -> None:
+        assert self.proc.stderr is not None
+        self.errors.extend(self.proc.stderr)
+        self._errors_done.set()
+
+    def until_closed(self, timeout: float = 10.0) -> None:
+        """Wait until the process has closed its stderr (all of it is in `errors`)."""
+        assert self._errors_done.wait(timeout), "stderr still open"
 
     def _pump(self) -> None:
         assert self.proc.stdout is not None
@@ -127,6 +140,7 @@ def test_listen_forwards_to_a_url_and_stops_on_sigterm(server: Server) -> None:
 
 
 def test_listen_refuses_a_bad_url(server: Server) -> None:
-    proc, _ = start_listen(server, "--forward-to", "http://example.com/hooks")
+    proc, lines = start_listen(server, "--forward-to", "http://example.com/hooks")
     assert proc.wait(timeout=20) == 1
-    assert proc.stderr is not None and "https" in proc.stderr.read()
+    lines.until_closed()
+    assert "https" in "".join(lines.errors)
