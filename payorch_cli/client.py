@@ -101,25 +101,11 @@ class Client:
         headers = {"Authorization": f"Bearer {self.api_key}", "Accept": "application/json"}
         if payload is not None:
             headers["Content-Type"] = "application/json"
-        for attempt in (1, 2):
-            conn = self._open()
-            try:
-                conn.request(method, target, body=payload, headers=headers)
-                response = conn.getresponse()
-                raw = response.read()
-                break
-            except (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError) as exc:
-                self.close()  # a keep-alive connection the server closed: reopen once
-                if attempt == 2:
-                    raise self._unreachable(exc) from None
-            except OSError as exc:
-                self.close()
-                raise self._unreachable(exc) from None
-            except http.client.HTTPException as exc:  # a truncated or garbled answer
-                self.close()
-                raise ApiError(
-                    "bad_response", f"{self.base_url} answered badly: {exc!r}", 0
-                ) from None
+        try:
+            response, raw = self._keepalive(method, target, payload, headers)
+        except http.client.HTTPException as exc:  # a truncated or garbled answer
+            self.close()
+            raise ApiError("bad_response", f"{self.base_url} answered badly: {exc!r}", 0) from None
         try:
             data = json.loads(raw) if raw else None
         except ValueError:
@@ -139,6 +125,25 @@ class Client:
                 error.get("requestId"),
             )
         return data
+
+    def _keepalive(
+        self, method: str, target: str, body: bytes | None, headers: dict[str, str]
+    ) -> tuple[http.client.HTTPResponse, bytes]:
+        """One exchange on the kept-alive connection, reopened once if the server dropped it."""
+        for attempt in (1, 2):
+            conn = self._open()
+            try:
+                conn.request(method, target, body=body, headers=headers)
+                response = conn.getresponse()
+                return response, response.read()
+            except (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError) as exc:
+                self.close()
+                if attempt == 2:
+                    raise self._unreachable(exc) from None
+            except OSError as exc:
+                self.close()
+                raise self._unreachable(exc) from None
+        raise AssertionError("unreachable")
 
     def _unreachable(self, exc: Exception) -> ApiError:
         return ApiError("connection_failed", f"Cannot reach {self.base_url}: {exc}", 0)

@@ -93,24 +93,6 @@ class ScenarioClient(Client):
                 record.json, record.is_json = json.loads(raw), True
         return record
 
-    def _keepalive(
-        self, method: str, target: str, body: bytes | None, headers: dict[str, str]
-    ) -> tuple[http.client.HTTPResponse, bytes]:
-        for attempt in (1, 2):
-            conn = self._open()
-            try:
-                conn.request(method, target, body=body, headers=headers)
-                response = conn.getresponse()
-                return response, response.read()
-            except (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError) as exc:
-                self.close()  # a keep-alive connection the server closed: reopen once
-                if attempt == 2:
-                    raise self._unreachable(exc) from None
-            except OSError as exc:
-                self.close()
-                raise self._unreachable(exc) from None
-        raise AssertionError("unreachable")
-
     def _once(
         self, url: str, method: str, target: str, body: bytes | None, headers: dict[str, str]
     ) -> tuple[http.client.HTTPResponse, bytes]:
