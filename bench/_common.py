@@ -24,6 +24,33 @@ FILL_CONNECTIONS = 4
 ENV = dict(os.environ)  # what the started servers get; a script may adjust it first
 
 
+_BARE_APP = r"""
+import asyncio, sys
+from aiohttp import web
+%s
+async def main():
+    app = web.Application()
+%s
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = site._server.sockets[0].getsockname()[1]
+    print("Listening on http://127.0.0.1:%%d" %% port, flush=True)
+    await asyncio.Event().wait()
+asyncio.run(main())
+"""
+
+
+def bare_app_cmd(handlers: str, routes: list[tuple[str, str, str]], *args: str) -> list[str]:
+    """A bare aiohttp app (the baselines): `handlers` is module source defining the handlers,
+    `routes` (method, path, handler name); it prints "Listening on" like `payorch serve`."""
+    added = "\n".join(
+        f"    app.router.add_route({method!r}, {path!r}, {name})" for method, path, name in routes
+    )
+    return [sys.executable, "-c", _BARE_APP % (handlers, added), *args]
+
+
 def serve_cmd(data_dir: Path | str) -> list[str]:
     return [
         sys.executable,

@@ -24,18 +24,15 @@ import re
 import shutil
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-from _common import BODY, SK, call, fill, rss_mb, serve_cmd, start, stop, stored
+from _common import BODY, SK, bare_app_cmd, call, fill, rss_mb, serve_cmd, start, stop, stored
 
-BASELINE = r"""
-import asyncio, sys
-import orjson
-from aiohttp import web
 # The documents payorch answered, decoded: the baseline encodes a same-sized one per request.
+BASELINE_HANDLERS = """
+import orjson
 DOCS = dict(zip(("POST", "GET", "LIST"), map(orjson.loads, sys.argv[1:4])))
 def answer(doc):
     return web.Response(body=orjson.dumps(doc), content_type="application/json")
@@ -46,19 +43,12 @@ async def get(request):
     return answer(DOCS["GET"])
 async def listing(request):
     return answer(DOCS["LIST"])
-async def main():
-    app = web.Application()
-    app.router.add_post("/api/v1/payments", post)
-    app.router.add_get("/api/v1/payments/{id}", get)
-    app.router.add_get("/api/v1/payments", listing)
-    runner = web.AppRunner(app, access_log=None)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    print("Listening on http://127.0.0.1:%d" % site._server.sockets[0].getsockname()[1], flush=True)
-    await asyncio.Event().wait()
-asyncio.run(main())
 """
+BASELINE_ROUTES = [
+    ("POST", "/api/v1/payments", "post"),
+    ("GET", "/api/v1/payments/{id}", "get"),
+    ("GET", "/api/v1/payments", "listing"),
+]
 
 POST_LUA = """
 wrk.method = "POST"
@@ -161,14 +151,13 @@ def main() -> None:
         _, get_body = call(port, "GET", f"/api/v1/payments/{tx_id}")
         _, list_body = call(port, "GET", "/api/v1/payments?status=completed&limit=50")
         baseline, base_port, _ = start(
-            [
-                sys.executable,
-                "-c",
-                BASELINE,
+            bare_app_cmd(
+                BASELINE_HANDLERS,
+                BASELINE_ROUTES,
                 post_body.decode(),
                 get_body.decode(),
                 list_body.decode(),
-            ]
+            )
         )
         try:
             print("empty store:")

@@ -13,37 +13,21 @@ import argparse
 import http.client
 import json
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-from _common import AUTH, BODY, serve_cmd, start, stop
+from _common import AUTH, BODY, bare_app_cmd, serve_cmd, start, stop
 
 HEADERS = AUTH
 PAYLOAD = json.dumps(BODY)
 
-BASELINE = """
-import sys, json
-from aiohttp import web
-PAYLOAD = None
+BASELINE_HANDLERS = """
+import json
+PAYLOAD = json.loads(sys.argv[1])
 async def handler(request):
-    body = await request.json()
+    await request.json()
     return web.json_response(PAYLOAD)
-async def main():
-    global PAYLOAD
-    PAYLOAD = json.loads(sys.argv[1])
-    app = web.Application()
-    app.router.add_post('/api/v1/payments', handler)
-    runner = web.AppRunner(app, access_log=None)
-    await runner.setup()
-    site = web.TCPSite(runner, '127.0.0.1', 0)
-    await site.start()
-    print('Listening on http://127.0.0.1:%d' % site._server.sockets[0].getsockname()[1], flush=True)
-    import asyncio
-    await asyncio.Event().wait()
-import asyncio
-asyncio.run(main())
 """
 
 
@@ -85,7 +69,11 @@ def main() -> None:
             conn.request("POST", "/api/v1/payments", PAYLOAD, HEADERS)
             sample_body = conn.getresponse().read().decode()
             conn.close()
-            baseline, base_port, _ = start([sys.executable, "-c", BASELINE, sample_body])
+            baseline, base_port, _ = start(
+                bare_app_cmd(
+                    BASELINE_HANDLERS, [("POST", "/api/v1/payments", "handler")], sample_body
+                )
+            )
             try:
                 timed_posts(base_port, 200)
                 bare = report(

@@ -31,24 +31,12 @@ import tempfile
 import time
 from pathlib import Path
 
-from _common import ENV, cpu_s, fill, rss_mb, serve_cmd, start, stop, stored
+from _common import ENV, bare_app_cmd, cpu_s, fill, rss_mb, serve_cmd, start, stop, stored
 
-BASELINE = r"""
-import asyncio
-from aiohttp import web
-async def ping(request):
-    return web.json_response({"ok": True})
-async def main():
-    app = web.Application()
-    app.router.add_get("/ping", ping)
-    runner = web.AppRunner(app, access_log=None)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    print("Listening on http://127.0.0.1:%d" % site._server.sockets[0].getsockname()[1], flush=True)
-    await asyncio.Event().wait()
-asyncio.run(main())
-"""
+BASELINE = bare_app_cmd(
+    'async def ping(request):\n    return web.json_response({"ok": True})',
+    [("GET", "/ping", "ping")],
+)
 
 
 def build(data_dir: Path, count: int) -> None:
@@ -124,7 +112,7 @@ def main() -> None:
                 shutil.copytree(template, args.cache)
         # One start and stop: the template is now in the format the current code writes (and
         # its files are in the page cache, as they are for any restart); the baseline once too.
-        warm, _, _ = start([sys.executable, "-c", BASELINE])
+        warm, _, _ = start(BASELINE)
         warm.kill()
         warm.wait()
         proc, port, _ = start(serve_cmd(template))
@@ -136,7 +124,7 @@ def main() -> None:
         # Interleaved, so drift on a shared machine hits all three alike.
         bare, empty, full = Samples(), Samples(), Samples()
         for _ in range(args.rounds):
-            proc = bare.start([sys.executable, "-c", BASELINE])
+            proc = bare.start(BASELINE)
             proc.kill()
             proc.wait()
             serve_copy(empty, tmp / "empty-template", tmp / "empty")
