@@ -22,13 +22,18 @@ def _money(value: str | None) -> Decimal | None:
     return None if value is None else dec(value)
 
 
+def settles_at(tx: dict[str, Any]) -> float | None:
+    """When `settlement.status` turns `settled` by time alone; None if time will not turn it."""
+    if tx["status"] in ("failed", "expired"):
+        return None
+    return tx.get("availableAt")
+
+
 def settlement_status(tx: dict[str, Any], now: float) -> str:
     if tx["status"] in ("failed", "expired"):
         return "cancelled"
-    available_at = tx.get("availableAt")
-    if available_at is None:
-        return "pending"
-    return "settled" if available_at <= now else "pending"
+    at = settles_at(tx)
+    return "settled" if at is not None and at <= now else "pending"
 
 
 def transaction_view(

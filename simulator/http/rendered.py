@@ -19,7 +19,7 @@ import orjson
 
 from simulator.domain.auth import Principal
 from simulator.domain.errors import ApiError
-from simulator.domain.views import transaction_view
+from simulator.domain.views import settles_at, transaction_view
 from simulator.jsonio import dumps
 
 DEFAULT_CAPACITY = 8192
@@ -34,12 +34,6 @@ class _Rendered:
     settles_at: float | None  # when `settlement.status` turns `settled`; None: never by time
     settled: bool
     body: bytes
-
-
-def _settles_at(tx: dict[str, Any]) -> float | None:
-    if tx["status"] in ("failed", "expired"):
-        return None
-    return tx.get("availableAt")
 
 
 class RenderedTransactions:
@@ -79,13 +73,13 @@ class RenderedTransactions:
         ):
             return entry
         tx = orjson.loads(stored)
-        settles_at = _settles_at(tx)
+        at = settles_at(tx)
         entry = _Rendered(
             stored=stored,
             base_url=base_url,
             owner={field: tx.get(field) for field in _OWNER_FIELDS},
-            settles_at=settles_at,
-            settled=settles_at is not None and settles_at <= now,
+            settles_at=at,
+            settled=at is not None and at <= now,
             body=dumps(transaction_view(tx, base_url, now)),
         )
         if tx_id not in self._entries and len(self._entries) >= self._capacity:
