@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 
 from simulator.domain.countries import normalize_country
 from simulator.domain.documents import is_valid_email
-from simulator.domain.errors import ApiError, invalid_request
+from simulator.domain.errors import ApiError, issues_error
 from simulator.domain.money import parse_amount
 
 # Where `details.helpUrl` points: the operation in the OpenAPI document every server publishes
@@ -101,10 +101,8 @@ class _Problems:
 
 
 def checkout_invalid(issues: list[dict[str, str]], missing: list[str], help_url: str) -> ApiError:
-    return invalid_request(
-        "; ".join(f"{i['path']}: {i['message']}" for i in issues),
+    return issues_error(
         issues,
-        param=issues[0]["path"] if issues else None,
         missingFields=missing,
         helpUrl=help_url,
     )

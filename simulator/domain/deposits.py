@@ -25,7 +25,7 @@ from simulator.domain.catalog import DepositMethod, Shop
 from simulator.domain.context import DomainContext
 from simulator.domain.countries import normalize_country
 from simulator.domain.documents import is_valid_clabe, is_valid_email
-from simulator.domain.errors import ApiError, invalid_request
+from simulator.domain.errors import ApiError, issues_error
 from simulator.domain.ids import new_id
 from simulator.domain.money import ZERO, dec, parse_amount, round_to
 from simulator.domain.payments import PaymentService
@@ -326,11 +326,7 @@ class DepositService:
         ):
             issues.append({"path": "payerEmail", "message": "not a valid e-mail address"})
         if issues:
-            raise invalid_request(
-                "; ".join(f"{i['path']}: {i['message']}" for i in issues),
-                issues,
-                param=issues[0]["path"],
-            )
+            raise issues_error(issues)
         assert isinstance(clabe, str)
         account_id = self._by_clabe.get(clabe)
         account = self._accounts.get(account_id) if account_id else None
@@ -524,11 +520,7 @@ def _check_account_body(body: dict[str, Any]) -> dict[str, Any]:
             issues.append({"path": "country", "message": "not an ISO-2 or ISO-3 country code"})
         fields["country"] = fields["country"].upper()
     if issues:
-        raise invalid_request(
-            "; ".join(f"{i['path']}: {i['message']}" for i in issues),
-            issues,
-            param=issues[0]["path"],
-        )
+        raise issues_error(issues)
     return fields
 
 

@@ -212,3 +212,16 @@ def invalid_request(
     """A schema violation: `details.issues` is a list of `{path, message}`."""
     details: dict[str, Any] = {"issues": issues, **extra}
     return ApiError("invalid_request", message, param=param, details=details)
+
+
+def issues_error(
+    issues: list[dict[str, str]], *, param: str | None = None, **extra: Any
+) -> ApiError:
+    """`invalid_request` whose message names every issue; `param` is the first one's path
+    unless given."""
+    return invalid_request(
+        "; ".join(f"{i['path']}: {i['message']}" for i in issues),
+        issues,
+        param=param if param is not None else (issues[0]["path"] if issues else None),
+        **extra,
+    )

@@ -9,7 +9,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from simulator.domain.documents import is_valid_email
-from simulator.domain.errors import ApiError
+from simulator.domain.errors import ApiError, issues_error
 from simulator.domain.money import parse_amount
 
 MAX_LENGTHS = {
@@ -136,12 +136,7 @@ def parse_payment_request(body: dict[str, Any]) -> PaymentRequest:
             issues.append(_issue("returnUrl", "must be an absolute http(s) URL"))
 
     if issues:
-        raise ApiError(
-            "invalid_request",
-            "; ".join(f"{i['path']}: {i['message']}" for i in issues),
-            param=issues[0]["path"],
-            details={"issues": issues},
-        )
+        raise issues_error(issues)
     if not values.get("paymentMethodId") and not values.get("paymentMethod"):
         raise ApiError(
             "missing_field",

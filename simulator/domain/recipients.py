@@ -23,7 +23,7 @@ from simulator.domain.documents import (
     is_valid_email,
     is_valid_rfc,
 )
-from simulator.domain.errors import invalid_request
+from simulator.domain.errors import invalid_request, issues_error
 
 MAX_TEXT = 200
 # Mobile numbers of the phone-wallet countries, national format without the country code.
@@ -162,11 +162,7 @@ def check_recipient(method: PayoutMethod, recipient: Any) -> dict[str, str]:
         if problem:
             issues.append({"path": f"recipient.{key}", "message": problem})
     if issues:
-        raise invalid_request(
-            "; ".join(f"{i['path']}: {i['message']}" for i in issues),
-            issues,
-            param=issues[0]["path"],
-        )
+        raise issues_error(issues)
     return values
 
 

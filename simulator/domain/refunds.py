@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from simulator.domain.auth import Principal
 from simulator.domain.context import DomainContext
-from simulator.domain.errors import ApiError
+from simulator.domain.errors import ApiError, issues_error
 from simulator.domain.ids import new_id
 from simulator.domain.ledger import AVAILABLE, FROZEN
 from simulator.domain.money import ZERO, dec, has_decimals_at_most, parse_amount, usd
@@ -94,12 +94,7 @@ class RefundService:
         elif isinstance(reason, str) and len(reason) > MAX_REASON:
             issues.append({"path": "reason", "message": f"at most {MAX_REASON} characters"})
         if issues:
-            raise ApiError(
-                "invalid_request",
-                "; ".join(f"{i['path']}: {i['message']}" for i in issues),
-                param=issues[0]["path"],
-                details={"issues": issues},
-            )
+            raise issues_error(issues)
         if tx["status"] not in ("completed", "refunded"):
             raise ApiError(
                 "invalid_request",

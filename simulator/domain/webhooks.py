@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 from payorch.vocabulary import EVENT_TYPES
 from simulator.clock import isoformat
 from simulator.domain.auth import Principal
-from simulator.domain.errors import ApiError
+from simulator.domain.errors import ApiError, issues_error
 from simulator.domain.ports import Jobs, Table
 
 # `*` subscribes to every event type, including future ones.
@@ -110,12 +110,7 @@ def check_events(value: object) -> list[str]:
         elif name != ALL_EVENTS and name not in EVENT_TYPES:
             issues.append({"path": path, "message": f"unknown event `{name}`"})
     if issues:
-        raise ApiError(
-            "invalid_request",
-            "; ".join(f"{i['path']}: {i['message']}" for i in issues),
-            param="events",
-            details={"issues": issues, "validEvents": list(EVENT_TYPES)},
-        )
+        raise issues_error(issues, param="events", validEvents=list(EVENT_TYPES))
     return list(dict.fromkeys(value))  # de-duplicated, order kept
 
 
