@@ -5,7 +5,7 @@ Domain code raises `ApiError(code, ...)`; exactly one HTTP middleware renders it
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
@@ -224,4 +224,15 @@ def issues_error(
         issues,
         param=param if param is not None else (issues[0]["path"] if issues else None),
         **extra,
+    )
+
+
+def unknown_action(allowed: Iterable[str]) -> ApiError:
+    """A simulate `action` that is not one of `allowed`."""
+    actions = list(allowed)
+    return ApiError(
+        "invalid_request",
+        f"`action` must be one of {', '.join(actions)}.",
+        param="action",
+        details={"issues": [{"path": "action", "message": "unknown action"}], "allowed": actions},
     )

@@ -22,7 +22,7 @@ from simulator.clock import isoformat
 from simulator.domain.auth import Principal
 from simulator.domain.catalog import PayoutMethod, RecipientField
 from simulator.domain.context import DomainContext
-from simulator.domain.errors import PAYOUTS, ApiError, invalid_request
+from simulator.domain.errors import PAYOUTS, ApiError, invalid_request, unknown_action
 from simulator.domain.ledger import AVAILABLE as PAYIN_AVAILABLE
 from simulator.domain.ledger import Ledger
 from simulator.domain.money import ZERO, dec, parse_amount, quantum, round_to, usd
@@ -476,15 +476,7 @@ class PayoutService:
         if principal.environment != "sandbox":
             raise ApiError("simulate_sandbox_only")
         if not isinstance(action, str) or action not in SIMULATE_ACTIONS:
-            raise ApiError(
-                "invalid_request",
-                f"`action` must be one of {', '.join(SIMULATE_ACTIONS)}.",
-                param="action",
-                details={
-                    "issues": [{"path": "action", "message": "unknown action"}],
-                    "allowed": list(SIMULATE_ACTIONS),
-                },
-            )
+            raise unknown_action(SIMULATE_ACTIONS)
         payout = self.get(principal, payout_id)
         if payout["status"] != "processing":
             raise ApiError(

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from payorch.vocabulary import TRANSACTION_STATUSES
-from simulator.domain.errors import ApiError
+from simulator.domain.errors import ApiError, unknown_action
 
 __all__ = ["TRANSACTION_STATUSES", "check_simulate"]
 
@@ -23,15 +23,7 @@ SANDBOX_SIMULATE_VALUES = ("paid", "failed", "expired", "chargeback", "slow_paym
 
 def check_simulate(action: object, status: str, transaction_id: str) -> tuple[str, tuple[str, ...]]:
     if not isinstance(action, str) or action not in SIMULATE_ACTIONS:
-        raise ApiError(
-            "invalid_request",
-            f"`action` must be one of {', '.join(SIMULATE_ACTIONS)}.",
-            param="action",
-            details={
-                "issues": [{"path": "action", "message": "unknown action"}],
-                "allowed": list(SIMULATE_ACTIONS),
-            },
-        )
+        raise unknown_action(SIMULATE_ACTIONS)
     required, target, events = SIMULATE_ACTIONS[action]
     if status != required:
         raise ApiError(
