@@ -26,11 +26,7 @@ from simulator.fixture_loader import load_catalog, static_dir
 from simulator.http import keys
 from simulator.http.handlers import checkout, deposits, payouts, webhooks
 from simulator.http.idempotency import IdempotencyCache
-from simulator.http.middlewares import (
-    auth_middleware,
-    envelope_middleware,
-    validation_middleware,
-)
+from simulator.http.middlewares import request_middleware
 from simulator.http.rendered import RenderedTransactions
 from simulator.http.routes import setup_routes
 from simulator.openapi.validation import compiled as compiled_operations
@@ -102,7 +98,7 @@ def create_app(
     scheduler.register("claim.resolve", lambda payload: refunds.resolve(payload["claimId"]))
 
     app = web.Application(
-        middlewares=[envelope_middleware, auth_middleware, validation_middleware],
+        middlewares=[request_middleware],
         client_max_size=settings.body_limit,
         # Request bodies are never inflated: a compressed one is refused (415) before it is
         # read, so a gzip bomb costs nothing, and an encoding aiohttp cannot decode (br without

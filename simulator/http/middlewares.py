@@ -1,4 +1,9 @@
-"""Request id, the one error envelope, authentication and OpenAPI validation, for every route."""
+"""Request id, the one error envelope, authentication and OpenAPI validation, for every route.
+
+One aiohttp middleware runs the three steps in order: each middleware is a coroutine layer (and
+aiohttp adds one of its own) on every request, which for a payment's creation cost as much as
+its authentication.
+"""
 
 from __future__ import annotations
 
@@ -49,7 +54,9 @@ def principal_of(request: web.Request) -> Principal:
 
 
 @web.middleware
-async def envelope_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
+async def request_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """The request id and the one error envelope around authentication, validation and the
+    handler."""
     request_id = "req_" + token_hex(12)
     request[REQUEST_ID] = request_id
     if request.app[STOPPING].is_set():
@@ -59,7 +66,10 @@ async def envelope_middleware(request: web.Request, handler: Handler) -> web.Str
     if task is not None:
         in_flight.add(task)
     try:
-        await _require_static_file(request)
+        if isinstance(getattr(request.match_info.route, "resource", None), web.StaticResource):
+            await _require_static_file(request)
+        _authenticate(request)
+        await _validate(request)
         response = await handler(request)
     except ApiError as error:
         return _render(error, request)
@@ -107,9 +117,8 @@ async def _require_static_file(request: web.Request) -> None:
     empty-bodied 404 while it is sent, and a directory with 403 Forbidden, both past this
     middleware; checking first keeps every error in the one envelope.
     """
-    resource = getattr(request.match_info.route, "resource", None)
-    if not isinstance(resource, web.StaticResource):
-        return
+    resource = request.match_info.route.resource
+    assert isinstance(resource, web.StaticResource)
     directory = Path(resource.get_info()["directory"])
     target = directory / request.match_info.get("filename", "")
     if not await asyncio.to_thread(_is_file_inside, target, directory):
@@ -140,8 +149,8 @@ def _from_http(exc: web.HTTPException, request: web.Request) -> ApiError:
     return ApiError("invalid_request", exc.reason or "Bad request.")
 
 
-@web.middleware
-async def auth_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
+def _authenticate(request: web.Request) -> None:
+    """The credential the handler declared (`auth`), checked and kept as the request's principal."""
     level: AuthLevel = getattr(request.match_info.handler, "auth_level", "none")
     if level != "none":
         authenticator = request.app[AUTHENTICATOR]
@@ -158,11 +167,9 @@ async def auth_middleware(request: web.Request, handler: Handler) -> web.StreamR
         if limiter is not None:
             limiter.take(principal.credential_id, principal.merchant.tier)
         request[PRINCIPAL] = principal
-    return await handler(request)
 
 
-@web.middleware
-async def validation_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
+async def _validate(request: web.Request) -> None:
     """Query parameters and the JSON body checked against the operation's OpenAPI schemas.
 
     Runs after authentication (a caller without credentials learns nothing about the body rules)
@@ -180,4 +187,3 @@ async def validation_middleware(request: web.Request, handler: Handler) -> web.S
             body = await read_body(request, optional=not operation.body_required)
             operation.check_body(body, base_url(request))
             request[BODY] = body
-    return await handler(request)
