@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import random
 
@@ -63,13 +64,25 @@ class BufferedSystemRandom(random.Random):
         return self._take(nbytes).hex()
 
     def characters(self, alphabet: str, length: int) -> str:
-        """`length` characters drawn uniformly from `alphabet` (at most 256 of them)."""
-        size = len(alphabet)
-        usable = 256 - 256 % size  # bytes at or above this would favour the first characters
-        chosen: list[str] = []
+        """`length` characters drawn uniformly from `alphabet` (ASCII, at most 256 of them)."""
+        table, refused = _byte_mapping(alphabet)
+        chosen = b""
         while len(chosen) < length:
-            chosen.extend(alphabet[b % size] for b in self._take(length) if b < usable)
-        return "".join(chosen[:length])
+            chosen += self._take(length).translate(table, refused)
+        return chosen[:length].decode("ascii")
+
+
+@functools.cache
+def _byte_mapping(alphabet: str) -> tuple[bytes, bytes]:
+    """For `bytes.translate`: each random byte to `alphabet[byte % size]`, and the bytes to drop
+    (at or above the largest multiple of the size: they would favour the first characters).
+    The drawing then runs in C: it was a tenth of the cost of creating a payment in Python."""
+    if not alphabet.isascii() or not 0 < len(alphabet) <= 256:
+        raise ValueError("the alphabet must be 1-256 ASCII characters")
+    size = len(alphabet)
+    usable = 256 - 256 % size
+    table = bytes(ord(alphabet[byte % size]) for byte in range(256))
+    return table, bytes(range(usable, 256))
 
 
 # Record ids (jobs, movements, deliveries, request ids) need uniqueness, not a reproducible seed:
