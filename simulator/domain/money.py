@@ -12,7 +12,12 @@ CENT = Decimal("0.01")
 MAX_CHARGE_USD = Decimal("100000")
 
 
+_QUANTA = tuple(Decimal(1).scaleb(-decimals) for decimals in range(9))
+
+
 def quantum(decimals: int) -> Decimal:
+    if 0 <= decimals < len(_QUANTA):
+        return _QUANTA[decimals]  # made once: every amount of every payment is rounded
     return Decimal(1).scaleb(-decimals)
 
 
