@@ -5,7 +5,9 @@ parses the same body and encodes a same-sized JSON document per request, both wi
 faster of the two bare endpoints the issue quotes: 7,000 req/s with stdlib json, 10,000 with
 orjson). Drives both with wrk (Debian's `wrk`, installed if missing) at 32 connections, warm-up
 plus --rounds rounds of --seconds, and prints min/median/max requests/s, the median and the worst
-p99 latency of the rounds, and the ratio of the medians to the baseline's.
+p99 latency of the rounds, and the ratio of the medians to the baseline's. POST is also run
+against a "floor" app (FLOOR_HANDLERS: the least a stateful create does, on the same stack), to
+show how much of the gap to the bare endpoint any persisted create pays before its own logic.
 
 Then a second `payorch serve` on a fresh data dir is filled with exactly --stored payments
 (its RSS is printed then) and the same rounds run against it ("flat with data": the ratio of
@@ -49,6 +51,33 @@ BASELINE_ROUTES = [
     ("GET", "/api/v1/payments/{id}", "get"),
     ("GET", "/api/v1/payments", "listing"),
 ]
+
+# The least a stateful create must do, as a second reference for POST: parse and validate the
+# body, make the record (payorch's own response, with a fresh id and time), append it to a
+# journal with one write, keep it in memory and in a time index, and answer it. No
+# authentication, pricing, routing, ids worth the name or scheduling: what payorch does beyond
+# this is what its ratio to this floor measures.
+FLOOR_HANDLERS = """
+import orjson, os, time, secrets, jsonschema_rs
+RECORD = orjson.loads(sys.argv[1])
+JOURNAL = os.open(sys.argv[2], os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+VALID = jsonschema_rs.validator_for({
+    "type": "object", "required": ["amount"], "additionalProperties": False,
+    "properties": {"amount": {"type": "number", "exclusiveMinimum": 0},
+                   "paymentMethodId": {"type": "string"}, "userEmail": {"type": "string"}},
+}).is_valid
+STORED, INDEX = {}, []
+async def post(request):
+    body = await request.json(loads=orjson.loads)
+    if not VALID(body):
+        raise web.HTTPBadRequest()
+    record = dict(RECORD, transactionId="TXN-" + secrets.token_hex(8), createdAt=time.time())
+    raw = orjson.dumps(record)
+    os.write(JOURNAL, b'[["transactions",' + orjson.dumps(record["transactionId"]) + b"," + raw + b"]]\\n")
+    STORED[record["transactionId"]] = raw
+    INDEX.append((record["createdAt"], record["transactionId"]))
+    return web.Response(body=raw, content_type="application/json")
+"""
 
 POST_LUA = """
 wrk.method = "POST"
@@ -108,7 +137,9 @@ def prepare(port: int) -> str:
     return tx_id
 
 
-def run_suite(binary: str, port: int, base_port: int, tx_id: str, args) -> dict[str, tuple]:
+def run_suite(
+    binary: str, port: int, base_port: int, tx_id: str, args, floor_port: int | None = None
+) -> dict[str, tuple]:
     post = POST_LUA % (json.dumps(BODY), SK)
     get = GET_LUA % SK
     targets = {
@@ -133,6 +164,18 @@ def run_suite(binary: str, port: int, base_port: int, tx_id: str, args) -> dict[
             f"  ratio {ours['median'] / bare['median']:.2f}",
             flush=True,
         )
+        if floor_port is not None and label.startswith("POST"):
+            floor = measure(
+                binary, f"http://127.0.0.1:{floor_port}{path}", script, args.seconds, args.rounds
+            )
+            print(
+                f"  {'  floor (parse, validate, journal, answer)':<42} {floor['min']:7.0f}"
+                f" {floor['median']:7.0f} {floor['max']:7.0f} req/s"
+                f"  p99 {floor['p99']:6.2f} ms (worst {floor['worst_p99']:6.2f})"
+                f" | ratio to bare {floor['median'] / bare['median']:.2f};"
+                f" payorch to floor {ours['median'] / floor['median']:.2f}",
+                flush=True,
+            )
     return rows
 
 
@@ -159,9 +202,18 @@ def main() -> None:
                 list_body.decode(),
             )
         )
+        floor, floor_port, _ = start(
+            bare_app_cmd(
+                FLOOR_HANDLERS,
+                [("POST", "/api/v1/payments", "post")],
+                post_body.decode(),
+                str(Path(tmp) / "floor.journal"),
+            )
+        )
         try:
             print("empty store:")
-            empty = run_suite(binary, port, base_port, tx_id, args)
+            empty = run_suite(binary, port, base_port, tx_id, args, floor_port)
+            floor.terminate()
             stop(server)
             server, port, _ = start(serve_cmd(Path(tmp) / "stored"))
             began = time.perf_counter()
@@ -184,6 +236,7 @@ def main() -> None:
             )
         finally:
             baseline.terminate()
+            floor.terminate()
             stop(server)
 
 
