@@ -73,7 +73,8 @@ async def post(request):
         raise web.HTTPBadRequest()
     record = dict(RECORD, transactionId="TXN-" + secrets.token_hex(8), createdAt=time.time())
     raw = orjson.dumps(record)
-    os.write(JOURNAL, b'[["transactions",' + orjson.dumps(record["transactionId"]) + b"," + raw + b"]]\\n")
+    head = b'[["transactions",' + orjson.dumps(record["transactionId"]) + b","
+    os.write(JOURNAL, head + raw + b"]]\\n")
     STORED[record["transactionId"]] = raw
     INDEX.append((record["createdAt"], record["transactionId"]))
     return web.Response(body=raw, content_type="application/json")

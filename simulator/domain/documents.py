@@ -14,6 +14,8 @@ from collections.abc import Sequence
 from datetime import date, timedelta
 from random import Random
 
+from simulator.domain.ids import BufferedSystemRandom
+
 # --- shared helpers ------------------------------------------------------------------------
 
 # Humans format document numbers with these; they carry no information.
@@ -36,6 +38,8 @@ def _is_ascii_digits(s: str, length: int | tuple[int, int]) -> bool:
 
 
 def random_digits(rng: Random, n: int) -> str:
+    if isinstance(rng, BufferedSystemRandom):
+        return rng.characters("0123456789", n)  # from bytes, in C: a CLABE per SPEI payment
     return str(rng.randrange(10**n)).zfill(n)  # one draw, not one per digit
 
 

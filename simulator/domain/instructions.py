@@ -15,6 +15,7 @@ from decimal import Decimal
 from random import Random
 
 from simulator.domain.documents import clabe_check_digit, random_digits
+from simulator.domain.ids import BufferedSystemRandom
 
 _DIGITS_RE = re.compile(r"[0-9]+")
 
@@ -65,6 +66,8 @@ def generate_clabe(rng: Random, bank_code: str = "646", plaza: str = "180") -> s
 
 def spei_reference(rng: Random) -> str:
     """A SPEI numeric reference: a 7-digit integer field, so no leading zero for banks to drop."""
+    if isinstance(rng, BufferedSystemRandom):
+        return rng.characters("123456789", 1) + random_digits(rng, 6)
     return str(rng.randrange(1_000_000, 10_000_000))
 
 

@@ -351,7 +351,6 @@ class PaymentService:
         due_at: float,
     ) -> dict[str, Any]:
         rng = self.ctx.rng
-        due = datetime.fromtimestamp(due_at, UTC)
         data: dict[str, Any] = {"method": method.method}
         slug = method.method
         if slug == "spei":
@@ -362,7 +361,8 @@ class PaymentService:
         elif slug == "voucher":
             data["barcode"] = instructions.voucher_code(rng)
         elif slug == "boleto":
-            data["barcode"] = instructions.boleto_line(rng, amount_local, due.date())
+            due = datetime.fromtimestamp(due_at, UTC).date()
+            data["barcode"] = instructions.boleto_line(rng, amount_local, due)
         elif slug == "pix":
             data["qrCode"] = instructions.pix_brcode(
                 key=f"{tx_id.lower()}@pix.payorch.test"[:77],
@@ -377,7 +377,7 @@ class PaymentService:
             data["bankName"] = provider.bank_name
         if provider.beneficiary_name and slug in ("spei", "bank_transfer", "wire", "pix"):
             data["beneficiaryName"] = provider.beneficiary_name
-        data["dueDate"] = isoformat(due)
+        data["dueDate"] = isoformat(due_at)
         data["methodName"] = method.name
         return data
 
@@ -587,7 +587,7 @@ def new_record(
         "refundedUsd": "0",
         "chargebackClaimId": None,
     }
-    unknown = set(fields) - set(record)
+    unknown = fields.keys() - record.keys()
     if unknown:
         raise ValueError(f"not transaction fields: {sorted(unknown)}")
     record.update(fields)
