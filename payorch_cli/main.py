@@ -19,6 +19,7 @@ app = typer.Typer(
     help="Local, offline simulator of a LATAM-first payment-orchestration API.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,
 )
 app.callback()(root_options)
 app.command("serve")(serve.serve)

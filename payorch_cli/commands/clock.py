@@ -9,7 +9,9 @@ import typer
 from payorch_cli.options import ApiKey, BaseUrl, Json, api_errors, emit, resolve
 
 app = typer.Typer(
-    help="Read or move the simulated clock (sandbox credentials).", no_args_is_help=True
+    help="Read or move the simulated clock (sandbox credentials).",
+    no_args_is_help=True,
+    rich_markup_mode=None,
 )
 
 

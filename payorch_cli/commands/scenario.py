@@ -15,7 +15,11 @@ import typer
 
 from payorch_cli.options import ApiKey, BaseUrl, ExitStatus, Json, resolve
 
-app = typer.Typer(help="Run and check scenario files (docs/scenarios.md).", no_args_is_help=True)
+app = typer.Typer(
+    help="Run and check scenario files (docs/scenarios.md).",
+    no_args_is_help=True,
+    rich_markup_mode=None,
+)
 
 Paths = Annotated[
     list[Path],

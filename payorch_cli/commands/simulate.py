@@ -10,7 +10,11 @@ import typer
 
 from payorch_cli.options import ApiKey, BaseUrl, Json, api_errors, emit, resolve
 
-app = typer.Typer(help="Drive sandbox outcomes: payments, payouts, deposits.", no_args_is_help=True)
+app = typer.Typer(
+    help="Drive sandbox outcomes: payments, payouts, deposits.",
+    no_args_is_help=True,
+    rich_markup_mode=None,
+)
 
 
 class PaymentAction(StrEnum):

@@ -21,7 +21,7 @@ from typing import Annotated, Any
 
 import typer
 
-app = typer.Typer(help="Webhook tools.", no_args_is_help=True)
+app = typer.Typer(help="Webhook tools.", no_args_is_help=True, rich_markup_mode=None)
 
 TOLERANCE = 300
 
