@@ -18,6 +18,8 @@ import typer
 
 from payorch_cli.options import ApiKey, BaseUrl, api_errors, resolve
 
+CLEANUP_TIMEOUT_SECONDS = 5.0
+
 
 def parse_events(value: str) -> list[str] | str:
     names = [name.strip() for name in value.split(",") if name.strip()]
@@ -112,6 +114,10 @@ def listen(
         typer.echo(f"payorch listen: {exc.message}", err=True)
         code = 1
     finally:
+        # Ctrl-C can land mid-exchange and leave the kept-alive connection half-used: the
+        # clean-up starts on a fresh one, and gives up rather than hang if the server is gone.
+        client.timeout = CLEANUP_TIMEOUT_SECONDS
+        client.close()
         try:
             client.delete_webhook(sub["id"])
             typer.echo(f"Removed subscription {sub['id']}.")

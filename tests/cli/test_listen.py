@@ -47,6 +47,15 @@ class Lines:
             self._queue.put(line.rstrip("\n"))
         self._queue.put(None)
 
+    def rest(self) -> list[str]:
+        """The lines not read yet (all of them, once the process has ended)."""
+        rest: list[str] = []
+        while not self._queue.empty():
+            line = self._queue.get_nowait()
+            if line is not None:
+                rest.append(line)
+        return rest
+
     def until(self, *needles: str, timeout: float = 10.0) -> str:
         deadline = time.monotonic() + timeout
         while True:
@@ -79,6 +88,20 @@ def start_listen(server: Server, *args: str) -> tuple[subprocess.Popen[str], Lin
     return proc, Lines(proc)
 
 
+def exit_code(proc: subprocess.Popen[str], lines: Lines, timeout: float = 15.0) -> int:
+    """The process's exit code; if it does not exit in time, a failure that shows its output."""
+    try:
+        return proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+        lines.until_closed()
+        raise AssertionError(
+            f"still running {timeout} s after the signal; stdout {lines.seen + lines.rest()}, "
+            f"stderr {lines.errors}"
+        ) from None
+
+
 def pay_and_settle(client: Client, action: str = "paid") -> str:
     tx = client.post("/payments", {"amount": 10, "paymentMethodId": "1001"})
     client.post(f"/payments/{tx['transactionId']}/simulate", {"action": action})
@@ -101,7 +124,7 @@ def test_listen_prints_deliveries_and_cleans_up_on_ctrl_c(server: Server) -> Non
         assert not any("bad signature" in seen for seen in lines.seen)
     finally:
         proc.send_signal(signal.SIGINT)
-    assert proc.wait(timeout=10) == 0
+    assert exit_code(proc, lines) == 0
     lines.until("Removed subscription")
     assert client.list_webhooks()["pagination"]["total"] == 0
 
@@ -135,12 +158,12 @@ def test_listen_forwards_to_a_url_and_stops_on_sigterm(server: Server) -> None:
     finally:
         proc.send_signal(signal.SIGTERM)
         endpoint.shutdown()
-    assert proc.wait(timeout=10) == 0
+    assert exit_code(proc, lines) == 0
     assert client.list_webhooks()["pagination"]["total"] == 0
 
 
 def test_listen_refuses_a_bad_url(server: Server) -> None:
     proc, lines = start_listen(server, "--forward-to", "http://example.com/hooks")
-    assert proc.wait(timeout=20) == 1
+    assert exit_code(proc, lines, timeout=20) == 1
     lines.until_closed()
     assert "https" in "".join(lines.errors)
