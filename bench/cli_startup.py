@@ -1,4 +1,6 @@
-"""How fast the CLI starts: `payorch --help`, every command's `--help`, and `payorch keys --json`.
+"""How fast the CLI starts: `payorch --help`, every command's `--help`, `payorch keys --json`, and
+commands that talk to a server (`clock show`, `trigger payment.completed`, against a `payorch
+serve` this script starts).
 
 Each is run as a user runs it (a new interpreter, `python -m payorch_cli.main`), --rounds times
 after one warm-up (bytecode cached), and printed as min/median/max wall time and the median CPU
@@ -16,7 +18,11 @@ import resource
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
+from pathlib import Path
+
+from _common import serve_cmd, start, stop
 
 COMMANDS: list[tuple[str, list[str]]] = [
     ("payorch --help", ["--help"]),
@@ -37,6 +43,10 @@ COMMANDS: list[tuple[str, list[str]]] = [
         )
     ),
     ("payorch keys --json", ["keys", "--json"]),
+]
+AGAINST_A_SERVER: list[tuple[str, list[str]]] = [
+    ("payorch clock show", ["clock", "show"]),
+    ("payorch trigger payment.completed", ["trigger", "payment.completed"]),
 ]
 BASELINES: list[tuple[str, list[str]]] = [
     ("python -c pass", ["-c", "pass"]),
@@ -78,6 +88,17 @@ def main() -> None:
     medians = [
         measure(label, ["-m", "payorch_cli.main", *argv], args.rounds) for label, argv in COMMANDS
     ]
+    with tempfile.TemporaryDirectory() as tmp:
+        server, port, _ = start(serve_cmd(Path(tmp) / "data"))
+        try:
+            url = ["--base-url", f"http://127.0.0.1:{port}"]
+            print(f"against payorch serve on port {port}:")
+            medians += [
+                measure(label, ["-m", "payorch_cli.main", *url, *argv], args.rounds)
+                for label, argv in AGAINST_A_SERVER
+            ]
+        finally:
+            stop(server)
     slowest = max(medians)
     print(
         f"slowest median {slowest:.3f} s (target < 0.3 s): {slowest / bare:.1f} x the bare "
