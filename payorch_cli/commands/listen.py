@@ -44,11 +44,19 @@ def attempt_line(delivery: dict[str, Any], attempt: dict[str, Any], verdict: str
     ).rstrip()
 
 
-def _stop_on_sigterm() -> None:
+def _stop_on_signals() -> None:
+    """Ctrl-C and SIGTERM both end the loop (and remove the subscription).
+
+    SIGINT is installed explicitly, not inherited: a shell starts background jobs with SIGINT
+    ignored (`payorch listen &` in a script, a CI runner's job), and an ignored Ctrl-C would leave
+    a listener nothing but SIGKILL stops, with its subscription left behind on the server.
+    """
+
     def handler(signum: int, frame: Any) -> None:
         raise KeyboardInterrupt
 
     signal.signal(signal.SIGTERM, handler)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def listen(
@@ -95,7 +103,7 @@ def listen(
     typer.echo(f"Signing secret: {sub['secret']}")
     typer.echo("Ready. Ctrl-C to stop and remove the subscription.")
     sys.stdout.flush()
-    _stop_on_sigterm()
+    _stop_on_signals()
     code = 0
     printed: dict[str, int] = {}
     try:

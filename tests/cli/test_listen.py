@@ -77,13 +77,21 @@ def server(tmp_path: Path) -> Iterator[Server]:
     running.stop()
 
 
-def start_listen(server: Server, *args: str) -> tuple[subprocess.Popen[str], Lines]:
+def _ignore_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def start_listen(
+    server: Server, *args: str, sigint_ignored: bool = False
+) -> tuple[subprocess.Popen[str], Lines]:
     proc = subprocess.Popen(
         [*PAYORCH, "listen", "--base-url", server.url, *args],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
         env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        # As a shell starts a background job (`payorch listen &` in a script, a CI step).
+        preexec_fn=_ignore_sigint if sigint_ignored else None,
     )
     return proc, Lines(proc)
 
@@ -93,13 +101,21 @@ def exit_code(proc: subprocess.Popen[str], lines: Lines, timeout: float = 15.0) 
     try:
         return proc.wait(timeout=timeout)
     except subprocess.TimeoutExpired:
+        signals = _signal_masks(proc.pid), _signal_masks("self")
         proc.kill()
         proc.wait()
         lines.until_closed()
         raise AssertionError(
             f"still running {timeout} s after the signal; stdout {lines.seen + lines.rest()}, "
-            f"stderr {lines.errors}"
+            f"stderr {lines.errors}; signal masks (process, test) {signals}"
         ) from None
+
+
+def _signal_masks(pid: int | str) -> list[str]:
+    status = Path(f"/proc/{pid}/status")
+    if not status.exists():
+        return []
+    return [line for line in status.read_text().splitlines() if line.startswith("Sig")]
 
 
 def pay_and_settle(client: Client, action: str = "paid") -> str:
@@ -122,6 +138,18 @@ def test_listen_prints_deliveries_and_cleans_up_on_ctrl_c(server: Server) -> Non
         lines.until("payment.failed", " 200 ")
         assert not any("payment.captured" in seen for seen in lines.seen)  # not subscribed
         assert not any("bad signature" in seen for seen in lines.seen)
+    finally:
+        proc.send_signal(signal.SIGINT)
+    assert exit_code(proc, lines) == 0
+    lines.until("Removed subscription")
+    assert client.list_webhooks()["pagination"]["total"] == 0
+
+
+def test_ctrl_c_stops_listen_even_when_started_with_sigint_ignored(server: Server) -> None:
+    client = Client(server.url)
+    proc, lines = start_listen(server, sigint_ignored=True)
+    try:
+        lines.until("Ready.")
     finally:
         proc.send_signal(signal.SIGINT)
     assert exit_code(proc, lines) == 0
