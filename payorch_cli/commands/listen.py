@@ -98,15 +98,17 @@ def listen(
         receiver.arm(sub["secret"])
     kinds = "all events" if sub["events"] == ["*"] else ", ".join(sub["events"])
     how = "local receiver, verifying signatures" if receiver else "forwarding"
-    typer.echo(f"Subscription {sub['id']} -> {sub['url']} ({how})")
-    typer.echo(f"Events: {kinds}")
-    typer.echo(f"Signing secret: {sub['secret']}")
-    typer.echo("Ready. Ctrl-C to stop and remove the subscription.")
-    sys.stdout.flush()
+    # Armed before "Ready." is printed: a caller that signals as soon as it reads it must not
+    # find SIGINT still ignored, and the clean-up below covers every line printed.
     _stop_on_signals()
     code = 0
     printed: dict[str, int] = {}
     try:
+        typer.echo(f"Subscription {sub['id']} -> {sub['url']} ({how})")
+        typer.echo(f"Events: {kinds}")
+        typer.echo(f"Signing secret: {sub['secret']}")
+        typer.echo("Ready. Ctrl-C to stop and remove the subscription.")
+        sys.stdout.flush()
         while True:
             for delivery in reversed(client.webhook_deliveries(sub["id"])):
                 attempts = delivery["attempts"]
