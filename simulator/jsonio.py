@@ -7,16 +7,12 @@ from typing import Any
 
 import orjson
 
-_INT64 = 2**63
+from simulator.domain.money import to_json_number
 
 
 def _default(value: Any) -> Any:
     if isinstance(value, Decimal):
-        # Whole amounts stay integers while orjson can write them (64 bits); beyond that, such
-        # as a 1e308 amount echoed in an error, a float keeps the response writable.
-        if value == value.to_integral_value() and -_INT64 <= value < _INT64:
-            return int(value)
-        return float(value)
+        return to_json_number(value)
     raise TypeError(f"not JSON serialisable: {type(value).__name__}")
 
 
