@@ -7,19 +7,15 @@ never loads aiohttp or textual.
 
 from __future__ import annotations
 
-import typer
-
 from payorch_cli.commands import clock, keys, openapi, scenario, serve, simulate, trigger, tui
 from payorch_cli.commands import listen as listen_command
 from payorch_cli.commands import webhooks as webhooks_command
-from payorch_cli.options import root_options
+from payorch_cli.options import command_group, root_options
 
-app = typer.Typer(
+app = command_group(
+    "Local, offline simulator of a LATAM-first payment-orchestration API.",
     name="payorch",
-    help="Local, offline simulator of a LATAM-first payment-orchestration API.",
-    no_args_is_help=True,
     pretty_exceptions_enable=False,
-    rich_markup_mode=None,
 )
 app.callback()(root_options)
 app.command("serve")(serve.serve)

@@ -6,13 +6,9 @@ from typing import Annotated
 
 import typer
 
-from payorch_cli.options import ApiKey, BaseUrl, Json, api_errors, emit, resolve
+from payorch_cli.options import ApiKey, BaseUrl, Json, api_errors, command_group, emit, resolve
 
-app = typer.Typer(
-    help="Read or move the simulated clock (sandbox credentials).",
-    no_args_is_help=True,
-    rich_markup_mode=None,
-)
+app = command_group("Read or move the simulated clock (sandbox credentials).")
 
 
 def _duration(value: str) -> float:

@@ -13,13 +13,9 @@ from typing import Annotated
 
 import typer
 
-from payorch_cli.options import ApiKey, BaseUrl, ExitStatus, Json, resolve
+from payorch_cli.options import ApiKey, BaseUrl, ExitStatus, Json, command_group, resolve
 
-app = typer.Typer(
-    help="Run and check scenario files (docs/scenarios.md).",
-    no_args_is_help=True,
-    rich_markup_mode=None,
-)
+app = command_group("Run and check scenario files (docs/scenarios.md).")
 
 Paths = Annotated[
     list[Path],

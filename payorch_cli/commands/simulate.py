@@ -8,13 +8,9 @@ from typing import Annotated
 
 import typer
 
-from payorch_cli.options import ApiKey, BaseUrl, Json, api_errors, emit, resolve
+from payorch_cli.options import ApiKey, BaseUrl, Json, api_errors, command_group, emit, resolve
 
-app = typer.Typer(
-    help="Drive sandbox outcomes: payments, payouts, deposits.",
-    no_args_is_help=True,
-    rich_markup_mode=None,
-)
+app = command_group("Drive sandbox outcomes: payments, payouts, deposits.")
 
 
 class PaymentAction(StrEnum):

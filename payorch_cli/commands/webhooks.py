@@ -21,7 +21,9 @@ from typing import Annotated, Any
 
 import typer
 
-app = typer.Typer(help="Webhook tools.", no_args_is_help=True, rich_markup_mode=None)
+from payorch_cli.options import command_group
+
+app = command_group("Webhook tools.")
 
 TOLERANCE = 300
 
