@@ -66,8 +66,9 @@ async def request_middleware(request: web.Request, handler: Handler) -> web.Stre
     if task is not None:
         in_flight.add(task)
     try:
-        if isinstance(getattr(request.match_info.route, "resource", None), web.StaticResource):
-            await _require_static_file(request)
+        resource = getattr(request.match_info.route, "resource", None)
+        if isinstance(resource, web.StaticResource):
+            await _require_static_file(request, resource)
         _authenticate(request)
         await _validate(request)
         response = await handler(request)
@@ -110,15 +111,13 @@ def _render(error: ApiError, request: web.Request) -> web.Response:
         return error_response(ApiError("internal_error"), request_id)
 
 
-async def _require_static_file(request: web.Request) -> None:
+async def _require_static_file(request: web.Request, resource: web.StaticResource) -> None:
     """A static path that names no file is a 404 in the envelope.
 
     aiohttp's static handler answers a missing file with a FileResponse that only turns into an
     empty-bodied 404 while it is sent, and a directory with 403 Forbidden, both past this
     middleware; checking first keeps every error in the one envelope.
     """
-    resource = request.match_info.route.resource
-    assert isinstance(resource, web.StaticResource)
     directory = Path(resource.get_info()["directory"])
     target = directory / request.match_info.get("filename", "")
     if not await asyncio.to_thread(_is_file_inside, target, directory):
