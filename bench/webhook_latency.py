@@ -192,7 +192,7 @@ class Engine:
     """Events through the app's bus; the engine delivers them."""
 
     def __init__(self, app: web.Application, data: dict[str, Any]) -> None:
-        from simulator.http.handlers.webhooks import ENGINE
+        from simulator.http.keys import ENGINE
         from simulator.http.keys import BUS, STORE
 
         self.app = app
@@ -308,7 +308,7 @@ async def sequential_engine(
     app: web.Application, api: aiohttp.ClientSession, payments: int, receiver: Receiver
 ) -> tuple[list[float], dict[str, Any]]:
     """Payments created and paid over HTTP, one at a time; returns latencies and a payment view."""
-    from simulator.http.handlers.webhooks import ENGINE
+    from simulator.http.keys import ENGINE
     from simulator.http.keys import BUS
 
     emitted: dict[str, float] = {}

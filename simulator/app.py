@@ -13,18 +13,29 @@ from aiohttp import web
 from simulator.clock import SimClock
 from simulator.domain.auth import Authenticator
 from simulator.domain.catalog import Catalog
+from simulator.domain.checkout import EXPIRE_JOB as CHECKOUT_EXPIRE_JOB
+from simulator.domain.checkout import CheckoutService
 from simulator.domain.context import DomainContext
+from simulator.domain.deliveries import RETRY_JOB, DeliveryService
+from simulator.domain.deposits import DepositService
 from simulator.domain.fx import Fx
 from simulator.domain.ids import BufferedSystemRandom
 from simulator.domain.ledger import Ledger
 from simulator.domain.payments import PaymentService
+from simulator.domain.payout_ledger import PayoutLedger
+from simulator.domain.payouts import PayoutService
 from simulator.domain.ratelimit import RateLimiter
 from simulator.domain.refunds import RefundService
+from simulator.domain.settlements import SettlementService
 from simulator.domain.transactions import TransactionRepository
+from simulator.domain.webhooks import SECRET_EXPIRY_JOB, WebhookService
+from simulator.domain.withdrawals import JOB as WITHDRAWAL_JOB
+from simulator.domain.withdrawals import WithdrawalService
 from simulator.events.bus import EventBus
+from simulator.events.engine import DeliveryEngine
+from simulator.events.stream import EventStream
 from simulator.fixture_loader import load_catalog, static_dir
 from simulator.http import keys
-from simulator.http.handlers import checkout, deposits, payouts, webhooks
 from simulator.http.idempotency import IdempotencyCache
 from simulator.http.middlewares import request_middleware
 from simulator.http.rendered import RenderedTransactions
@@ -120,16 +131,90 @@ def create_app(
     app[keys.RATE_LIMITER] = RateLimiter() if settings.rate_limit else None
     # Compiled once per process: every app validates requests against the same document.
     app[keys.OPERATIONS] = compiled_operations()
+    _wire_checkout(app, ctx, payments, store, scheduler)
+    _wire_event_flows(app, ctx, store, scheduler, bus)
+    app[keys.PAYOUTS] = PayoutService(
+        ctx,
+        PayoutLedger(store.table("payout_movements")),
+        store.table("payouts"),
+        batch=store.batch,
+    )
+    app[keys.DEPOSITS] = DepositService(
+        ctx,
+        payments,
+        store.table("deposit_accounts"),
+        store.table("deposits"),
+        batch=store.batch,
+    )
     setup_routes(app, str(static_dir()))
-    # Each resource added by a later issue wires its own services and routes.
-    for resource in (checkout, webhooks, payouts, deposits):
-        resource.setup(app)
     app[keys.STOPPING] = asyncio.Event()
     app[keys.IN_FLIGHT] = set()
     app.on_shutdown.append(_stopping)
     app.cleanup_ctx.append(_scheduler_tick)
     app.on_cleanup.append(_close_store)
     return app
+
+
+def _wire_checkout(
+    app: web.Application,
+    ctx: DomainContext,
+    payments: PaymentService,
+    store: Store,
+    scheduler: Scheduler,
+) -> None:
+    checkout = CheckoutService(ctx, payments, store.table("checkout_sessions"))
+    app[keys.CHECKOUT] = checkout
+    scheduler.register(CHECKOUT_EXPIRE_JOB, lambda payload: checkout.expire(payload["token"]))
+
+
+def _wire_event_flows(
+    app: web.Application, ctx: DomainContext, store: Store, scheduler: Scheduler, bus: EventBus
+) -> None:
+    """Webhook subscriptions and deliveries, the live event stream, settlements and withdrawals:
+    everything that follows the bus's events or emits the merchant-level ones."""
+    events = store.table("events")
+    webhooks = WebhookService(store.table("webhooks"), scheduler, ctx.now)
+    deliveries = DeliveryService(
+        store.table("webhook_deliveries"), events, webhooks, scheduler, ctx.now
+    )
+    engine = DeliveryEngine(
+        deliveries,
+        app[keys.CLOCK],
+        store.batch,
+        store.table("jobs").__contains__,
+        loopback_only=app[keys.SETTINGS].webhooks_loopback_only,
+    )
+    stream = EventStream(events)
+    settlements = SettlementService(
+        store.table("settlement_days"),
+        store.table("settlements"),
+        ctx.transactions,
+        ctx.catalog,
+        scheduler,
+        ctx.events,
+        ctx.now,
+        ctx.rng,
+    )
+    withdrawals = WithdrawalService(
+        store.table("withdrawals"), ctx.ledger, scheduler, ctx.events, ctx.now, ctx.rng
+    )
+    app[keys.WEBHOOKS], app[keys.DELIVERIES], app[keys.ENGINE] = webhooks, deliveries, engine
+    app[keys.STREAM], app[keys.SETTLEMENTS] = stream, settlements
+    app[keys.WITHDRAWALS] = withdrawals
+
+    for listener in (settlements.on_event, engine.on_event, stream.on_event):
+        bus.subscribe(listener)
+    scheduler.register(RETRY_JOB, engine.on_retry_job)
+    scheduler.register(SECRET_EXPIRY_JOB, webhooks.expire_secret)
+    scheduler.register(WITHDRAWAL_JOB, withdrawals.settle)
+    for kind, handler in settlements.job_handlers().items():
+        scheduler.register(kind, handler)
+    app.cleanup_ctx.append(engine.lifecycle)
+    app.on_shutdown.append(_close_streams)
+
+
+async def _close_streams(app: web.Application) -> None:
+    app[keys.STREAM].close_all()
 
 
 async def _stopping(app: web.Application) -> None:

@@ -10,11 +10,20 @@ from aiohttp import web
 from simulator.clock import SimClock
 from simulator.domain.auth import Authenticator, Principal
 from simulator.domain.catalog import Catalog
+from simulator.domain.checkout import CheckoutService
 from simulator.domain.context import DomainContext
+from simulator.domain.deliveries import DeliveryService
+from simulator.domain.deposits import DepositService
 from simulator.domain.payments import PaymentService
+from simulator.domain.payouts import PayoutService
 from simulator.domain.ratelimit import RateLimiter
 from simulator.domain.refunds import RefundService
+from simulator.domain.settlements import SettlementService
+from simulator.domain.webhooks import WebhookService
+from simulator.domain.withdrawals import WithdrawalService
 from simulator.events.bus import EventBus
+from simulator.events.engine import DeliveryEngine
+from simulator.events.stream import EventStream
 from simulator.http.idempotency import IdempotencyCache
 from simulator.http.rendered import RenderedTransactions
 from simulator.openapi.validation import Operations
@@ -30,10 +39,24 @@ SCHEDULER = web.AppKey("scheduler", Scheduler)
 BUS = web.AppKey("bus", EventBus)
 CONTEXT = web.AppKey("context", DomainContext)
 AUTHENTICATOR = web.AppKey("authenticator", Authenticator)
-PAYMENTS = web.AppKey("payments", PaymentService)
-REFUNDS = web.AppKey("refunds", RefundService)
 IDEMPOTENCY = web.AppKey("idempotency", IdempotencyCache)
 RENDERED = web.AppKey("rendered", RenderedTransactions)
+
+# The domain services, one per resource.
+PAYMENTS = web.AppKey("payments", PaymentService)
+REFUNDS = web.AppKey("refunds", RefundService)
+CHECKOUT = web.AppKey("checkout", CheckoutService)
+PAYOUTS = web.AppKey("payouts", PayoutService)
+DEPOSITS = web.AppKey("deposits", DepositService)
+WEBHOOKS = web.AppKey("webhooks", WebhookService)
+DELIVERIES = web.AppKey("webhook_deliveries", DeliveryService)
+SETTLEMENTS = web.AppKey("settlements", SettlementService)
+WITHDRAWALS = web.AppKey("withdrawals", WithdrawalService)
+
+# The edges that act on the domain's decisions: webhook sends and the live event stream.
+ENGINE = web.AppKey("delivery_engine", DeliveryEngine)
+STREAM = web.AppKey("event_stream", EventStream)
+
 # Set when the server starts stopping (SIGINT/SIGTERM): new requests and requests cut short at
 # the end of the grace period answer 503.
 STOPPING = web.AppKey("stopping", asyncio.Event)
@@ -42,7 +65,7 @@ IN_FLIGHT = web.AppKey[set["asyncio.Task[Any]"]]("in_flight")
 # The OpenAPI document's operations with their compiled request validators.
 OPERATIONS = web.AppKey("operations", Operations)
 # None when the server runs with --no-rate-limit.
-RATE_LIMITER = web.AppKey("rate_limiter", RateLimiter | None)  # type: ignore[arg-type]
+RATE_LIMITER = web.AppKey("rate_limiter", RateLimiter | None)  # type: ignore[arg-type]  # a union is a valid value type but not a class
 
 # Per-request values set by the middlewares.
 REQUEST_ID = web.RequestKey("request_id", str)

@@ -13,6 +13,7 @@ from typing import Any
 
 from aiohttp import web
 
+from simulator.domain.checkout import buyer_ip
 from simulator.domain.errors import ApiError
 from simulator.http.keys import BODY, SETTINGS
 from simulator.jsonio import JSONDecodeError, loads
@@ -186,4 +187,11 @@ def page_params(request: web.Request, *, max_limit: int = 100) -> tuple[int, int
     return (
         query_int(request, "limit", 50, 1, max_limit),
         query_int(request, "offset", 0, 0, 2**31),
+    )
+
+
+def client_ip(request: web.Request) -> str | None:
+    """The buyer's address as our edge reports it (see `buyer_ip` for the header order)."""
+    return buyer_ip(
+        request.headers.get("X-Forwarded-For"), request.headers.get("X-Real-IP"), request.remote
     )

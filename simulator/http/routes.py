@@ -1,36 +1,91 @@
-"""The one URL table: every path the server answers, with its handler."""
+"""The one URL table: every path the server answers, with its handler, written out in full so that
+grepping a path lands here. Services are built by the composition root (`simulator/app.py`)."""
 
 from __future__ import annotations
 
 from aiohttp import web
 
-from simulator.http.handlers import account, meta, payments, sim
+from simulator.http.handlers import (
+    account,
+    checkout,
+    deposits,
+    meta,
+    payments,
+    payouts,
+    sim,
+    webhooks,
+)
 from simulator.http.handlers import auth as auth_handlers
+from simulator.http.pages import checkout as checkout_pages
 from simulator.http.pages import provider
-
-API = "/api/v1"
 
 
 def setup_routes(app: web.Application, static_dir: str) -> None:
     r = app.router
-    r.add_post(f"{API}/auth/token", auth_handlers.issue_token)
-    r.add_post(f"{API}/auth/refresh", auth_handlers.refresh_token)
-    r.add_get(f"{API}/ping", account.ping)
-    r.add_get(f"{API}/me", account.me)
-    r.add_get(f"{API}/me/balance", account.balance)
-    r.add_get(f"{API}/payment-methods", account.payment_methods)
-    # /transactions are the spec's legacy aliases of the pay-in list, get and create.
-    for base in ("payments", "transactions"):
-        r.add_post(f"{API}/{base}", payments.create_payment)
-        r.add_get(f"{API}/{base}", payments.list_payments)
-        r.add_get(f"{API}/{base}/{{id}}", payments.get_payment)
-    r.add_post(f"{API}/payments/{{id}}/refund", payments.refund_payment)
-    r.add_post(f"{API}/payments/{{id}}/simulate", payments.simulate_payment)
-    r.add_get(f"{API}/claims/{{id}}", payments.get_claim)
-    r.add_get(f"{API}/openapi.json", meta.openapi_document)
+    r.add_post("/api/v1/auth/token", auth_handlers.issue_token)
+    r.add_post("/api/v1/auth/refresh", auth_handlers.refresh_token)
+    r.add_get("/api/v1/ping", account.ping)
+    r.add_get("/api/v1/me", account.me)
+    r.add_get("/api/v1/me/balance", account.balance)
+    r.add_get("/api/v1/payment-methods", account.payment_methods)
+
+    # Pay-ins. /transactions are the spec's legacy aliases of the list, get and create.
+    r.add_post("/api/v1/payments", payments.create_payment)
+    r.add_get("/api/v1/payments", payments.list_payments)
+    r.add_get("/api/v1/payments/{id}", payments.get_payment)
+    r.add_post("/api/v1/transactions", payments.create_payment)
+    r.add_get("/api/v1/transactions", payments.list_payments)
+    r.add_get("/api/v1/transactions/{id}", payments.get_payment)
+    r.add_post("/api/v1/payments/{id}/refund", payments.refund_payment)
+    r.add_post("/api/v1/payments/{id}/simulate", payments.simulate_payment)
+    r.add_get("/api/v1/claims/{id}", payments.get_claim)
+    r.add_get("/api/v1/openapi.json", meta.openapi_document)
 
     r.add_get("/_sim/clock", sim.get_clock)
     r.add_post("/_sim/clock/advance", sim.advance_clock)
     r.add_get("/_sim/provider/{id}", provider.provider_page)
     r.add_post("/_sim/provider/{id}/{action}", provider.provider_action)
     r.add_static("/static", static_dir, append_version=False)
+
+    # Hosted checkout: the session API, then the buyer's pages.
+    r.add_post("/api/v1/checkout/sessions", checkout.create_session)
+    r.add_get("/api/v1/checkout/sessions/{token}", checkout.get_session)
+    r.add_post("/api/v1/checkout/sessions/{token}/select", checkout.select_method)
+    r.add_get("/checkout/{token}", checkout_pages.picker_page)
+    r.add_post("/checkout/{token}/select", checkout_pages.select_page)
+    r.add_get("/c/{transaction_id}", checkout_pages.transaction_page)
+
+    # Webhook subscriptions and deliveries, the live event stream, control-plane withdrawals.
+    r.add_post("/api/v1/webhooks", webhooks.create_webhook)
+    r.add_get("/api/v1/webhooks", webhooks.list_webhooks)
+    r.add_get("/api/v1/webhooks/{id}", webhooks.get_webhook)
+    r.add_patch("/api/v1/webhooks/{id}", webhooks.update_webhook)
+    r.add_delete("/api/v1/webhooks/{id}", webhooks.delete_webhook)
+    r.add_post("/api/v1/webhooks/{id}/rotate-secret", webhooks.rotate_secret)
+    r.add_get("/api/v1/webhooks/{id}/deliveries", webhooks.list_deliveries)
+    r.add_post("/api/v1/webhooks/{id}/deliveries/{deliveryId}/replay", webhooks.replay_delivery)
+    r.add_get("/_sim/events", webhooks.event_stream)
+    r.add_post("/_sim/withdrawals", webhooks.create_withdrawal)
+    r.add_get("/_sim/withdrawals/{id}", webhooks.get_withdrawal)
+
+    # Payouts: the merchant's payout account, per environment.
+    r.add_get("/api/v1/me/payout/methods", payouts.list_methods)
+    r.add_get("/api/v1/me/payout/currencies", payouts.list_currencies)
+    r.add_get("/api/v1/me/payout/balance", payouts.get_balance)
+    r.add_post("/api/v1/me/payout/fund-sandbox", payouts.fund_sandbox)
+    r.add_post("/api/v1/me/payout/transfer", payouts.transfer)
+    r.add_get("/api/v1/me/payout/swap", payouts.quote_swap)
+    r.add_post("/api/v1/me/payout/swap", payouts.swap)
+    r.add_post("/api/v1/me/payout/send", payouts.send_payout)
+    r.add_get("/api/v1/me/payout/send", payouts.list_payouts)
+    r.add_get("/api/v1/me/payout/send/{id}", payouts.get_payout)
+    r.add_post("/api/v1/me/payout/send/{id}/simulate", payouts.simulate_payout)
+
+    # Deposit accounts (CLABE), and the control plane's incoming transfer.
+    r.add_get("/api/v1/me/deposit-methods", deposits.list_deposit_methods)
+    r.add_post("/api/v1/me/deposit-accounts", deposits.create_account)
+    r.add_get("/api/v1/me/deposit-accounts", deposits.list_accounts)
+    r.add_get("/api/v1/me/deposit-accounts/{id}", deposits.get_account)
+    r.add_get("/api/v1/me/deposit-accounts/{id}/deposits", deposits.list_deposits)
+    r.add_post("/_sim/deposits", deposits.simulate_deposit)
+    r.add_post("/_sim/deposit-accounts/{id}/disable", deposits.disable_account)

@@ -11,7 +11,7 @@ import pytest
 from aiohttp.test_utils import TestClient
 
 from simulator.domain.documents import is_valid_clabe
-from simulator.http.handlers.deposits import DEPOSITS
+from simulator.http.keys import DEPOSITS
 from simulator.http.keys import BUS
 from tests.conftest import KEYS, Api, Keys, assert_error
 

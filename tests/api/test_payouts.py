@@ -363,7 +363,7 @@ async def test_transfer_is_one_atomic_batch(api: Api, keys: Keys) -> None:
     """Both movements land together: a failure while writing the second undoes the first."""
     available = await settled_payin(api)
     app = api.client.server.app
-    from simulator.http.handlers.payouts import PAYOUTS
+    from simulator.http.keys import PAYOUTS
 
     service = app[PAYOUTS]
     original = service.ledger.record

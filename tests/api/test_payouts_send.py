@@ -12,7 +12,7 @@ import pytest
 from aiohttp.test_utils import TestClient
 
 from simulator.app import create_app
-from simulator.http.handlers.payouts import PAYOUTS
+from simulator.http.keys import PAYOUTS
 from simulator.http.keys import BUS
 from tests.api.test_payouts import (
     DAY,

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import initialize, invariant, precondition, rule
 
 from simulator.domain.payouts import SIMULATE_ACTIONS
-from simulator.http.handlers.payouts import PAYOUTS
+from simulator.http.keys import PAYOUTS
 from tests.api import test_state_machine as payin
 from tests.api.test_payouts import RECIPIENTS
 

@@ -16,7 +16,7 @@ from aiohttp.test_utils import TestClient, TestServer
 import payorch.webhooks
 from simulator.app import create_app
 from simulator.domain.deliveries import RETRY_DELAYS
-from simulator.http.handlers.webhooks import ENGINE
+from simulator.http.keys import ENGINE
 from simulator.http.keys import BUS, STORE
 from simulator.settings import Settings
 from tests.api.webhook_receiver import (

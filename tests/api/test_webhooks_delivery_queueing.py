@@ -9,7 +9,7 @@ import pytest
 from aiohttp.test_utils import TestClient, TestServer
 
 from simulator.app import create_app
-from simulator.http.handlers.webhooks import ENGINE
+from simulator.http.keys import ENGINE
 from simulator.http.keys import BUS, STORE
 from simulator.settings import Settings
 from tests.api.webhook_receiver import Receiver, drain, start_receiver, subscribe

@@ -14,7 +14,7 @@ from aiohttp import web
 from aiohttp.test_utils import TestClient
 from multidict import CIMultiDictProxy
 
-from simulator.http.handlers.webhooks import ENGINE
+from simulator.http.keys import ENGINE
 from tests.conftest import KEYS, Api
 
 

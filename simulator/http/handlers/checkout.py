@@ -1,42 +1,16 @@
-"""Hosted checkout: the session API (create, read, select) and the buyer-facing pages' routes."""
+"""Hosted checkout: the session API (create, read, select). The buyer-facing pages are in
+`simulator/http/pages/checkout.py`."""
 
 from __future__ import annotations
 
 from aiohttp import web
 
-from simulator.domain.checkout import EXPIRE_JOB, CheckoutService, buyer_ip, select_view
+from simulator.domain.checkout import select_view
 from simulator.domain.checkout_request import SELECT_HELP, parse_select_request
-from simulator.http.keys import CONTEXT, PAYMENTS, SCHEDULER, STORE
+from simulator.http.keys import CHECKOUT, STORE
 from simulator.http.middlewares import auth, principal_of
-from simulator.http.requests import base_url, read_json
+from simulator.http.requests import base_url, client_ip, read_json
 from simulator.http.responses import json_response
-from simulator.http.routes import API
-
-CHECKOUT = web.AppKey("checkout", CheckoutService)
-
-
-def client_ip(request: web.Request) -> str | None:
-    """The buyer's address as our edge reports it (see `buyer_ip` for the header order)."""
-    return buyer_ip(
-        request.headers.get("X-Forwarded-For"), request.headers.get("X-Real-IP"), request.remote
-    )
-
-
-def setup(app: web.Application) -> None:
-    """Create this resource's services on `app` and register its routes."""
-    service = CheckoutService(app[CONTEXT], app[PAYMENTS], app[STORE].table("checkout_sessions"))
-    app[CHECKOUT] = service
-    app[SCHEDULER].register(EXPIRE_JOB, lambda payload: service.expire(payload["token"]))
-    # Imported here, not at the top: the pages read CHECKOUT from this module.
-    from simulator.http.pages import checkout as pages
-
-    r = app.router
-    r.add_post(f"{API}/checkout/sessions", create_session)
-    r.add_get(f"{API}/checkout/sessions/{{token}}", get_session)
-    r.add_post(f"{API}/checkout/sessions/{{token}}/select", select_method)
-    r.add_get("/checkout/{token}", pages.picker_page)
-    r.add_post("/checkout/{token}/select", pages.select_page)
-    r.add_get("/c/{transaction_id}", pages.transaction_page)
 
 
 @auth("secret")

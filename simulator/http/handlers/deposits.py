@@ -5,36 +5,14 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from simulator.domain.deposits import DepositService, account_view, deposit_view
+from simulator.domain.deposits import account_view, deposit_view
 from simulator.domain.errors import invalid_request
-from simulator.http.keys import CONTEXT, PAYMENTS, STORE
+from simulator.http.keys import DEPOSITS, PAYMENTS
 from simulator.http.middlewares import auth, principal_of
 from simulator.http.requests import base_url, page_params, read_json
 from simulator.http.responses import json_response
 
-API = "/api/v1/me"
-DEPOSITS = web.AppKey("deposits", DepositService)
 INCLUDES = ("stats",)
-
-
-def setup(app: web.Application) -> None:
-    """Create this resource's services on `app` and register its routes."""
-    store = app[STORE]
-    app[DEPOSITS] = DepositService(
-        app[CONTEXT],
-        app[PAYMENTS],
-        store.table("deposit_accounts"),
-        store.table("deposits"),
-        batch=store.batch,
-    )
-    r = app.router
-    r.add_get(f"{API}/deposit-methods", list_deposit_methods)
-    r.add_post(f"{API}/deposit-accounts", create_account)
-    r.add_get(f"{API}/deposit-accounts", list_accounts)
-    r.add_get(f"{API}/deposit-accounts/{{id}}", get_account)
-    r.add_get(f"{API}/deposit-accounts/{{id}}/deposits", list_deposits)
-    r.add_post("/_sim/deposits", simulate_deposit)
-    r.add_post("/_sim/deposit-accounts/{id}/disable", disable_account)
 
 
 @auth("secret")

@@ -7,40 +7,13 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from simulator.domain.payout_ledger import PayoutLedger
-from simulator.domain.payouts import PAYOUT_STATUSES, PayoutService
+from simulator.domain.payouts import PAYOUT_STATUSES
 from simulator.http.idempotency import REPLAYED_HEADER
-from simulator.http.keys import CONTEXT, IDEMPOTENCY, STORE
+from simulator.http.keys import IDEMPOTENCY, PAYOUTS
 from simulator.http.middlewares import auth, principal_of
 from simulator.http.requests import base_url, page_params, query_choice, read_json
 from simulator.http.responses import json_response, offset_page
 from simulator.jsonio import dumps
-
-API = "/api/v1/me/payout"
-PAYOUTS = web.AppKey("payouts", PayoutService)
-
-
-def setup(app: web.Application) -> None:
-    """Create this resource's services on `app` and register its routes."""
-    store = app[STORE]
-    app[PAYOUTS] = PayoutService(
-        app[CONTEXT],
-        PayoutLedger(store.table("payout_movements")),
-        store.table("payouts"),
-        batch=store.batch,
-    )
-    r = app.router
-    r.add_get(f"{API}/methods", list_methods)
-    r.add_get(f"{API}/currencies", list_currencies)
-    r.add_get(f"{API}/balance", get_balance)
-    r.add_post(f"{API}/fund-sandbox", fund_sandbox)
-    r.add_post(f"{API}/transfer", transfer)
-    r.add_get(f"{API}/swap", quote_swap)
-    r.add_post(f"{API}/swap", swap)
-    r.add_post(f"{API}/send", send_payout)
-    r.add_get(f"{API}/send", list_payouts)
-    r.add_get(f"{API}/send/{{id}}", get_payout)
-    r.add_post(f"{API}/send/{{id}}/simulate", simulate_payout)
 
 
 @auth("secret")

@@ -9,93 +9,22 @@ import asyncio
 
 from aiohttp import web
 
-from simulator.domain.deliveries import (
-    DELIVERY_STATUSES,
-    RETRY_JOB,
-    DeliveryService,
-    delivery_view,
-)
+from simulator.domain.deliveries import DELIVERY_STATUSES, delivery_view
 from simulator.domain.errors import ApiError
-from simulator.domain.settlements import SettlementService
-from simulator.domain.webhooks import SECRET_EXPIRY_JOB, WebhookService, subscription_view
-from simulator.domain.withdrawals import JOB as WITHDRAWAL_JOB
-from simulator.domain.withdrawals import WithdrawalService, withdrawal_view
-from simulator.events.engine import DeliveryEngine
-from simulator.events.stream import EventStream
-from simulator.http.keys import BUS, CLOCK, CONTEXT, REQUEST_ID, SCHEDULER, SETTINGS, STORE
+from simulator.domain.webhooks import subscription_view
+from simulator.domain.withdrawals import withdrawal_view
+from simulator.http.keys import (
+    DELIVERIES,
+    ENGINE,
+    REQUEST_ID,
+    STORE,
+    STREAM,
+    WEBHOOKS,
+    WITHDRAWALS,
+)
 from simulator.http.middlewares import auth, principal_of
 from simulator.http.requests import base_url, page_params, query_choice, read_json
 from simulator.http.responses import REQUEST_ID_HEADER, json_response, offset_page
-
-API = "/api/v1"
-
-WEBHOOKS = web.AppKey("webhooks", WebhookService)
-DELIVERIES = web.AppKey("webhook_deliveries", DeliveryService)
-ENGINE = web.AppKey("delivery_engine", DeliveryEngine)
-STREAM = web.AppKey("event_stream", EventStream)
-SETTLEMENTS = web.AppKey("settlements", SettlementService)
-WITHDRAWALS = web.AppKey("withdrawals", WithdrawalService)
-
-
-def setup(app: web.Application) -> None:
-    """Create this resource's services on `app` and register its routes."""
-    store, ctx, scheduler = app[STORE], app[CONTEXT], app[SCHEDULER]
-    events, jobs_table = store.table("events"), store.table("jobs")
-    webhooks = WebhookService(store.table("webhooks"), scheduler, ctx.now)
-    deliveries = DeliveryService(
-        store.table("webhook_deliveries"), events, webhooks, scheduler, ctx.now
-    )
-    engine = DeliveryEngine(
-        deliveries,
-        app[CLOCK],
-        store.batch,
-        jobs_table.__contains__,
-        loopback_only=app[SETTINGS].webhooks_loopback_only,
-    )
-    stream = EventStream(events)
-    settlements = SettlementService(
-        store.table("settlement_days"),
-        store.table("settlements"),
-        ctx.transactions,
-        ctx.catalog,
-        scheduler,
-        ctx.events,
-        ctx.now,
-        ctx.rng,
-    )
-    withdrawals = WithdrawalService(
-        store.table("withdrawals"), ctx.ledger, scheduler, ctx.events, ctx.now, ctx.rng
-    )
-    app[WEBHOOKS], app[DELIVERIES], app[ENGINE] = webhooks, deliveries, engine
-    app[STREAM], app[SETTLEMENTS], app[WITHDRAWALS] = stream, settlements, withdrawals
-
-    for listener in (settlements.on_event, engine.on_event, stream.on_event):
-        app[BUS].subscribe(listener)
-    scheduler.register(RETRY_JOB, engine.on_retry_job)
-    scheduler.register(SECRET_EXPIRY_JOB, webhooks.expire_secret)
-    scheduler.register(WITHDRAWAL_JOB, withdrawals.settle)
-    for kind, handler in settlements.job_handlers().items():
-        scheduler.register(kind, handler)
-    app.cleanup_ctx.append(engine.lifecycle)
-    app.on_shutdown.append(_close_streams)
-
-    r = app.router
-    r.add_post(f"{API}/webhooks", create_webhook)
-    r.add_get(f"{API}/webhooks", list_webhooks)
-    r.add_get(f"{API}/webhooks/{{id}}", get_webhook)
-    r.add_patch(f"{API}/webhooks/{{id}}", update_webhook)
-    r.add_delete(f"{API}/webhooks/{{id}}", delete_webhook)
-    r.add_post(f"{API}/webhooks/{{id}}/rotate-secret", rotate_secret)
-    r.add_get(f"{API}/webhooks/{{id}}/deliveries", list_deliveries)
-    r.add_post(f"{API}/webhooks/{{id}}/deliveries/{{deliveryId}}/replay", replay_delivery)
-    r.add_get("/_sim/events", event_stream)
-    r.add_post("/_sim/withdrawals", create_withdrawal)
-    r.add_get("/_sim/withdrawals/{id}", get_withdrawal)
-
-
-async def _close_streams(app: web.Application) -> None:
-    app[STREAM].close_all()
-
 
 # -- subscriptions --------------------------------------------------------------------------------
 

@@ -23,11 +23,10 @@ from simulator.domain.checkout_request import (
 )
 from simulator.domain.errors import ApiError
 from simulator.domain.payments import icon_path
-from simulator.http.handlers.checkout import CHECKOUT, client_ip
-from simulator.http.keys import CONTEXT, STORE
+from simulator.http.keys import CHECKOUT, CONTEXT, STORE
 from simulator.http.pages.codes import boleto_barcode_digits, itf_svg, qr_svg
 from simulator.http.pages.html import Markup, error_page, html_errors, join, link, page, render
-from simulator.http.requests import base_url
+from simulator.http.requests import base_url, client_ip
 
 STATUS_TEXT = {
     "pending": "Waiting for your payment",
