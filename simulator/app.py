@@ -102,8 +102,8 @@ def create_app(
         rng=rng,
         public_url=f"http://{settings.host}:{settings.port}",
     )
-    payments = PaymentService(ctx)
-    refunds = RefundService(ctx, payments)
+    refunds = RefundService(ctx)
+    payments = PaymentService(ctx, refunds)
     for kind, handler in payments.job_handlers().items():
         scheduler.register(kind, handler)
     scheduler.register("claim.resolve", lambda payload: refunds.resolve(payload["claimId"]))

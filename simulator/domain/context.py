@@ -7,6 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from simulator.domain.catalog import Catalog
+from simulator.domain.emitter import Emitter
 from simulator.domain.fx import Fx
 from simulator.domain.ledger import Ledger
 from simulator.domain.ports import Events, Jobs, Table
@@ -26,3 +27,8 @@ class DomainContext:
     rng: random.Random = field(default_factory=random.Random)
     # Absolute base of links inside event payloads (API responses use the request's own origin).
     public_url: str = "http://127.0.0.1:8080"
+    # Made from the fields above: the one place pay-in and claim events are rendered and sent.
+    emitter: Emitter = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.emitter = Emitter(self.events, self.now, self.public_url)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from decimal import Decimal
@@ -25,7 +26,12 @@ from simulator.domain.ledger import AVAILABLE, RESERVE
 from simulator.domain.money import MAX_CHARGE_USD, dec
 from simulator.domain.payment_request import PaymentRequest
 from simulator.domain.refunds import RefundService
-from simulator.domain.states import SANDBOX_SIMULATE_VALUES, check_simulate
+from simulator.domain.states import (
+    SANDBOX_SIMULATE_VALUES,
+    SIMULATE_ACTIONS,
+    Transition,
+    check_simulate,
+)
 from simulator.domain.transactions import TransactionFilters
 from simulator.domain.views import transaction_view
 
@@ -53,8 +59,19 @@ class Outcome:
 
 
 class PaymentService:
-    def __init__(self, ctx: DomainContext) -> None:
+    def __init__(self, ctx: DomainContext, refunds: RefundService) -> None:
         self.ctx = ctx
+        self.refunds = refunds
+        self.emit = ctx.emitter
+        # What each transition of the table does besides moving the status and firing its
+        # events; a claim it opens is returned, for the table's `claim.*` events.
+        self.effects: dict[str, Callable[[dict[str, Any], str], dict[str, Any] | None]] = {
+            "paid": self._complete,
+            "failed": self._close,
+            "expired": self._close,
+            "refunded": lambda tx, _status: self.refunds.record_provider_refund(tx),
+            "chargeback": lambda tx, _status: self.refunds.open_chargeback(tx),
+        }
 
     # -- creation ------------------------------------------------------------------------------
 
@@ -339,7 +356,7 @@ class PaymentService:
             providerId=method.provider_ids[0] if method.provider_ids else None,
         )
         ctx.transactions.add(tx)
-        self._complete(tx, simulator=False)
+        self.apply(tx, "paid", simulator=False)
         return tx
 
     def _instructions(
@@ -417,10 +434,7 @@ class PaymentService:
     # -- reads -----------------------------------------------------------------------------------
 
     def get(self, principal: Principal, transaction_id: str) -> dict[str, Any]:
-        tx = self.ctx.transactions.get(transaction_id)
-        if tx is None or not principal.can_see(tx):
-            raise ApiError("transaction_not_found", f"No transaction {transaction_id}.", param="id")
-        return tx
+        return self.ctx.transactions.visible(principal, transaction_id)
 
     def list_ids(
         self, principal: Principal, filters: TransactionFilters, limit: int, offset: int
@@ -435,31 +449,33 @@ class PaymentService:
 
     def simulate(self, principal: Principal, transaction_id: str, action: object) -> Outcome:
         tx = self.get(principal, transaction_id)
-        check_simulate(action, tx["status"], tx["id"])
-        return self.apply(tx, str(action), simulator=True)
+        transition = check_simulate(action, tx["status"], tx["id"])
+        return self._run(tx, str(action), transition, simulator=True)
 
     def apply(self, tx: dict[str, Any], action: str, *, simulator: bool) -> Outcome:
-        """One transition by action name; `simulator` marks sandbox-simulator-driven moves."""
-        if action == "paid":
-            return self._complete(tx, simulator=simulator)
-        if action in ("failed", "expired"):
-            return self._close(tx, action)
-        if action == "refunded":
-            return self._provider_refund(tx)
-        if action == "chargeback":
-            return self._chargeback(tx)
-        raise ValueError(action)
+        """One transition by action name, as the table says; `simulator` marks sandbox-simulator
+        -driven moves (they fire the simulator's events, a provider's callback fires its own)."""
+        return self._run(tx, action, SIMULATE_ACTIONS[action], simulator=simulator)
 
-    def _emit(self, tx: dict[str, Any], event_type: str) -> None:
-        self.ctx.events.emit(tx["merchantId"], tx["environment"], event_type, self.view(tx))
+    def _run(
+        self, tx: dict[str, Any], action: str, transition: Transition, *, simulator: bool
+    ) -> Outcome:
+        claim = self.effects[action](tx, transition.becomes)
+        if tx["status"] != transition.becomes:
+            # The effects above and the table disagree: a programming error, never input's.
+            raise RuntimeError(f"{action} left {tx['id']} {tx['status']}, not {transition.becomes}")
+        events = transition.events_for(simulator=simulator)
+        for event in events:
+            self.emit.about(event, tx, claim)
+        return Outcome(tx, events)
 
-    def _complete(self, tx: dict[str, Any], *, simulator: bool) -> Outcome:
+    def _complete(self, tx: dict[str, Any], status: str) -> None:
         ctx = self.ctx
         now = ctx.now()
         merchant = ctx.catalog.merchants[tx["merchantId"]]
         available_at = now + merchant.settlement_delay_days * DAY
         release_at = available_at + merchant.reserve_days * DAY
-        tx.update(status="completed", completedAt=now, updatedAt=now, availableAt=available_at)
+        tx.update(status=status, completedAt=now, updatedAt=now, availableAt=available_at)
         ctx.transactions.save(tx)
         scope = (tx["merchantId"], tx["environment"])
         fees = tx["fees"]
@@ -480,26 +496,11 @@ class PaymentService:
             record(scope, "reserve_hold", reserve, RESERVE, effective_at=available_at, **common)
             record(scope, "reserve_release", -reserve, RESERVE, effective_at=release_at, **common)
             record(scope, "reserve_release", reserve, AVAILABLE, effective_at=release_at, **common)
-        events = ("payment.completed", "payment.captured") if simulator else ("payment.completed",)
-        for event in events:
-            self._emit(tx, event)
-        return Outcome(tx, events)
 
-    def _close(self, tx: dict[str, Any], status: str) -> Outcome:
+    def _close(self, tx: dict[str, Any], status: str) -> None:
         now = self.ctx.now()
         tx.update(status=status, updatedAt=now, **{f"{status}At": now})
         self.ctx.transactions.save(tx)
-        self._emit(tx, "payment.failed")
-        return Outcome(tx, ("payment.failed",))
-
-    def _provider_refund(self, tx: dict[str, Any]) -> Outcome:
-        """A refund reported by the provider (simulate `refunded`): the whole remainder."""
-        RefundService(self.ctx, self).record_provider_refund(tx)
-        return Outcome(tx, ("payment.refunded",))
-
-    def _chargeback(self, tx: dict[str, Any]) -> Outcome:
-        RefundService(self.ctx, self).open_chargeback(tx)
-        return Outcome(tx, ("chargeback.created", "claim.opened"))
 
     # -- scheduled jobs ------------------------------------------------------------------------
 

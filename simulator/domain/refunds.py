@@ -18,7 +18,7 @@ One dispute per payment: once charged back, a payment can be neither refunded no
 from __future__ import annotations
 
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from simulator.domain.auth import Principal
 from simulator.domain.context import DomainContext
@@ -26,10 +26,6 @@ from simulator.domain.errors import ApiError, issues_error
 from simulator.domain.ids import new_id
 from simulator.domain.ledger import AVAILABLE, FROZEN
 from simulator.domain.money import ZERO, dec, has_decimals_at_most, parse_amount, usd
-from simulator.domain.views import claim_view
-
-if TYPE_CHECKING:
-    from simulator.domain.payments import PaymentService
 
 MAX_REASON = 500
 CLAIM_RESOLVE_AFTER = 3600.0
@@ -37,9 +33,9 @@ CHARGEBACK_RESOLVE_AFTER = 7 * 86_400.0
 
 
 class RefundService:
-    def __init__(self, ctx: DomainContext, payments: PaymentService) -> None:
+    def __init__(self, ctx: DomainContext) -> None:
         self.ctx = ctx
-        self.payments = payments
+        self.emit = ctx.emitter
 
     def _remaining(self, tx: dict[str, Any]) -> tuple[Decimal, Decimal]:
         """(local, USD) still refundable."""
@@ -85,7 +81,7 @@ class RefundService:
 
     def refund(self, principal: Principal, transaction_id: str, body: dict[str, Any]) -> dict:
         ctx = self.ctx
-        tx = self.payments.get(principal, transaction_id)
+        tx = ctx.transactions.visible(principal, transaction_id)
         unknown = sorted(set(body) - {"amount", "reason"})
         reason = body.get("reason")
         issues = [{"path": key, "message": "unknown field"} for key in unknown]
@@ -147,8 +143,8 @@ class RefundService:
         self._hold(tx, claim, "refund_hold", amount_usd, now, effective_at=now)
         self._mark_refunded(tx, amount, amount_usd, now)
         ctx.jobs.schedule("claim.resolve", now + CLAIM_RESOLVE_AFTER, {"claimId": claim["id"]})
-        self._emit_claim(claim, "claim.opened")
-        self.payments._emit(tx, "payment.refunded")
+        self.emit.claim(claim, "claim.opened")
+        self.emit.transaction(tx, "payment.refunded")
         return claim
 
     def _open_claim(
@@ -215,7 +211,8 @@ class RefundService:
 
     def record_provider_refund(self, tx: dict[str, Any]) -> None:
         """The provider refunded the whole remainder: debit it from the payment's own settlement
-        still on its way, then from `available`; a shortfall is shown, not debited."""
+        still on its way, then from `available`; a shortfall is shown, not debited. The caller
+        (`PaymentService.apply`) fires the transition's events."""
         self._refuse_if_disputed(tx)
         ctx = self.ctx
         now = ctx.now()
@@ -252,9 +249,10 @@ class RefundService:
         tx["status"] = "refunded"
         tx.setdefault("refundedAt", now)
         ctx.transactions.save(tx)
-        self.payments._emit(tx, "payment.refunded")
 
     def open_chargeback(self, tx: dict[str, Any]) -> dict[str, Any]:
+        """Dispute the payment: a chargeback claim freezing its amount. The caller
+        (`PaymentService.apply`) fires the transition's events."""
         self._refuse_if_disputed(tx)
         ctx = self.ctx
         now = ctx.now()
@@ -278,8 +276,6 @@ class RefundService:
         tx.update(chargebackClaimId=claim["id"], updatedAt=now)
         ctx.transactions.save(tx)
         ctx.jobs.schedule("claim.resolve", now + CHARGEBACK_RESOLVE_AFTER, {"claimId": claim["id"]})
-        self.payments._emit(tx, "chargeback.created")
-        self._emit_claim(claim, "claim.opened")
         return claim
 
     def resolve(self, claim_id: str) -> None:
@@ -321,12 +317,7 @@ class RefundService:
             "resolvedAt": now,
         }
         ctx.claims.put(claim_id, claim)
-        self._emit_claim(claim, "claim.resolved")
-
-    def _emit_claim(self, claim: dict[str, Any], event_type: str) -> None:
-        self.ctx.events.emit(
-            claim["merchantId"], claim["environment"], event_type, claim_view(claim)
-        )
+        self.emit.claim(claim, "claim.resolved")
 
     def get_claim(self, principal: Principal, claim_id: str) -> dict[str, Any]:
         claim = self.ctx.claims.get(claim_id)

@@ -1,35 +1,60 @@
-"""The spec's transition tables as data, with one legal-move check."""
+"""The spec's transition tables as data, with one legal-move check.
+
+`PaymentService.apply` drives every pay-in transition from this table: the status it requires and
+reaches, and the events it fires, in order. Nothing else lists them."""
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from payorch.vocabulary import TRANSACTION_STATUSES
 from simulator.domain.errors import ApiError, unknown_action
 
-__all__ = ["TRANSACTION_STATUSES", "check_simulate"]
+__all__ = ["SIMULATE_ACTIONS", "TRANSACTION_STATUSES", "Transition", "check_simulate"]
 
 
-# simulate action -> (required status, resulting status, events fired)
-SIMULATE_ACTIONS: dict[str, tuple[str, str, tuple[str, ...]]] = {
-    "paid": ("pending", "completed", ("payment.completed", "payment.captured")),
-    "failed": ("pending", "failed", ("payment.failed",)),
-    "expired": ("pending", "expired", ("payment.failed",)),
-    "refunded": ("completed", "refunded", ("payment.refunded",)),
-    "chargeback": ("completed", "completed", ("chargeback.created", "claim.opened")),
+@dataclass(frozen=True, slots=True)
+class Transition:
+    requires: str
+    becomes: str
+    # As the sandbox simulator fires them (simulate endpoint, Sandbox-Simulate, provider page).
+    events: tuple[str, ...]
+    # As a provider's callback or the reconciliation poll fires them, where they differ.
+    provider_events: tuple[str, ...] | None = None
+
+    def events_for(self, *, simulator: bool) -> tuple[str, ...]:
+        if simulator or self.provider_events is None:
+            return self.events
+        return self.provider_events
+
+
+# The pay-in transitions by simulate action (the spec's simulate table).
+SIMULATE_ACTIONS: dict[str, Transition] = {
+    "paid": Transition(
+        "pending",
+        "completed",
+        ("payment.completed", "payment.captured"),
+        provider_events=("payment.completed",),
+    ),
+    "failed": Transition("pending", "failed", ("payment.failed",)),
+    "expired": Transition("pending", "expired", ("payment.failed",)),
+    "refunded": Transition("completed", "refunded", ("payment.refunded",)),
+    "chargeback": Transition("completed", "completed", ("chargeback.created", "claim.opened")),
 }
 
 # Sandbox-Simulate header values (design.md 2.2).
 SANDBOX_SIMULATE_VALUES = ("paid", "failed", "expired", "chargeback", "slow_payment")
 
 
-def check_simulate(action: object, status: str, transaction_id: str) -> tuple[str, tuple[str, ...]]:
+def check_simulate(action: object, status: str, transaction_id: str) -> Transition:
     if not isinstance(action, str) or action not in SIMULATE_ACTIONS:
         raise unknown_action(SIMULATE_ACTIONS)
-    required, target, events = SIMULATE_ACTIONS[action]
-    if status != required:
+    transition = SIMULATE_ACTIONS[action]
+    if status != transition.requires:
         raise ApiError(
             "invalid_request",
-            f"Transaction {transaction_id} is {status}; `{action}` requires {required}.",
+            f"Transaction {transaction_id} is {status}; `{action}` requires {transition.requires}.",
             param="action",
-            details={"status": status, "requiredStatus": required, "action": action},
+            details={"status": status, "requiredStatus": transition.requires, "action": action},
         )
-    return target, events
+    return transition

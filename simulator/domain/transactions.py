@@ -14,9 +14,13 @@ from bisect import bisect_left, insort
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
+from simulator.domain.errors import ApiError
 from simulator.domain.ports import Table
+
+if TYPE_CHECKING:
+    from simulator.domain.auth import Principal
 
 IndexKey = tuple[str, str, str | None, str | None]
 SortKey = tuple[float, str]
@@ -92,6 +96,13 @@ class TransactionRepository:
         self._keys: dict[str, RowKeys] = {}
         self._index: dict[IndexKey, list[SortKey]] = defaultdict(list)
         self._load()
+
+    def visible(self, principal: Principal, transaction_id: str) -> dict[str, Any]:
+        """The caller's transaction, or 404 `transaction_not_found` (also for another's)."""
+        tx = self.get(transaction_id)
+        if tx is None or not principal.can_see(tx):
+            raise ApiError("transaction_not_found", f"No transaction {transaction_id}.", param="id")
+        return tx
 
     def _load(self) -> None:
         """Index what is stored: each transaction decoded once, one at a time (only its RowKeys

@@ -19,8 +19,7 @@ from simulator.app import create_app
 from simulator.clock import parse_iso
 from simulator.domain.checkout import buyer_ip
 from simulator.domain.instructions import _boleto_general_check_digit, boleto_line
-from simulator.http.keys import CHECKOUT
-from simulator.http.keys import CONTEXT, STORE
+from simulator.http.keys import CHECKOUT, CONTEXT, STORE
 from simulator.http.pages.codes import boleto_barcode_digits, itf_svg, qr_svg
 from simulator.settings import Settings
 from tests.conftest import Api, Keys, assert_error

@@ -11,8 +11,7 @@ import pytest
 from aiohttp.test_utils import TestClient
 
 from simulator.domain.documents import is_valid_clabe
-from simulator.http.keys import DEPOSITS
-from simulator.http.keys import BUS
+from simulator.http.keys import BUS, DEPOSITS
 from tests.conftest import KEYS, Api, Keys, assert_error
 
 DAY = 86_400

@@ -8,8 +8,7 @@ from typing import Any
 
 from aiohttp import ClientResponse
 
-from simulator.http.keys import STREAM
-from simulator.http.keys import BUS, STORE
+from simulator.http.keys import BUS, STORE, STREAM
 from tests.api.webhook_receiver import paid_payment
 from tests.conftest import Api, Keys, assert_error
 

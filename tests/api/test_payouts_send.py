@@ -12,8 +12,7 @@ import pytest
 from aiohttp.test_utils import TestClient
 
 from simulator.app import create_app
-from simulator.http.keys import PAYOUTS
-from simulator.http.keys import BUS
+from simulator.http.keys import BUS, PAYOUTS
 from tests.api.test_payouts import (
     DAY,
     RECIPIENTS,

@@ -146,7 +146,8 @@ class PayinMachine(RuleBasedStateMachine):
         before = self.tx(tx_id)
         disputed = tx_id in self.charged_back()
         status, out = self.call("POST", f"/payments/{tx_id}/simulate", {"action": action})
-        required, target, events = SIMULATE_ACTIONS[action]
+        transition = SIMULATE_ACTIONS[action]
+        required, target, events = transition.requires, transition.becomes, transition.events
         legal = before["status"] == required and not (
             disputed and action in ("refunded", "chargeback")
         )

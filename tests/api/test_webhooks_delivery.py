@@ -16,8 +16,7 @@ from aiohttp.test_utils import TestClient, TestServer
 import payorch.webhooks
 from simulator.app import create_app
 from simulator.domain.deliveries import RETRY_DELAYS
-from simulator.http.keys import ENGINE
-from simulator.http.keys import BUS, STORE
+from simulator.http.keys import BUS, ENGINE, STORE
 from simulator.settings import Settings
 from tests.api.webhook_receiver import (
     Receiver,

@@ -9,8 +9,7 @@ import pytest
 from aiohttp.test_utils import TestClient, TestServer
 
 from simulator.app import create_app
-from simulator.http.keys import ENGINE
-from simulator.http.keys import BUS, STORE
+from simulator.http.keys import BUS, ENGINE, STORE
 from simulator.settings import Settings
 from tests.api.webhook_receiver import Receiver, drain, start_receiver, subscribe
 from tests.conftest import Api

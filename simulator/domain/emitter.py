@@ -1,0 +1,37 @@
+"""Publishing the pay-in side's events: each carries its object as its GET endpoint returns it.
+
+One emitter per app, held by the domain context, shared by the payment and refund services, so
+an event's payload is rendered in one place whichever service fires it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from simulator.domain.ports import Events
+from simulator.domain.views import claim_view, transaction_view
+
+
+class Emitter:
+    def __init__(self, events: Events, now: Callable[[], float], public_url: str) -> None:
+        self._events = events
+        self._now = now
+        self._public_url = public_url
+
+    def transaction(self, tx: dict[str, Any], event_type: str) -> None:
+        view = transaction_view(tx, self._public_url, self._now())
+        self._events.emit(tx["merchantId"], tx["environment"], event_type, view)
+
+    def claim(self, claim: dict[str, Any], event_type: str) -> None:
+        self._events.emit(claim["merchantId"], claim["environment"], event_type, claim_view(claim))
+
+    def about(
+        self, event_type: str, tx: dict[str, Any], claim: dict[str, Any] | None = None
+    ) -> None:
+        """An event of a transition: `claim.*` events carry the claim, the others the payment."""
+        if event_type.startswith("claim."):
+            if claim is None:
+                raise ValueError(f"{event_type} needs the claim the transition opened")
+            self.claim(claim, event_type)
+        else:
+            self.transaction(tx, event_type)

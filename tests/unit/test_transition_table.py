@@ -1,0 +1,31 @@
+"""The pay-in transition table is the one list of each action's statuses and events: the payment
+service has an effect for exactly its rows, and every event it names is a known event type."""
+
+from __future__ import annotations
+
+from payorch.vocabulary import EVENT_TYPES, TRANSACTION_STATUSES
+from simulator.app import create_app
+from simulator.domain.states import SIMULATE_ACTIONS
+from simulator.http.keys import PAYMENTS, REFUNDS
+from simulator.settings import Settings
+
+
+def test_the_payment_service_has_an_effect_for_exactly_the_tables_rows() -> None:
+    app = create_app(Settings(data_dir=None, tick_seconds=0, seed=1))
+    assert set(app[PAYMENTS].effects) == set(SIMULATE_ACTIONS)
+    # Wired once: the payment service drives the refund service the app serves.
+    assert app[PAYMENTS].refunds is app[REFUNDS]
+
+
+def test_every_row_names_known_statuses_and_event_types() -> None:
+    for transition in SIMULATE_ACTIONS.values():
+        assert {transition.requires, transition.becomes} <= set(TRANSACTION_STATUSES)
+        for simulator in (True, False):
+            events = transition.events_for(simulator=simulator)
+            assert events and set(events) <= set(EVENT_TYPES)
+
+
+def test_a_provider_confirmation_fires_no_capture_the_simulator_does() -> None:
+    paid = SIMULATE_ACTIONS["paid"]
+    assert paid.events_for(simulator=True) == ("payment.completed", "payment.captured")
+    assert paid.events_for(simulator=False) == ("payment.completed",)
