@@ -5,13 +5,11 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 from urllib.parse import quote
 
 from simulator.clock import isoformat
-from simulator.domain import instructions
 from simulator.domain.auth import Principal
 from simulator.domain.cascade import cascade_exhausted, route
 from simulator.domain.catalog import Merchant, PaymentMethod, Provider, Shop
@@ -25,6 +23,7 @@ from simulator.domain.ids import new_id
 from simulator.domain.ledger import AVAILABLE, RESERVE
 from simulator.domain.money import MAX_CHARGE_USD, dec
 from simulator.domain.payment_request import PaymentRequest
+from simulator.domain.rails import RAILS, Charge
 from simulator.domain.refunds import RefundService
 from simulator.domain.states import (
     SANDBOX_SIMULATE_VALUES,
@@ -367,32 +366,12 @@ class PaymentService:
         tx_id: str,
         due_at: float,
     ) -> dict[str, Any]:
-        rng = self.ctx.rng
-        data: dict[str, Any] = {"method": method.method}
-        slug = method.method
-        if slug == "spei":
-            data["clabe"] = instructions.generate_clabe(rng)
-            data["reference"] = instructions.spei_reference(rng)
-        elif slug == "oxxo":
-            data["barcode"] = instructions.oxxo_barcode(rng)
-        elif slug == "voucher":
-            data["barcode"] = instructions.voucher_code(rng)
-        elif slug == "boleto":
-            due = datetime.fromtimestamp(due_at, UTC).date()
-            data["barcode"] = instructions.boleto_line(rng, amount_local, due)
-        elif slug == "pix":
-            data["qrCode"] = instructions.pix_brcode(
-                key=f"{tx_id.lower()}@pix.payorch.test"[:77],
-                amount=amount_local,
-                merchant_name=provider.beneficiary_name or "PAYORCH",
-                merchant_city="SAO PAULO",
-                txid=tx_id.replace("-", ""),
-            )
-        else:
-            data["reference"] = instructions.spei_reference(rng)
-        if slug in ("spei", "bank_transfer", "wire") and provider.bank_name:
+        rail = RAILS[method.method]
+        charge = Charge(self.ctx.rng, tx_id, amount_local, due_at, provider.beneficiary_name)
+        data: dict[str, Any] = {"method": method.method, **rail.build(charge)}
+        if rail.shows_bank and provider.bank_name:
             data["bankName"] = provider.bank_name
-        if provider.beneficiary_name and slug in ("spei", "bank_transfer", "wire", "pix"):
+        if rail.shows_beneficiary and provider.beneficiary_name:
             data["beneficiaryName"] = provider.beneficiary_name
         data["dueDate"] = isoformat(due_at)
         data["methodName"] = method.name

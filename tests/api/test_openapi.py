@@ -15,6 +15,7 @@ import pytest
 from aiohttp import web
 from openapi_spec_validator import validate
 
+from payorch.vocabulary import PAYMENT_METHOD_SLUGS
 from simulator.domain import checkout_request, deposits, payment_request, payouts, webhooks
 from simulator.domain.deliveries import DELIVERY_STATUSES
 from simulator.domain.errors import CATALOGUE
@@ -235,6 +236,7 @@ def test_enumerations_match_the_domain() -> None:
     assert props("SimulateRequest")["action"]["enum"] == list(SIMULATE_ACTIONS)
     assert props("PayoutSimulateRequest")["action"]["enum"] == list(payouts.SIMULATE_ACTIONS)
     assert SCHEMAS["EventType"]["enum"] == list(webhooks.EVENT_TYPES)
+    assert props("PaymentData")["method"]["enum"] == list(PAYMENT_METHOD_SLUGS)
     events = SCHEMAS["Events"]["oneOf"][0]["items"]["enum"]
     assert events == [webhooks.ALL_EVENTS, *webhooks.EVENT_TYPES]
     listed = {p["name"]: p for p in DOC["paths"]["/payments"]["get"]["parameters"] if "name" in p}

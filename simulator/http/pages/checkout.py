@@ -23,6 +23,7 @@ from simulator.domain.checkout_request import (
 )
 from simulator.domain.errors import ApiError
 from simulator.domain.payments import icon_path
+from simulator.domain.rails import Layout, layout_of
 from simulator.http.keys import CHECKOUT, CONTEXT, STORE
 from simulator.http.pages.codes import boleto_barcode_digits, itf_svg, qr_svg
 from simulator.http.pages.html import Markup, error_page, html_errors, join, link, page, render
@@ -234,7 +235,6 @@ def _instructions_html(tx: dict[str, Any], decimals: Decimals) -> Markup:
 
 
 def _payment_data_html(data: dict[str, Any]) -> Markup:
-    slug = data["method"]
     facts = [
         render("checkout/fact.html", term=term, fact_id=fact_id, value=data[key])
         for key, term, fact_id in (
@@ -248,7 +248,8 @@ def _payment_data_html(data: dict[str, Any]) -> Markup:
     if data.get("dueDate"):
         due_iso, due_text = when(data["dueDate"])
         due = render("checkout/due.html", due_iso=due_iso, due_text=due_text)
-    if slug == "spei" and data.get("clabe"):
+    layout = layout_of(data["method"])
+    if layout is Layout.CLABE and data.get("clabe"):
         return render(
             "checkout/spei.html",
             bank=bank,
@@ -256,21 +257,24 @@ def _payment_data_html(data: dict[str, Any]) -> Markup:
             reference=data.get("reference", ""),
             due=due,
         )
-    if slug == "pix" and data.get("qrCode"):
+    if layout is Layout.QR and data.get("qrCode"):
         qr = qr_svg(data["qrCode"], "Pix QR code")
         return render("checkout/pix.html", qr=qr, code=data["qrCode"], bank=bank, due=due)
     if data.get("barcode"):
-        code = data["barcode"]
-        digits = boleto_barcode_digits(code) if slug == "boleto" and len(code) == 47 else code
-        heading, hint = (
-            ("Pay your boleto", "Pay at any bank, lottery outlet or in your bank's app.")
-            if slug == "boleto"
-            else ("Pay in cash", "Show this barcode at the store's till and pay in cash.")
-        )
-        image = itf_svg(digits, "Payment barcode") if digits.isdigit() else Markup("")
-        return render(
-            "checkout/barcode.html", heading=heading, hint=hint, image=image, code=code, due=due
-        )
+        return _barcode_html(data["barcode"], layout is Layout.BOLETO, due)
     return render(
         "checkout/reference.html", bank=bank, reference=data.get("reference", ""), due=due
+    )
+
+
+def _barcode_html(code: str, boleto: bool, due: Markup) -> Markup:
+    digits = boleto_barcode_digits(code) if boleto and len(code) == 47 else code
+    heading, hint = (
+        ("Pay your boleto", "Pay at any bank, lottery outlet or in your bank's app.")
+        if boleto
+        else ("Pay in cash", "Show this barcode at the store's till and pay in cash.")
+    )
+    image = itf_svg(digits, "Payment barcode") if digits.isdigit() else Markup("")
+    return render(
+        "checkout/barcode.html", heading=heading, hint=hint, image=image, code=code, due=due
     )
