@@ -49,16 +49,5 @@ def parse_amount(value: Any, *, param: str = "amount", code: str = "amount_inval
     return amount
 
 
-_INT64 = 2**63
-
-
-def to_json_number(amount: Decimal) -> int | float:
-    """JSON numbers: whole amounts stay integers while a JSON writer can hold them (64 bits);
-    others, and larger ones such as a 1e308 amount echoed in an error, become the closest float."""
-    if amount == amount.to_integral_value() and -_INT64 <= amount < _INT64:
-        return int(amount)
-    return float(amount)
-
-
 def dec(value: str | int | float | Decimal) -> Decimal:
     return value if isinstance(value, Decimal) else Decimal(str(value))

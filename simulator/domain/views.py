@@ -10,7 +10,8 @@ from decimal import Decimal
 from typing import Any
 
 from simulator.clock import isoformat
-from simulator.domain.money import dec, to_json_number
+from simulator.domain.money import dec
+from simulator.jsonio import to_json_number
 
 
 def absolute(base_url: str, path: str | None) -> str | None:
