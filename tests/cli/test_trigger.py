@@ -39,3 +39,13 @@ def test_trigger_human_output_shows_objects_the_clock_and_the_event(payorch: Pay
 def test_trigger_refuses_an_unknown_event() -> None:
     result = runner.invoke(app, ["trigger", "payment.complete"])
     assert result.exit_code == 2 and "unknown event 'payment.complete'" in result.output
+
+
+def test_every_event_type_has_a_recipe_and_a_missing_one_fails_plainly() -> None:
+    from payorch.vocabulary import EVENT_TYPES
+    from payorch_cli.commands.trigger import RECIPES, Trigger, TriggerFailed
+
+    assert set(RECIPES) == set(EVENT_TYPES)
+    run = Trigger(client=None, event="payment.teleported", method="1001", timeout=0)  # type: ignore[arg-type]  # no recipe runs, so no client is called
+    with pytest.raises(TriggerFailed, match=r"no recipe for payment\.teleported"):
+        run.run()
