@@ -267,8 +267,7 @@ class Ledger:
         self._remembered.clear()
         self._stale = False
         self._start_mark = -inf if self._now is None else self._now()
-        scan = getattr(self._table, "scan", None)
-        stored: Iterable[dict[str, Any]] = scan() if scan is not None else self._table.values()
+        stored = self._table.scan()
         floor = self._start_mark - RECENT
         # What landed before the recent window needs no entry: per scope, a count per (type,
         # bucket, stored amount), added to the totals once at the end (exact: Decimal products

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any, Protocol
 
 
@@ -11,6 +11,9 @@ class Table(Protocol):
     def put(self, doc_id: str, doc: dict[str, Any]) -> None: ...
     def delete(self, doc_id: str) -> None: ...
     def values(self) -> Iterable[dict[str, Any]]: ...
+    # A copy of each document, decoded as the iteration reaches it (an index built at start-up
+    # keeps a little of each; the documents never all exist at once).
+    def scan(self) -> Iterator[dict[str, Any]]: ...
 
 
 class Jobs(Protocol):

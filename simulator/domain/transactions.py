@@ -12,7 +12,6 @@ from __future__ import annotations
 import gc
 from bisect import bisect_left, insort
 from collections import defaultdict
-from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -108,9 +107,7 @@ class TransactionRepository:
         """Index what is stored: each transaction decoded once, one at a time (only its RowKeys
         stay), each index appended to and then sorted once (nearly sorted already: the store
         keeps insertion order)."""
-        # The store's Collection decodes lazily; any other Table gives a list.
-        scan = getattr(self._table, "scan", None)
-        stored: Iterable[dict[str, Any]] = scan() if scan is not None else self._table.values()
+        stored = self._table.scan()
         index, keys_of = self._index, self._keys
         # Every RowKeys, entry and index list stays alive: the cyclic GC re-walking them as they
         # accumulate would cost as much as building them (none can be part of a cycle).

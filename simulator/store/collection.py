@@ -1,19 +1,21 @@
-"""``Collection``: one named table, a tinydb ``Table`` whose writes are O(1).
+"""``Collection``: one named table of the store, with O(1) reads and writes.
 
-tinydb's ``Table`` funnels every write through ``_update_table``, which copies the
-whole table and hands it to ``Storage.write`` (a full rewrite).  ``Collection``
-keeps tinydb's read/query API (``search``, ``all``, ``count``, iteration over
-``Query`` objects) but writes single documents through ``JournalStorage.append``:
-a dict assignment plus one appended journal line.
+What of tinydb the store uses, plainly: ``JournalStorage`` is a tinydb ``Storage`` (its
+``read``/``write`` give and take the whole ``{table: {doc_id: doc}}``), and ``Collection.query()``
+hands out a tinydb ``Table`` over it, for tinydb's query API (``search``, ``count``,
+``contains``, ``update``/``remove`` by ``Query``) when inspecting a store or in tests: each call
+reads the whole table and a tinydb write rewrites the store, so production code never calls it.
+The server's code uses only the methods of this class: tinydb's own ``Table`` funnels every
+write through a full copy of the table (design.md 2.5), which the journal avoids by appending one
+line per write.
 
-Document ids are caller-chosen strings (``document_id_class = str``).
+Document ids are caller-chosen strings.
 
 Ownership: the store keeps private copies.  ``put`` stores a copy of what it was
-given and ``get``/``values`` return fresh copies (one orjson decode of the stored bytes,
+given and ``get``/``values``/``scan`` return fresh copies (one orjson decode of the stored bytes,
 ~1 µs for a typical 400-byte doc, independent of how much is stored), so mutating a returned
 doc never changes the store behind its back, and a rolled-back batch restores
-exactly what was there.  ``search``/``all``/iteration are tinydb's and return
-``Document`` objects that are *shallow* copies: do not mutate nested values of those.
+exactly what was there.
 """
 
 from __future__ import annotations
@@ -22,8 +24,7 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any, NoReturn
 
 import orjson
-from tinydb.queries import QueryLike
-from tinydb.table import Document, Table
+from tinydb.table import Table
 
 from simulator.store.journal import Doc, JournalStorage
 from simulator.store.snapshot import no_gc
@@ -31,20 +32,28 @@ from simulator.store.snapshot import no_gc
 __all__ = ["Collection"]
 
 
-class Collection(Table):
-    """A named table of JSON documents keyed by string id."""
+class _QueryTable(Table):
+    """tinydb's Table over the journal storage, with the store's string document ids."""
 
     document_id_class = str
 
+    def _get_next_id(self) -> NoReturn:
+        raise TypeError(
+            f"collection {self.name!r} has caller-chosen string ids: use put(doc_id, doc)"
+        )
+
+
+class Collection:
+    """A named table of JSON documents keyed by string id."""
+
     def __init__(self, storage: JournalStorage, name: str) -> None:
-        super().__init__(storage, name)
+        self.name = name
         self._journal = storage
-        self._cache_generation = storage.generation
 
     # -- O(1) document API ---------------------------------------------------------
 
-    def get(self, doc_id: str) -> Doc | None:  # type: ignore[override]
-        """A copy of the document, or None.  (tinydb's ``get(cond)``: use ``search``.)"""
+    def get(self, doc_id: str) -> Doc | None:
+        """A copy of the document, or None.  (tinydb's ``get(cond)``: ``query().get(cond)``.)"""
         raw = self._journal.table_data(self.name).get(doc_id)
         return None if raw is None else orjson.loads(raw)
 
@@ -102,47 +111,9 @@ class Collection(Table):
     def __contains__(self, doc_id: object) -> bool:
         return doc_id in self._journal.table_data(self.name)
 
-    # -- tinydb integration ----------------------------------------------------------
+    # -- tinydb's query API -------------------------------------------------------------
 
-    def search(self, cond: QueryLike) -> list[Document]:
-        # tinydb caches query results and only clears the cache in its own write
-        # path; our writes (and batch rollbacks) bump the storage generation instead.
-        if self._cache_generation != self._journal.generation:
-            self.clear_cache()
-            self._cache_generation = self._journal.generation
-        return super().search(cond)
-
-    def contains(self, cond: QueryLike | None = None, doc_id: str | None = None) -> bool:  # type: ignore[override]
-        # tinydb's version calls get(cond), which our get() does not take.
-        if doc_id is not None:
-            return doc_id in self
-        if cond is not None:
-            return any(cond(doc) for doc in self._journal.decoded(self.name).values())
-        raise RuntimeError("You have to pass either cond or doc_id")
-
-    def _read_table(self) -> dict[str, Mapping[str, Any]]:
-        return self._journal.decoded(self.name)
-
-    def _update_table(self, updater: Callable[[dict[Any, Mapping[str, Any]]], None]) -> None:
-        """tinydb's bulk write path (update/remove/upsert/truncate by query).
-
-        Those operations are O(n) by nature (they scan the table); here they also
-        cost O(n) memory for the copy the updater mutates, but they write only the
-        changed documents, as one journal line, and join an open batch.
-        """
-        current = self._journal.decoded(self.name)
-        work: dict[Any, Mapping[str, Any]] = self._journal.decoded(self.name)
-        updater(work)
-        ops: list[tuple[str, str, Doc | None]] = [
-            (self.name, doc_id, dict(doc))
-            for doc_id, doc in work.items()
-            if doc_id not in current or current[doc_id] != doc
-        ]
-        ops += [(self.name, doc_id, None) for doc_id in current if doc_id not in work]
-        if ops:
-            self._journal.append(ops)
-
-    def _get_next_id(self) -> NoReturn:
-        raise TypeError(
-            f"collection {self.name!r} has caller-chosen string ids: use put(doc_id, doc)"
-        )
+    def query(self) -> Table:
+        """tinydb's ``Table`` API over this table, as of now: O(table) per call, and a write
+        through it rewrites the whole store. For inspection and tests, never the server."""
+        return _QueryTable(self._journal, self.name, cache_size=0)

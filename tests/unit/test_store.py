@@ -148,7 +148,7 @@ def test_batch_rolls_back_on_exception(tmp_path: Path) -> None:
         docs.put("a", {"status": "new"})
         docs.put("b", {"status": "new"})
         captured = Query().status == "captured"
-        assert docs.search(captured) == []  # primes tinydb's query cache
+        assert docs.query().search(captured) == []
         before = journal_lines(tmp_path)
         with pytest.raises(RuntimeError, match="boom"), store.batch():
             doc = docs.get("a")
@@ -157,12 +157,12 @@ def test_batch_rolls_back_on_exception(tmp_path: Path) -> None:
             docs.put("a", doc)
             docs.delete("b")
             docs.put("c", {"status": "captured"})
-            assert len(docs.search(captured)) == 2
+            assert len(docs.query().search(captured)) == 2
             raise RuntimeError("boom")
         assert docs.get("a") == {"status": "new"}
         assert docs.get("b") == {"status": "new"}
         assert "c" not in docs
-        assert docs.search(captured) == []  # cache invalidated by the rollback
+        assert docs.query().search(captured) == []  # the rollback is seen
         assert journal_lines(tmp_path) == before
         assert not store.in_batch
 
@@ -230,17 +230,19 @@ def test_tinydb_query_search_and_bulk_update(tmp_path: Path) -> None:
         for i in range(6):
             payments.put(f"p{i}", {"status": "captured" if i % 2 else "new", "n": i})
         q = Query()
-        assert [d["n"] for d in payments.search(q.status == "captured")] == [1, 3, 5]
-        assert payments.search(q.status == "captured")[0].doc_id == "p1"
-        payments.put("p6", {"status": "captured", "n": 6})  # must invalidate the cache
-        assert payments.count(q.status == "captured") == 4
-        assert payments.contains(q.n == 6) and not payments.contains(q.n == 99)
-        assert len(payments.all()) == 7
-        # tinydb's own bulk write paths go through the journal too
-        assert sorted(payments.update({"status": "settled"}, q.n >= 5)) == ["p5", "p6"]
-        assert payments.remove(q.n == 0) == ["p0"]
+        assert [d["n"] for d in payments.query().search(q.status == "captured")] == [1, 3, 5]
+        assert payments.query().search(q.status == "captured")[0].doc_id == "p1"
+        payments.put("p6", {"status": "captured", "n": 6})  # seen by the next query
+        tinydb_table = payments.query()
+        assert tinydb_table.count(q.status == "captured") == 4
+        assert tinydb_table.contains(q.n == 6) and not tinydb_table.contains(q.n == 99)
+        assert len(tinydb_table.all()) == 7
+        # tinydb's own bulk write paths rewrite the store, durably
+        assert sorted(tinydb_table.update({"status": "settled"}, q.n >= 5)) == ["p5", "p6"]
+        assert tinydb_table.remove(q.n == 0) == ["p0"]
+        assert payments.get("p5") == {"status": "settled", "n": 5}
         with pytest.raises(TypeError, match="put"):
-            payments.insert({"n": 7})
+            tinydb_table.insert({"n": 7})
     with Store.open(tmp_path) as store:
         payments = store.table("payments")
         assert payments.get("p6") == {"status": "settled", "n": 6}
