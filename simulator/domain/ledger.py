@@ -24,7 +24,6 @@ subtracts them again. A read earlier than that derives the balance from every mo
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right, insort
-from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -36,6 +35,7 @@ from typing import Any, NamedTuple
 from simulator.domain.ids import token_hex
 from simulator.domain.money import ZERO, dec
 from simulator.domain.ports import Table
+from simulator.memory import BoundedCache
 
 AVAILABLE, RESERVE, FROZEN = "available", "reserve", "frozen"
 MOVEMENTS_SHOWN = 100
@@ -258,7 +258,9 @@ class Ledger:
         self._seq = count()
         self._scopes: dict[tuple[str, str], _Scope] = {}
         # The latest records: movement id -> (scope, entry, type), for following a rollback.
-        self._remembered: OrderedDict[str, tuple[tuple[str, str], _Entry, str]] = OrderedDict()
+        self._remembered: BoundedCache[str, tuple[tuple[str, str], _Entry, str]] = BoundedCache(
+            REMEMBERED
+        )
         self._stale = False
         self._build()
 
@@ -351,10 +353,7 @@ class Ledger:
         if self._stale:
             self._build()  # reads the movement just put, like every other stored one
             return movement
-        remembered = self._remembered
-        remembered[movement_id] = (scope, self._add(scope, movement), kind)
-        if len(remembered) > REMEMBERED:
-            remembered.popitem(last=False)
+        self._remembered[movement_id] = (scope, self._add(scope, movement), kind)
         return movement
 
     def follow_rollback(self, movement_id: str, restored: dict[str, Any] | None) -> None:

@@ -9,7 +9,6 @@ the rows of the page are read from the store.
 
 from __future__ import annotations
 
-import gc
 from bisect import bisect_left, insort
 from collections import defaultdict
 from dataclasses import dataclass
@@ -17,6 +16,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from simulator.domain.errors import ApiError
 from simulator.domain.ports import Table
+from simulator.memory import no_gc
 
 if TYPE_CHECKING:
     from simulator.domain.auth import Principal
@@ -111,9 +111,7 @@ class TransactionRepository:
         index, keys_of = self._index, self._keys
         # Every RowKeys, entry and index list stays alive: the cyclic GC re-walking them as they
         # accumulate would cost as much as building them (none can be part of a cycle).
-        gc_was_enabled = gc.isenabled()
-        gc.disable()
-        try:
+        with no_gc():
             for tx in stored:
                 tx_id = tx["id"]
                 keys = keys_of[tx_id] = RowKeys.of(tx)
@@ -122,9 +120,6 @@ class TransactionRepository:
                     index[key].append(entry)
             for rows in index.values():
                 rows.sort()
-        finally:
-            if gc_was_enabled:
-                gc.enable()
 
     def _insert(self, tx_id: str, keys: RowKeys) -> None:
         self._keys[tx_id] = keys

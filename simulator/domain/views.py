@@ -5,13 +5,13 @@ Money is rounded per currency here, at the edge; links are made absolute with th
 
 from __future__ import annotations
 
-import functools
 from decimal import Decimal
 from typing import Any
 
 from simulator.clock import isoformat
 from simulator.domain.money import dec
 from simulator.jsonio import to_json_number
+from simulator.memory import BoundedCache
 
 
 def absolute(base_url: str, path: str | None) -> str | None:
@@ -24,12 +24,17 @@ def _money(value: str | None) -> Decimal | None:
     return None if value is None else dec(value)
 
 
-@functools.lru_cache(maxsize=16_384)
+_JSON_MONEY: BoundedCache[str, int | float] = BoundedCache(16_384)
+
+
 def _json_money(value: str) -> int | float:
     """A stored amount as the number the API shows. A transaction's view is built on every
     create and read: as Decimals, its amounts cost six times as much to make and encode, and the
     same few values (fees, round amounts) recur from one payment to the next."""
-    return to_json_number(dec(value))
+    number = _JSON_MONEY.get(value)
+    if number is None:
+        number = _JSON_MONEY[value] = to_json_number(dec(value))
+    return number
 
 
 def settles_at(tx: dict[str, Any]) -> float | None:

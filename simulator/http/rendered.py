@@ -21,6 +21,7 @@ from simulator.domain.auth import Principal
 from simulator.domain.errors import ApiError
 from simulator.domain.views import settles_at, transaction_view
 from simulator.jsonio import dumps
+from simulator.memory import BoundedCache
 
 DEFAULT_CAPACITY = 8192
 _OWNER_FIELDS = ("merchantId", "environment", "shopId")
@@ -45,8 +46,7 @@ class RenderedTransactions:
     ) -> None:
         self._stored = stored
         self._now = now
-        self._capacity = capacity
-        self._entries: dict[str, _Rendered] = {}
+        self._entries: BoundedCache[str, _Rendered] = BoundedCache(capacity)
 
     def one(self, principal: Principal, tx_id: str, base_url: str) -> bytes:
         """The caller's transaction as JSON; transaction_not_found if it is not theirs."""
@@ -82,7 +82,5 @@ class RenderedTransactions:
             settled=at is not None and at <= now,
             body=dumps(transaction_view(tx, base_url, now)),
         )
-        if tx_id not in self._entries and len(self._entries) >= self._capacity:
-            del self._entries[next(iter(self._entries))]
         self._entries[tx_id] = entry
         return entry

@@ -26,8 +26,8 @@ from typing import Any, NoReturn
 import orjson
 from tinydb.table import Table
 
+from simulator.memory import no_gc
 from simulator.store.journal import Doc, JournalStorage
-from simulator.store.snapshot import no_gc
 
 __all__ = ["Collection"]
 

@@ -84,6 +84,7 @@ from typing import Any, Final
 import orjson
 from tinydb.storages import Storage
 
+from simulator.memory import no_gc
 from simulator.store.snapshot import (
     INFO_TABLE,
     Encoded,
@@ -92,7 +93,6 @@ from simulator.store.snapshot import (
     compact_bytes,
     decode_snapshot,
     encode_snapshot,
-    no_gc,
 )
 
 __all__ = [

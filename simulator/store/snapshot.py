@@ -38,14 +38,14 @@ by decoding it whole; the store rewrites it in this format on open (``LoadedSnap
 
 from __future__ import annotations
 
-import gc
 import zlib
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from itertools import chain, repeat
 from typing import Final, NamedTuple
 
 import orjson
+
+from simulator.memory import no_gc
 
 __all__ = [
     "FORMAT",
@@ -57,7 +57,6 @@ __all__ = [
     "compact_bytes",
     "decode_snapshot",
     "encode_snapshot",
-    "no_gc",
 ]
 
 FORMAT: Final = 2
@@ -89,23 +88,6 @@ class LoadedSnapshot(NamedTuple):
     data: Encoded
     legacy: bool  # written by an earlier version: rewrite it
     journal: JournalMark | None = None  # None: written without one (replay the whole journal)
-
-
-@contextmanager
-def no_gc() -> Iterator[None]:
-    """Pause the cyclic GC while building many objects that all stay alive.
-
-    Decoding tens of thousands of documents allocates millions of container objects; with the
-    collector running, each of its passes re-walks everything allocated so far, which doubles the
-    cost of a bulk decode.  JSON values cannot form cycles, so nothing is lost by waiting.
-    """
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def compact_bytes(doc: object) -> bytes:
