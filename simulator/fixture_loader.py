@@ -24,7 +24,6 @@ from simulator.domain.catalog import (
     PAYOUT_RAILS,
     RECIPIENT_FIELD_TYPES,
     Catalog,
-    Channel,
     CurrencyLimit,
     DepositMethod,
     Environment,
@@ -58,11 +57,6 @@ REQUIRED_FIELD_TYPES = frozenset({"string", "email", "document", "phone"})
 # Optional fields of POST /me/deposit-accounts a shop setup may make mandatory.
 DEPOSIT_FIELD_KEYS = frozenset({"phone", "documentType", "documentId", "country"})
 
-_GENERIC_ICONS: dict[Channel, str] = {
-    "ONLINE": "category-online.svg",
-    "CASH": "category-cash.svg",
-    "CREDIT_CARD": "category-card.svg",
-}
 _KEY_PREFIXES: dict[Environment, tuple[str, str]] = {
     "sandbox": ("pk_test_", "sk_test_"),
     "production": ("pk_live_", "sk_live_"),
@@ -112,31 +106,6 @@ def static_dir() -> Path:
     if not isinstance(static, Path):
         raise RuntimeError("simulator must be installed unpacked to serve static files")
     return static
-
-
-def icons_dir() -> Path:
-    return static_dir() / "icons"
-
-
-def icon_path(name: str) -> Path:
-    """Path of one icon file; FileNotFoundError for unknown names or anything path-like."""
-    # The name comes from a URL: only plain icon file names, so `..` or `/` can never escape.
-    if not _ICON_NAME.fullmatch(name):
-        raise FileNotFoundError(name)
-    path = icons_dir() / name
-    if not path.is_file():
-        raise FileNotFoundError(name)
-    return path
-
-
-def generic_icon_for(channel: Channel) -> str:
-    """The category icon shown for a method without a logo of its own."""
-    return _GENERIC_ICONS[channel]
-
-
-def icon_for(method: PaymentMethod) -> str:
-    """The icon file behind a method's iconUrl: its own logo, else its channel's category icon."""
-    return method.icon or generic_icon_for(method.channel)
 
 
 # ---------------------------------------------------------------------------- YAML reading

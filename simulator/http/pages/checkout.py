@@ -22,7 +22,7 @@ from simulator.domain.checkout_request import (
     parse_select_request,
 )
 from simulator.domain.errors import ApiError
-from simulator.domain.payments import icon_path
+from simulator.domain.views import icon_path
 from simulator.http.handlers.checkout import CHECKOUT, client_ip
 from simulator.http.keys import CONTEXT, STORE
 from simulator.http.pages.codes import boleto_barcode_digits, itf_svg, qr_svg
