@@ -199,8 +199,11 @@ def props(name: str) -> dict[str, Any]:
 
 def test_payment_text_limits_match_the_domain() -> None:
     schema = props("PaymentCreate")
+    # A one-shot checkout session's body goes through the same parser as POST /payments.
+    one_shot = props("OneShotSessionCreate")
     for field, limit in payment_request.MAX_LENGTHS.items():
         assert schema[field]["maxLength"] == limit, field
+        assert one_shot[field]["maxLength"] == limit, field
     assert set(schema) == payment_request.ALLOWED_FIELDS
     assert set(props("PaymentCustomer")) == payment_request.CUSTOMER_FIELDS
 
@@ -249,6 +252,7 @@ def test_enumerations_match_the_domain() -> None:
     assert status["schema"]["enum"] == list(payouts.PAYOUT_STATUSES)
     assert props("RefundRequest")["reason"]["maxLength"] == MAX_REASON
     assert props("WebhookCreate")["description"]["maxLength"] == webhooks.MAX_DESCRIPTION
+    assert SCHEMAS["WebhookUrl"]["maxLength"] == webhooks.MAX_URL
 
 
 # -- the schemas are what the server enforces ----------------------------------------------
