@@ -385,6 +385,17 @@ def test_the_schema_is_shipped_and_names_every_step_kind() -> None:
     )
 
 
+def test_the_schema_file_is_generated_from_its_sources() -> None:
+    """Event types (payorch.vocabulary) and matcher operators (the matchers registry) are written
+    into the shipped file, which editors read directly."""
+    from payorch_cli.scenario import SCHEMA_PATH
+    from payorch_cli.scenario.schema import current_text
+
+    assert SCHEMA_PATH.read_text(encoding="utf-8") == current_text(), (
+        "scenario.schema.json is out of date: run `python -m payorch_cli.scenario.schema`"
+    )
+
+
 def test_the_schema_accepts_the_repository_scenarios() -> None:
     jsonschema = pytest.importorskip("jsonschema")
     from payorch_cli.scenario import SCHEMA_PATH
