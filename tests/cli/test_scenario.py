@@ -4,6 +4,7 @@ matchers and expressions, and `payorch scenario run|validate` with every exit st
 from __future__ import annotations
 
 import json
+import re
 import textwrap
 from pathlib import Path
 from xml.etree import ElementTree
@@ -237,6 +238,15 @@ def test_matchers(expected: str, actual: object, problems: list[str]) -> None:
     assert len(found) == len(problems), found
     for fragment, line in zip(problems, found, strict=True):
         assert fragment in line, line
+
+
+def test_every_matcher_operator_is_documented() -> None:
+    from payorch_cli.scenario.matchers import REGISTRY
+
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "scenarios.md").read_text()
+    table = docs.split("## Matching", 1)[1].split("\n## ", 1)[0]
+    missing = [n for n in REGISTRY if not re.search(rf"(?<![\w$]){re.escape(n)}(?!\w)", table)]
+    assert missing == [], "add these to the Matching table of docs/scenarios.md"
 
 
 # -- the command ------------------------------------------------------------------------------
