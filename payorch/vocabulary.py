@@ -1,6 +1,8 @@
 """The spec's fixed names, listed once for the simulator and the CLI (trigger, scenarios, TUI):
-event types, transaction statuses and paymentData method slugs. It imports nothing, so the CLI's
-start stays cheap."""
+event types, transaction statuses, paymentData method slugs and simulate actions. It imports
+nothing, so the CLI's start stays cheap. A table that needs more than the names (the simulator's
+transitions, the CLI's typer choices) keeps its own copy, checked against these by
+tests/unit/test_vocabulary.py."""
 
 from __future__ import annotations
 
@@ -46,4 +48,20 @@ PAYMENT_METHOD_SLUGS: tuple[str, ...] = (
     "applepay",
     "googlepay",
     "crypto",
+)
+
+# The actions of POST /payments/{id}/simulate, in the spec's order (what each does:
+# simulator.domain.states.SIMULATE_ACTIONS).
+PAYMENT_SIMULATE_ACTIONS: tuple[str, ...] = ("paid", "failed", "expired", "refunded", "chargeback")
+
+# The actions of POST /me/payout/send/{id}/simulate (what each does:
+# simulator.domain.payouts.SIMULATE_ACTIONS).
+PAYOUT_SIMULATE_ACTIONS: tuple[str, ...] = (
+    "completed",
+    "paid",
+    "failed",
+    "rejected",
+    "refunded",
+    "returned",
+    "processing",
 )

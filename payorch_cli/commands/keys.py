@@ -17,21 +17,10 @@ def keys(
 ) -> None:
     """List every credential: merchant, shop, environment, publishable and secret key."""
     as_json = resolve(ctx, as_json=as_json).json
-    from simulator.fixture_loader import load_catalog
+    from payorch_cli.credentials import fixture_rows
 
     del data_dir  # keys come from the fixtures and are the same for every data dir
-    catalog = load_catalog(fixtures)
-    rows = [
-        {
-            "merchantId": c.merchant.id,
-            "merchantName": c.merchant.name,
-            "shopId": c.shop.id if c.shop else None,
-            "environment": c.environment,
-            "publishableKey": c.publishable,
-            "secretKey": c.secret,
-        }
-        for c in catalog.credentials
-    ]
+    rows = fixture_rows(fixtures)
     if as_json:
         print(json.dumps(rows, indent=2))
         return

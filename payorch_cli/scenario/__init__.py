@@ -2,7 +2,8 @@
 
 Modules: source (YAML with locations), loader (checks, file:line:column errors), expressions
 (`${...}`), matchers, model, interpreter (runs an instance), receiver (hosted webhook endpoint),
-host (in-process simulators), suite (many files), reporters, pytest_plugin.
+host (in-process simulators), suite (many files), reporters, pytest_plugin, schema (writes the
+generated parts of scenario.schema.json).
 """
 
 from __future__ import annotations

@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from payorch_cli.client import Client
-from payorch_cli.scenario.credentials import Credential, Credentials
+from payorch_cli.credentials import Credential
+from payorch_cli.scenario.credentials import Credentials
 from payorch_cli.scenario.durations import parse_duration
 from payorch_cli.scenario.receiver import Delivery, Receiver
 

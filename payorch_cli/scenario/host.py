@@ -5,8 +5,9 @@ One background thread per process runs an asyncio loop; each simulator is a fres
 loopback port. Starting one costs about a millisecond once the first has paid for the imports and
 the fixtures, so every scenario (and every test using the `payorch` fixture) gets its own: no state
 leaks between them, balances and events are exact, and parallel runs never share a server.
-This module is the only part of payorch_cli that imports aiohttp and simulator internals
-(design.md 3: "except serve / in-process boot").
+Besides `payorch serve`, this module is the only part of payorch_cli that imports aiohttp and
+boots a simulator (`simulator.app`); the rest of the CLI talks HTTP, and reads from the simulator
+package only its fixtures (`payorch keys`), its settings' defaults and its OpenAPI document.
 """
 
 from __future__ import annotations

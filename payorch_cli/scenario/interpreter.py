@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from payorch_cli.client import ApiError
-from payorch_cli.scenario.credentials import Credential, Credentials
+from payorch_cli.credentials import Credential
+from payorch_cli.scenario.credentials import Credentials
 from payorch_cli.scenario.expressions import EnvScope, ExprError, render
 from payorch_cli.scenario.http import Exchange, ScenarioClient
 from payorch_cli.scenario.matchers import MISSING, Matcher, Mismatch, show

@@ -6,9 +6,11 @@ Rules (docs/scenarios.md has the user's version):
   any order, among others");
 - a scalar matches an equal value; numbers compare by value in decimal (50 == 50.0), never a
   boolean with a number;
-- a mapping whose keys all start with `$` is a matcher: `$any`, `$absent`, `$type`, `$regex`,
-  `$gt`/`$gte`/`$lt`/`$lte`, `$between`, `$approx` (+ `$tolerance`), `$contains`, `$len`, `$in`,
-  `$not`, `$each`, `$exact`, `$eq`; several in one mapping must all hold.
+- a mapping whose keys all start with `$` is a matcher: each key is an operator (`$gt`,
+  `$regex`...), one `Operator` subclass each, registered by name in `REGISTRY`; several in one
+  mapping must all hold.
+A new operator is a subclass below, a row in docs/scenarios.md, and its schema entry written into
+scenario.schema.json by `python -m payorch_cli.scenario.schema` (a test fails until it is).
 Every matcher can say what it expected in a form that diffs well against the actual value: a
 passing matcher shows the actual value on both sides, so the diff only shows what failed.
 """
@@ -20,7 +22,7 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Any
+from typing import Any, ClassVar
 
 from payorch_cli.scenario.expressions import ExprError, compile_value, render, roots
 from payorch_cli.scenario.source import Loc, Node, ScenarioError
@@ -35,26 +37,6 @@ TYPES: dict[str, Callable[[Any], bool]] = {
     "array": lambda v: isinstance(v, list),
     "null": lambda v: v is None,
 }
-OPERATORS = (
-    "$any",
-    "$absent",
-    "$type",
-    "$regex",
-    "$gt",
-    "$gte",
-    "$lt",
-    "$lte",
-    "$between",
-    "$approx",
-    "$tolerance",
-    "$contains",
-    "$len",
-    "$in",
-    "$not",
-    "$each",
-    "$exact",
-    "$eq",
-)
 DEFAULT_TOLERANCE = Decimal("0.01")
 Scope = Mapping[str, Any]
 
@@ -254,12 +236,16 @@ class Ops(Matcher):
 
     @property
     def optional(self) -> bool:
-        return any(op.name in ("$absent", "$not") for op in self.ops)
+        return any(REGISTRY[op.name].optional for op in self.ops)
 
     def check(self, actual: Any, path: str, scope: Scope) -> list[Mismatch]:
         out = []
         for op in self.ops:
-            problem = self._check(op, actual, path, scope)
+            operator = REGISTRY[op.name]
+            if actual is MISSING and not operator.optional:
+                problem: str | None = f"missing (expected {self.describe(op, scope)})"
+            else:
+                problem = operator.check(op, actual, path, scope, self)
             if problem:
                 out.append(Mismatch(path, problem))
         return out
@@ -267,7 +253,7 @@ class Ops(Matcher):
     def expected_view(self, actual: Any, scope: Scope) -> Any:
         if not self.check(actual, "", scope):
             return actual
-        return "<" + " and ".join(self._describe(op, scope) for op in self.ops) + ">"
+        return "<" + " and ".join(self.describe(op, scope) for op in self.ops) + ">"
 
     def names(self) -> set[str]:
         out: set[str] = roots(self.tolerance)
@@ -275,105 +261,224 @@ class Ops(Matcher):
             out |= op.arg.names() if isinstance(op.arg, Matcher) else _arg_names(op.arg)
         return out
 
-    def _describe(self, op: Op, scope: Scope) -> str:
-        if isinstance(op.arg, Matcher):
-            inner = op.arg.expected_view(MISSING, scope)
-            return f"{op.name} {show(inner)}"
-        value = (
-            render(op.arg, scope)
-            if not isinstance(op.arg, list)
-            else [
-                a.expected_view(MISSING, scope) if isinstance(a, Matcher) else render(a, scope)
-                for a in op.arg
-            ]
-        )
-        if op.name == "$approx":
-            return f"$approx {show(value)} ± {self._tolerance(scope)}"
-        return f"{op.name} {show(value)}"
+    def describe(self, op: Op, scope: Scope) -> str:
+        return REGISTRY[op.name].describe(op, scope, self)
 
-    def _tolerance(self, scope: Scope) -> Decimal:
+    def tolerance_value(self, scope: Scope) -> Decimal:
         return DEFAULT_TOLERANCE if self.tolerance is None else dec(render(self.tolerance, scope))
 
-    def _check(self, op: Op, actual: Any, path: str, scope: Scope) -> str | None:
-        name = op.name
-        if name == "$absent":
-            return None if actual is MISSING else f"expected no such key, got {show(actual)}"
-        if name == "$not":
-            if actual is MISSING:
-                return None
-            if op.arg.check(actual, path, scope):
-                return None
-            return f"expected not {show(op.arg.expected_view(MISSING, scope))}, got {show(actual)}"
-        if actual is MISSING:
-            return f"missing (expected {self._describe(op, scope)})"
-        if name == "$any":
-            return None
-        if name == "$type":
-            wanted = render(op.arg, scope)
-            wanted = wanted if isinstance(wanted, list) else [wanted]
-            if any(TYPES[t](actual) for t in wanted):
-                return None
-            return f"expected {' or '.join(wanted)}, got {show(actual)}"
-        if name == "$regex":
-            pattern = render(op.arg, scope)
-            if isinstance(actual, str) and re.search(pattern, actual):
-                return None
-            return f"expected a string matching /{pattern}/, got {show(actual)}"
-        if name in ("$gt", "$gte", "$lt", "$lte", "$between", "$approx"):
-            return self._compare(op, actual, scope)
-        if name == "$in":
-            options = render(op.arg, scope)
-            if any(json_equal(o, actual) for o in options):
-                return None
-            return f"expected one of {show(options)}, got {show(actual)}"
-        if name == "$eq":
-            expected = render(op.arg, scope)
-            return (
-                None
-                if json_equal(expected, actual)
-                else (f"expected {show(expected)}, got {show(actual)}")
-            )
-        if name == "$len":
-            if not isinstance(actual, list | str | dict):
-                return f"expected something with a length, got {show(actual)}"
-            found = op.arg.check(len(actual), path, scope)
-            return f"length {len(actual)}: {found[0].message}" if found else None
-        if name == "$each":
-            if not isinstance(actual, list):
-                return f"expected a list, got {show(actual)}"
-            for index, item in enumerate(actual):
-                found = op.arg.check(item, _join(path, index), scope)
-                if found:
-                    return f"item [{index}]: {found[0].path}: {found[0].message}"
-            return None
-        if name == "$exact":
-            found = op.arg.check(actual, path, scope)
-            return "; ".join(f"{m.path}: {m.message}" for m in found) or None
-        if name == "$contains":
-            return self._contains(op, actual, path, scope)
-        return f"unknown operator {name}"  # the loader refuses these first
 
-    def _compare(self, op: Op, actual: Any, scope: Scope) -> str | None:
+# ---------------------------------------------------------------------------- the operators
+
+REGISTRY: dict[str, Operator] = {}  # every `$op` by name, in the order messages list them
+
+
+class Operator:
+    """One `$op` of a matcher mapping. A subclass gives its `name`, the `schema` of its argument
+    (its entry in scenario.schema.json, which `payorch_cli.scenario.schema` writes from this
+    registry), how to `compile` the argument and how to `check` a value. Defining the subclass
+    registers it."""
+
+    name: ClassVar[str]
+    schema: ClassVar[dict[str, Any]]
+    optional: ClassVar[bool] = False  # the key may be absent: `check` is given MISSING too
+    modifies: ClassVar[str | None] = None  # a setting of that operator, never checked itself
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "name" in cls.__dict__:
+            REGISTRY[cls.name] = cls()
+
+    def compile(self, node: Node) -> Any:
+        """The argument, from its YAML node; a ScenarioError at the node if it is not one."""
+        return _compiled(node)
+
+    def check(self, op: Op, actual: Any, path: str, scope: Scope, ops: Ops) -> str | None:
+        """None when `actual` holds, else what is wrong with it."""
+        raise NotImplementedError
+
+    def describe(self, op: Op, scope: Scope, ops: Ops) -> str:
+        """The operator and its argument, as a failure message shows what was expected."""
+        return f"{op.name} {show(_shown(op.arg, scope))}"
+
+
+class _Flag(Operator):
+    def compile(self, node: Node) -> Any:
+        if node.value() is not True:
+            raise ScenarioError(node.loc, f"write `{self.name}: true`")
+        return True
+
+
+class AnyValue(_Flag):
+    name = "$any"
+    schema: ClassVar[dict[str, Any]] = {"const": True, "description": "Present, any value."}
+
+    def check(self, op: Op, actual: Any, path: str, scope: Scope, ops: Ops) -> str | None:
+        return None
+
+
+class Absent(_Flag):
+    name = "$absent"
+    schema: ClassVar[dict[str, Any]] = {"const": True, "description": "The key must not be there."}
+    optional = True
+
+    def check(self, op: Op, actual: Any, path: str, scope: Scope, ops: Ops) -> str | None:
+        return None if actual is MISSING else f"expected no such key, got {show(actual)}"
+
+
+class TypeIs(Operator):
+    name = "$type"
+    schema: ClassVar[dict[str, Any]] = {
+        "description": "JSON type(s).",
+        "oneOf": [{"enum": list(TYPES)}, {"type": "array", "items": {"enum": list(TYPES)}}],
+    }
+
+    def compile(self, node: Node) -> Any:
+        value = node.value()
+        wanted = value if isinstance(value, list) else [value]
+        bad = [t for t in wanted if t not in TYPES]
+        if bad or not wanted:
+            raise ScenarioError(
+                node.loc,
+                f"unknown type {show(bad[0] if bad else value)}; one of {', '.join(TYPES)}",
+            )
+        return value
+
+    def check(self, op: Op, actual: Any, path: str, scope: Scope, ops: Ops) -> str | None:
+        wanted = render(op.arg, scope)
+        wanted = wanted if isinstance(wanted, list) else [wanted]
+        if any(TYPES[t](actual) for t in wanted):
+            return None
+        return f"expected {' or '.join(wanted)}, got {show(actual)}"
+
+
+class Regex(Operator):
+    name = "$regex"
+    schema: ClassVar[dict[str, Any]] = {"type": "string", "description": "re.search on a string."}
+
+    def compile(self, node: Node) -> Any:
+        value = _compiled(node)
+        if isinstance(value, str):
+            try:
+                re.compile(value)
+            except re.error as exc:
+                raise ScenarioError(node.loc, f"bad regular expression: {exc}") from None
+        elif not _interp(value):
+            raise ScenarioError(node.loc, "`$regex` takes a string")
+        return value
+
+    def check(self, op: Op, actual: Any, path: str, scope: Scope, ops: Ops) -> str | None:
+        pattern = render(op.arg, scope)
+        if isinstance(actual, str) and re.search(pattern, actual):
+            return None
+        return f"expected a string matching /{pattern}/, got {show(actual)}"
+
+
+class _Comparison(Operator):
+    """A number against a bound: the argument is a number (or `${...}`)."""
+
+    schema: ClassVar[dict[str, Any]] = {"type": ["number", "string"]}
+
+    def compile(self, node: Node) -> Any:
+        return _number_arg(node, self.name)
+
+    def check(self, op: Op, actual: Any, path: str, scope: Scope, ops: Ops) -> str | None:
         bound = render(op.arg, scope)
         if not is_number(actual):
             return f"expected a number ({op.name} {show(bound)}), got {show(actual)}"
-        value = dec(actual)
-        if op.name == "$between":
-            low, high = (dec(b) for b in bound)
-            ok = low <= value <= high
-        elif op.name == "$approx":
-            ok = abs(value - dec(bound)) <= self._tolerance(scope)
-        else:
-            limit = dec(bound)
-            ok = {
-                "$gt": value > limit,
-                "$gte": value >= limit,
-                "$lt": value < limit,
-                "$lte": value <= limit,
-            }[op.name]
-        return None if ok else f"expected {self._describe(op, scope)}, got {show(actual)}"
+        if self.holds(dec(actual), bound, scope, ops):
+            return None
+        return f"expected {ops.describe(op, scope)}, got {show(actual)}"
 
-    def _contains(self, op: Op, actual: Any, path: str, scope: Scope) -> str | None:
+    def holds(self, value: Decimal, bound: Any, scope: Scope, ops: Ops) -> bool:
+        raise NotImplementedError
+
+
+class Greater(_Comparison):
+    name = "$gt"
+
+    def holds(self, value: Decimal, bound: Any, scope: Scope, ops: Ops) -> bool:
+        return value > dec(bound)
+
+
+class GreaterOrEqual(_Comparison):
+    name = "$gte"
+
+    def holds(self, value: Decimal, bound: Any, scope: Scope, ops: Ops) -> bool:
+        return value >= dec(bound)
+
+
+class Less(_Comparison):
+    name = "$lt"
+
+    def holds(self, value: Decimal, bound: Any, scope: Scope, ops: Ops) -> bool:
+        return value < dec(bound)
+
+
+class LessOrEqual(_Comparison):
+    name = "$lte"
+
+    def holds(self, value: Decimal, bound: Any, scope: Scope, ops: Ops) -> bool:
+        return value <= dec(bound)
+
+
+class Between(_Comparison):
+    name = "$between"
+    schema: ClassVar[dict[str, Any]] = {
+        "type": "array",
+        "minItems": 2,
+        "maxItems": 2,
+        "description": "[low, high], inclusive.",
+    }
+
+    def compile(self, node: Node) -> Any:
+        value = _compiled(node)
+        if not (isinstance(value, list) and len(value) == 2):
+            raise ScenarioError(node.loc, "`$between` takes [low, high]")
+        return value
+
+    def holds(self, value: Decimal, bound: Any, scope: Scope, ops: Ops) -> bool:
+        low, high = (dec(b) for b in bound)
+        return low <= value <= high
+
+
+class Approx(_Comparison):
+    name = "$approx"
+
+    def holds(self, value: Decimal, bound: Any, scope: Scope, ops: Ops) -> bool:
+        return abs(value - dec(bound)) <= ops.tolerance_value(scope)
+
+    def describe(self, op: Op, scope: Scope, ops: Ops) -> str:
+        return f"$approx {show(_shown(op.arg, scope))} ± {ops.tolerance_value(scope)}"
+
+
+class Tolerance(Operator):
+    name = "$tolerance"
+    schema: ClassVar[dict[str, Any]] = {
+        "type": ["number", "string"],
+        "description": "For $approx; default 0.01.",
+    }
+    modifies = "$approx"
+
+    def compile(self, node: Node) -> Any:
+        return _number_arg(node, self.name)
+
+
+class Contains(Operator):
+    name = "$contains"
+    schema: ClassVar[dict[str, Any]] = {
+        "description": "A list holding items matching these (any order, each a distinct item), "
+        "or a string holding this substring."
+    }
+
+    def compile(self, node: Node) -> Any:
+        if node.is_seq:
+            return [compile_matcher(item) for item in node.items()]
+        if node.is_map:
+            return [compile_matcher(node)]
+        return _compiled(node)  # a substring
+
+    def check(self, op: Op, actual: Any, path: str, scope: Scope, ops: Ops) -> str | None:
         if isinstance(actual, str) and not isinstance(op.arg, list):
             needle = render(op.arg, scope)
             return (
@@ -416,6 +521,116 @@ class Ops(Matcher):
         return f"no item matches {shown}{more}; closest: {why} (among {len(actual)} items)"
 
 
+class _Nested(Operator):
+    """The argument is itself an expected value (a matcher)."""
+
+    schema: ClassVar[dict[str, Any]] = {"$ref": "#/$defs/expected"}
+
+    def compile(self, node: Node) -> Any:
+        return compile_matcher(node)
+
+
+class Length(_Nested):
+    name = "$len"
+
+    def check(self, op: Op, actual: Any, path: str, scope: Scope, ops: Ops) -> str | None:
+        if not isinstance(actual, list | str | dict):
+            return f"expected something with a length, got {show(actual)}"
+        found = op.arg.check(len(actual), path, scope)
+        return f"length {len(actual)}: {found[0].message}" if found else None
+
+
+class OneOf(Operator):
+    name = "$in"
+    schema: ClassVar[dict[str, Any]] = {"type": "array"}
+
+    def compile(self, node: Node) -> Any:
+        value = _compiled(node)
+        if not isinstance(value, list):
+            raise ScenarioError(node.loc, "`$in` takes a list of values")
+        return value
+
+    def check(self, op: Op, actual: Any, path: str, scope: Scope, ops: Ops) -> str | None:
+        options = render(op.arg, scope)
+        if any(json_equal(o, actual) for o in options):
+            return None
+        return f"expected one of {show(options)}, got {show(actual)}"
+
+
+class Not(_Nested):
+    name = "$not"
+    optional = True
+
+    def check(self, op: Op, actual: Any, path: str, scope: Scope, ops: Ops) -> str | None:
+        if actual is MISSING:
+            return None
+        if op.arg.check(actual, path, scope):
+            return None
+        return f"expected not {show(op.arg.expected_view(MISSING, scope))}, got {show(actual)}"
+
+
+class Each(_Nested):
+    name = "$each"
+
+    def check(self, op: Op, actual: Any, path: str, scope: Scope, ops: Ops) -> str | None:
+        if not isinstance(actual, list):
+            return f"expected a list, got {show(actual)}"
+        for index, item in enumerate(actual):
+            found = op.arg.check(item, _join(path, index), scope)
+            if found:
+                return f"item [{index}]: {found[0].path}: {found[0].message}"
+        return None
+
+
+class Exact(Operator):
+    name = "$exact"
+    schema: ClassVar[dict[str, Any]] = {
+        "type": "object",
+        "description": "An object with exactly these keys.",
+    }
+
+    def compile(self, node: Node) -> Any:
+        if not node.is_map:
+            raise ScenarioError(node.loc, "`$exact` takes a mapping of every expected key")
+        matcher = compile_matcher(node)
+        if not isinstance(matcher, ObjectMatcher):
+            raise ScenarioError(node.loc, "`$exact` takes a plain mapping, not a matcher")
+        matcher.exact = True
+        return matcher
+
+    def check(self, op: Op, actual: Any, path: str, scope: Scope, ops: Ops) -> str | None:
+        found = op.arg.check(actual, path, scope)
+        return "; ".join(f"{m.path}: {m.message}" for m in found) or None
+
+
+class EqualTo(Operator):
+    name = "$eq"
+    schema: ClassVar[dict[str, Any]] = {"description": "A literal value ($-keys included)."}
+
+    def check(self, op: Op, actual: Any, path: str, scope: Scope, ops: Ops) -> str | None:
+        expected = render(op.arg, scope)
+        return (
+            None
+            if json_equal(expected, actual)
+            else (f"expected {show(expected)}, got {show(actual)}")
+        )
+
+
+# ---------------------------------------------------------------------------- compiling
+
+
+def _shown(arg: Any, scope: Scope) -> Any:
+    """An operator's argument as a message shows it: matchers by what they expect."""
+    if isinstance(arg, Matcher):
+        return arg.expected_view(MISSING, scope)
+    if isinstance(arg, list):
+        return [
+            a.expected_view(MISSING, scope) if isinstance(a, Matcher) else render(a, scope)
+            for a in arg
+        ]
+    return render(arg, scope)
+
+
 def _arg_names(arg: Any) -> set[str]:
     if isinstance(arg, list):
         return set().union(set(), *(a.names() if isinstance(a, Matcher) else roots(a) for a in arg))
@@ -455,16 +670,17 @@ def _compile_ops(node: Node, entries: list[tuple[str, Node, Node]]) -> Ops:
     tolerance = None
     names = [k for k, _, _ in entries]
     for key, key_node, value in entries:
-        if key not in OPERATORS:
-            near = difflib.get_close_matches(key, OPERATORS, 1)
-            hint = f"; did you mean `{near[0]}`?" if near else f" (known: {', '.join(OPERATORS)})"
+        operator = REGISTRY.get(key)
+        if operator is None:
+            near = difflib.get_close_matches(key, list(REGISTRY), 1)
+            hint = f"; did you mean `{near[0]}`?" if near else f" (known: {', '.join(REGISTRY)})"
             raise ScenarioError(key_node.loc, f"unknown matcher `{key}`{hint}")
-        if key == "$tolerance":
-            if "$approx" not in names:
-                raise ScenarioError(key_node.loc, "`$tolerance` goes with `$approx`")
-            tolerance = _number_arg(value, key)
+        if operator.modifies is not None:  # $tolerance, the one setting: kept beside the ops
+            if operator.modifies not in names:
+                raise ScenarioError(key_node.loc, f"`{key}` goes with `{operator.modifies}`")
+            tolerance = operator.compile(value)
             continue
-        ops.append(Op(key, _op_arg(key, value), value.loc))
+        ops.append(Op(key, operator.compile(value), value.loc))
     return Ops(ops, node.loc, tolerance)
 
 
@@ -479,61 +695,3 @@ def _interp(value: Any) -> bool:
     from payorch_cli.scenario.expressions import Interp
 
     return isinstance(value, Interp)
-
-
-def _op_arg(key: str, node: Node) -> Any:
-    if key in ("$any", "$absent"):
-        if node.value() is not True:
-            raise ScenarioError(node.loc, f"write `{key}: true`")
-        return True
-    if key == "$type":
-        value = node.value()
-        wanted = value if isinstance(value, list) else [value]
-        bad = [t for t in wanted if t not in TYPES]
-        if bad or not wanted:
-            raise ScenarioError(
-                node.loc,
-                f"unknown type {show(bad[0] if bad else value)}; one of {', '.join(TYPES)}",
-            )
-        return value
-    if key == "$regex":
-        value = _compiled(node)
-        if isinstance(value, str):
-            try:
-                re.compile(value)
-            except re.error as exc:
-                raise ScenarioError(node.loc, f"bad regular expression: {exc}") from None
-        elif not _interp(value):
-            raise ScenarioError(node.loc, "`$regex` takes a string")
-        return value
-    if key in ("$gt", "$gte", "$lt", "$lte", "$approx"):
-        return _number_arg(node, key)
-    if key == "$between":
-        value = _compiled(node)
-        if not (isinstance(value, list) and len(value) == 2):
-            raise ScenarioError(node.loc, "`$between` takes [low, high]")
-        return value
-    if key == "$in":
-        value = _compiled(node)
-        if not isinstance(value, list):
-            raise ScenarioError(node.loc, "`$in` takes a list of values")
-        return value
-    if key == "$contains":
-        if node.is_seq:
-            return [compile_matcher(item) for item in node.items()]
-        if node.is_map:
-            return [compile_matcher(node)]
-        return _compiled(node)  # a substring
-    if key == "$len":
-        return compile_matcher(node)
-    if key in ("$not", "$each"):
-        return compile_matcher(node)
-    if key == "$exact":
-        if not node.is_map:
-            raise ScenarioError(node.loc, "`$exact` takes a mapping of every expected key")
-        matcher = compile_matcher(node)
-        if not isinstance(matcher, ObjectMatcher):
-            raise ScenarioError(node.loc, "`$exact` takes a plain mapping, not a matcher")
-        matcher.exact = True
-        return matcher
-    return _compiled(node)  # $eq: a literal, `$` keys and all

@@ -24,9 +24,9 @@ from textual.screen import Screen
 from textual.worker import Worker, get_current_worker
 
 from payorch_cli.client import ApiError
+from payorch_cli.credentials import Credential, mask
 from payorch_cli.tui import present
 from payorch_cli.tui.backend import SIMULATE_ACTIONS, STATUSES, Backend, Identity
-from payorch_cli.tui.credentials import Credential, mask
 from payorch_cli.tui.messages import (
     ClockSynced,
     Failed,
@@ -446,8 +446,8 @@ class PayorchApp(App[None]):
 
     def action_switch_key(self) -> None:
         def chosen(credential: Credential | None) -> None:
-            if credential is not None:
-                self.switch_key(credential.secret_key)
+            if credential is not None and credential.key is not None:
+                self.switch_key(credential.key)
 
         self.push_screen(KeySwitcher(self.given_keys, self.fixtures, self.backend.api_key), chosen)
 

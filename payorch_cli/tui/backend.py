@@ -16,7 +16,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from payorch.vocabulary import PAYMENT_METHOD_SLUGS, TRANSACTION_STATUSES
+from payorch.vocabulary import (
+    PAYMENT_METHOD_SLUGS,
+    PAYMENT_SIMULATE_ACTIONS,
+    TRANSACTION_STATUSES,
+)
 from payorch_cli.client import ApiError, Client
 from payorch_cli.tui import present
 from payorch_cli.tui.stream import EventStreamReader
@@ -24,8 +28,7 @@ from payorch_cli.tui.stream import EventStreamReader
 PAGE_SIZE = 50  # rows per transactions page: one request, well under the API's 100 cap
 DELIVERIES_PER_WEBHOOK = 100
 
-# The actions of POST /payments/{id}/simulate, in the spec's order.
-SIMULATE_ACTIONS = ("paid", "failed", "expired", "refunded", "chargeback")
+SIMULATE_ACTIONS = PAYMENT_SIMULATE_ACTIONS
 STATUSES = TRANSACTION_STATUSES
 METHODS = PAYMENT_METHOD_SLUGS
 

@@ -6,8 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from simulator.domain.catalog import Catalog, Environment, PaymentMethod, Shop
-from simulator.domain.payments import icon_path
-from simulator.domain.views import absolute
+from simulator.domain.views import absolute, icon_path
 
 CHANNELS = ("ONLINE", "CASH", "CREDIT_CARD")
 

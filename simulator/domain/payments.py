@@ -32,7 +32,7 @@ from simulator.domain.states import (
     check_simulate,
 )
 from simulator.domain.transactions import TransactionFilters
-from simulator.domain.views import transaction_view
+from simulator.domain.views import icon_path, transaction_view
 
 DAY = 86_400.0
 RECONCILE_EVERY = 300.0
@@ -578,13 +578,6 @@ def next_poll(at: float) -> float:
     """The reconciliation poll runs on every 5-minute boundary of simulated time: its first run
     strictly after `at`, so never more than one interval away."""
     return (math.floor(at / RECONCILE_EVERY) + 1) * RECONCILE_EVERY
-
-
-def icon_path(method: PaymentMethod) -> str:
-    if method.icon:
-        return f"/static/icons/{method.icon}"
-    category = {"ONLINE": "online", "CASH": "cash", "CREDIT_CARD": "card"}[method.channel]
-    return f"/static/icons/category-{category}.svg"
 
 
 def checkout_path(tx_id: str, return_url: str | None) -> str:

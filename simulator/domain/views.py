@@ -9,15 +9,26 @@ from decimal import Decimal
 from typing import Any
 
 from simulator.clock import isoformat
+from simulator.domain.catalog import PaymentMethod
 from simulator.domain.money import dec
 from simulator.jsonio import to_json_number
 from simulator.memory import BoundedCache
+
+# The category icon shown for a method without a logo of its own.
+_CATEGORY_ICONS = {"ONLINE": "online", "CASH": "cash", "CREDIT_CARD": "card"}
 
 
 def absolute(base_url: str, path: str | None) -> str | None:
     if path is None:
         return None
     return path if path.startswith(("http://", "https://")) else base_url.rstrip("/") + path
+
+
+def icon_path(method: PaymentMethod) -> str:
+    """The path of a method's icon under /static: its own logo, else its channel's category."""
+    if method.icon:
+        return f"/static/icons/{method.icon}"
+    return f"/static/icons/category-{_CATEGORY_ICONS[method.channel]}.svg"
 
 
 def _money(value: str | None) -> Decimal | None:

@@ -17,9 +17,9 @@ from simulator.domain.checkout import buyer_ip
 from simulator.domain.errors import ApiError
 from simulator.http.keys import BODY, SETTINGS
 from simulator.jsonio import JSONDecodeError, loads
+from simulator.openapi.validation import QUERY_INTEGER
 
 JSON_TYPES = ("application/json",)
-_INTEGER = re.compile(r"-?[0-9]{1,12}")
 # One JSON string token, and whether a colon follows it (then it is an object key). Scanning a
 # valid document with finditer visits exactly its strings, in order, in linear time: after each
 # match the next quote is the next string's opening quote.
@@ -148,8 +148,7 @@ def query_int(
     raw = request.query.get(name)
     if raw is None or raw == "":
         return default
-    # Plain decimal digits only: int() would also take "1_0", "+5" and surrounding spaces.
-    if not _INTEGER.fullmatch(raw):
+    if not QUERY_INTEGER.fullmatch(raw):
         raise ApiError(
             "invalid_request",
             f"`{name}` must be an integer.",

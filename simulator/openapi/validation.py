@@ -25,8 +25,9 @@ from simulator.domain.errors import ApiError
 from simulator.openapi.document import document, operations
 
 DOC_URI = "urn:payorch:openapi"
-# Query integers are plain decimal digits (int() would also take "1_0", "+5" and spaces).
-_QUERY_INTEGER = re.compile(r"-?[0-9]{1,12}")
+# Query integers are plain decimal digits (int() would also take "1_0", "+5" and spaces): the one
+# rule for documented parameters here and for handlers' own (simulator.http.requests.query_int).
+QUERY_INTEGER = re.compile(r"-?[0-9]{1,12}")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 _TYPE_WORDS = {
@@ -372,7 +373,7 @@ class Operation:
                 continue
             value: Any = raw
             if parameter.integer:
-                if not _QUERY_INTEGER.fullmatch(raw):
+                if not QUERY_INTEGER.fullmatch(raw):
                     issues.append(Issue(parameter.name, "not an integer"))
                     continue
                 value = int(raw)

@@ -1,11 +1,9 @@
 """Global options (root or command level, flags over the environment), the exit statuses and
-their one-line reasons, and the layering of the CLI (no aiohttp for commands that talk HTTP)."""
+their one-line reasons (the CLI's import layering is checked in tests/unit/test_layering.py)."""
 
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
 from typer.testing import CliRunner
@@ -80,32 +78,3 @@ def test_listen_takes_the_global_options_too(payorch: Payorch) -> None:
     assert result.stderr.startswith("payorch listen: invalid_request: ") and "https" in (
         result.stderr
     )
-
-
-@pytest.mark.parametrize(
-    "args",
-    [
-        ["--help"],
-        ["clock", "--help"],
-        ["simulate", "payment", "--help"],
-        ["trigger", "--help"],
-        ["scenario", "run", "--help"],
-    ],
-)
-def test_help_loads_no_aiohttp_and_no_textual(args: list[str]) -> None:
-    code = (
-        "import sys; from typer.testing import CliRunner; from payorch_cli.main import app; "
-        f"r = CliRunner().invoke(app, {args!r}); assert r.exit_code == 0, r.output; "
-        "bad = [m for m in ('aiohttp', 'textual', 'simulator.app') if m in sys.modules]; "
-        "assert not bad, bad"
-    )
-    subprocess.run([sys.executable, "-c", code], check=True, timeout=30)
-
-
-def test_clock_show_against_a_server_loads_no_aiohttp(payorch: Payorch) -> None:
-    code = (
-        "import sys; from typer.testing import CliRunner; from payorch_cli.main import app; "
-        f"r = CliRunner().invoke(app, ['--base-url', {payorch.base_url!r}, 'clock', 'show']); "
-        "assert r.exit_code == 0, r.output; assert 'aiohttp' not in sys.modules"
-    )
-    subprocess.run([sys.executable, "-c", code], check=True, timeout=30)

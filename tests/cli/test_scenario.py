@@ -4,6 +4,7 @@ matchers and expressions, and `payorch scenario run|validate` with every exit st
 from __future__ import annotations
 
 import json
+import re
 import textwrap
 from pathlib import Path
 from xml.etree import ElementTree
@@ -239,6 +240,15 @@ def test_matchers(expected: str, actual: object, problems: list[str]) -> None:
         assert fragment in line, line
 
 
+def test_every_matcher_operator_is_documented() -> None:
+    from payorch_cli.scenario.matchers import REGISTRY
+
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "scenarios.md").read_text()
+    table = docs.split("## Matching", 1)[1].split("\n## ", 1)[0]
+    missing = [n for n in REGISTRY if not re.search(rf"(?<![\w$]){re.escape(n)}(?!\w)", table)]
+    assert missing == [], "add these to the Matching table of docs/scenarios.md"
+
+
 # -- the command ------------------------------------------------------------------------------
 
 
@@ -382,6 +392,17 @@ def test_the_schema_is_shipped_and_names_every_step_kind() -> None:
         runner.invoke(app, ["scenario", "schema", "--path"])
         .stdout.strip()
         .endswith("scenario.schema.json")
+    )
+
+
+def test_the_schema_file_is_generated_from_its_sources() -> None:
+    """Event types (payorch.vocabulary) and matcher operators (the matchers registry) are written
+    into the shipped file, which editors read directly."""
+    from payorch_cli.scenario import SCHEMA_PATH
+    from payorch_cli.scenario.schema import current_text
+
+    assert SCHEMA_PATH.read_text(encoding="utf-8") == current_text(), (
+        "scenario.schema.json is out of date: run `python -m payorch_cli.scenario.schema`"
     )
 
 

@@ -144,24 +144,6 @@ def test_keys_table() -> None:
     assert result.returncode == 0 and "sk_test_" in result.stdout
 
 
-def test_layering_help_does_not_import_aiohttp_or_textual() -> None:
-    code = (
-        "import sys; from typer.testing import CliRunner; from payorch_cli.main import app; "
-        "r = CliRunner().invoke(app, ['--help']); assert r.exit_code == 0, r.output; "
-        "bad = [m for m in ('aiohttp', 'textual', 'tinydb') if m in sys.modules]; "
-        "assert not bad, bad"
-    )
-    subprocess.run([sys.executable, "-c", code], check=True, timeout=20)
-
-
-def test_layering_simulator_does_not_import_cli_libraries() -> None:
-    code = (
-        "import sys; import simulator.app; "
-        "bad = [m for m in ('typer', 'textual', 'rich') if m in sys.modules]; assert not bad, bad"
-    )
-    subprocess.run([sys.executable, "-c", code], check=True, timeout=20)
-
-
 def test_keys_honours_the_global_json_flag() -> None:
     result = subprocess.run(
         [*PAYORCH, "--json", "keys"], capture_output=True, text=True, timeout=20

@@ -31,7 +31,7 @@ async def test_switch_to_another_merchant(server: LiveServer) -> None:
         switcher = app.screen
         await until(pilot, lambda: bool(switcher.credentials), what="the keys")  # type: ignore[attr-defined]
         # --api-key keys come first, then the fixtures' (payorch keys).
-        assert switcher.credentials[1].secret_key == KEYS.other_sk  # type: ignore[attr-defined]
+        assert switcher.credentials[1].key == KEYS.other_sk  # type: ignore[attr-defined]
         assert len(switcher.credentials) > 5  # type: ignore[attr-defined]
         await pilot.press("down", "enter")
         await until(pilot, lambda: theirs in table().rows, what="the other merchant's row")

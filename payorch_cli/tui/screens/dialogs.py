@@ -14,7 +14,8 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, OptionList
 from textual.widgets.option_list import Option
 
-from payorch_cli.tui.credentials import Credential, switchable
+from payorch_cli.credentials import Credential
+from payorch_cli.tui.credentials import switchable
 
 
 class ConfirmDialog(ModalScreen[bool]):
@@ -138,11 +139,11 @@ class KeySwitcher(ModalScreen[Credential | None]):
         options = self.query_one("#keys", OptionList)
         options.clear_options()
         for index, credential in enumerate(credentials):
-            marker = "● " if credential.secret_key == self.current else "  "
+            marker = "● " if credential.key == self.current else "  "
             options.add_option(Option(marker + credential.label, id=str(index)))
         if problem:
             self.notify(problem, severity="warning")
-        current = next((i for i, c in enumerate(credentials) if c.secret_key == self.current), None)
+        current = next((i for i, c in enumerate(credentials) if c.key == self.current), None)
         if current is not None:
             options.highlighted = current
 

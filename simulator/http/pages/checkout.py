@@ -22,8 +22,8 @@ from simulator.domain.checkout_request import (
     parse_select_request,
 )
 from simulator.domain.errors import ApiError
-from simulator.domain.payments import icon_path
 from simulator.domain.rails import Layout, layout_of
+from simulator.domain.views import icon_path
 from simulator.http.keys import CHECKOUT, CONTEXT, STORE
 from simulator.http.pages.codes import boleto_barcode_digits, itf_svg, qr_svg
 from simulator.http.pages.html import Markup, error_page, html_errors, join, link, page, render

@@ -1,0 +1,93 @@
+"""Credentials: the fixture keys as `payorch keys` lists them (design.md 1.2), and the one
+`Credential` that the scenario runner's `as:` names and the TUI's key switcher hand around.
+
+`fixture_rows` is the only place that turns the fixtures' keys into rows: `payorch keys` prints
+them, and `credentials_of` names each key of a row for the scenario runner and the TUI. Reading
+the fixtures imports `simulator.fixture_loader` (YAML and the catalog's dataclasses, not the
+server), inside the function, so importing this module costs nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class Credential:
+    """One key to call the API with, and how it is named."""
+
+    name: str  # OWNER/ENVIRONMENT[/publishable] for a fixture key; a raw key shows its start
+    key: str | None  # None: send no Authorization header (`as: none`)
+    environment: str | None  # sandbox | production | None (unknown: an access token)
+    merchant_id: str | None = None  # the fixture merchant owning the key; None for a raw key
+    merchant_name: str | None = None
+    shop_id: str | None = None  # None: merchant-wide (legacy), or a raw key
+    publishable: bool = False
+
+    @classmethod
+    def raw(cls, key: str) -> Credential:
+        """A key given as is (`--api-key`, `as: sk_test_…`), not looked up in the fixtures."""
+        return cls(key[:12] + "…", key, environment_of(key))
+
+    @property
+    def label(self) -> str:
+        """One line of the TUI's key switcher."""
+        key = mask(self.key or "")
+        if self.merchant_name is None:
+            return f"{key}  (from --api-key)"
+        shop = self.shop_id or "merchant-wide"
+        return f"{self.merchant_name} · {shop} · {self.environment} · {key}"
+
+
+def mask(key: str) -> str:
+    """A key shortened for display: its prefix and its last four characters."""
+    return key if len(key) <= 12 else f"{key[:8]}…{key[-4:]}"
+
+
+def environment_of(key: str) -> str | None:
+    if key.startswith(("sk_test_", "pk_test_")):
+        return "sandbox"
+    if key.startswith(("sk_live_", "pk_live_")):
+        return "production"
+    return None
+
+
+def fixture_rows(fixtures: Path | None = None) -> list[dict[str, Any]]:
+    """Every credential of the fixtures (None: the built-in set), as `payorch keys --json` prints
+    it: {merchantId, merchantName, shopId, environment, publishableKey, secretKey}."""
+    from simulator.fixture_loader import load_catalog
+
+    return [
+        {
+            "merchantId": c.merchant.id,
+            "merchantName": c.merchant.name,
+            "shopId": c.shop.id if c.shop else None,
+            "environment": c.environment,
+            "publishableKey": c.publishable,
+            "secretKey": c.secret,
+        }
+        for c in load_catalog(fixtures).credentials
+    ]
+
+
+def credentials_of(row: Mapping[str, Any]) -> list[Credential]:
+    """A row's keys, the secret one first, named OWNER/ENVIRONMENT[/publishable]: OWNER is the
+    shop, or the merchant for a merchant-wide key."""
+    owner = row["shopId"] or row["merchantId"]
+    environment = row["environment"]
+    return [
+        Credential(
+            f"{owner}/{environment}{suffix}",
+            key,
+            environment,
+            merchant_id=row["merchantId"],
+            merchant_name=row.get("merchantName"),
+            shop_id=row["shopId"],
+            publishable=bool(suffix),
+        )
+        for suffix, key in (("", row["secretKey"]), ("/publishable", row["publishableKey"]))
+        if key is not None
+    ]

@@ -1,0 +1,50 @@
+"""scenario.schema.json, the JSON Schema of scenario files, and the parts of it written from code:
+the event type enums (from `payorch.vocabulary.EVENT_TYPES`) and the matcher operators (from
+`matchers.REGISTRY`, each operator's `schema`).
+
+Editors read the file itself (`# yaml-language-server: $schema=...` in every scenario), so it is
+written, not assembled when loaded: `python -m payorch_cli.scenario.schema` rewrites it after a
+change to a source, and tests/cli/test_scenario.py fails while it is out of date.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+from payorch.vocabulary import EVENT_TYPES
+from payorch_cli.scenario import SCHEMA_PATH
+from payorch_cli.scenario.matchers import REGISTRY
+
+EVENT_STEPS = ("expect_event", "expect_no_event")
+
+
+def generated(schema: dict[str, Any]) -> dict[str, Any]:
+    """`schema` with its generated parts filled in from their sources (in place)."""
+    for kind in EVENT_STEPS:
+        step = next(s for s in schema["$defs"]["step"]["oneOf"] if s["required"] == [kind])
+        by_name, full = step["properties"][kind]["oneOf"]  # `type` alone, or {type, match...}
+        by_name["enum"] = list(EVENT_TYPES)
+        full["properties"]["type"]["enum"] = list(EVENT_TYPES)
+    operators = {name: copy.deepcopy(operator.schema) for name, operator in REGISTRY.items()}
+    schema["$defs"]["operators"]["properties"] = operators
+    return schema
+
+
+def render(schema: dict[str, Any]) -> str:
+    return json.dumps(schema, indent=2) + "\n"
+
+
+def current_text() -> str:
+    """What scenario.schema.json should hold."""
+    return render(generated(json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))))
+
+
+def main() -> None:
+    SCHEMA_PATH.write_text(current_text(), encoding="utf-8")
+    print(f"wrote {SCHEMA_PATH}")
+
+
+if __name__ == "__main__":
+    main()

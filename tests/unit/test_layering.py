@@ -1,0 +1,84 @@
+"""The import layering of design.md 3, checked in one place. Each check runs in a fresh
+interpreter and lists which of the forbidden modules got loaded:
+
+- `payorch` is the small package both sides share: it imports nothing heavy;
+- `simulator.domain` is pure: no aiohttp, tinydb or typer;
+- `simulator` never imports the CLI's libraries (typer, textual, rich);
+- the CLI's help and its commands that need no server load neither the server (aiohttp,
+  tinydb, `simulator.app`) nor Textual, which only `payorch tui` imports.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from payorch_cli.scenario.fixture import Payorch
+
+SERVER_AND_TUI = ("aiohttp", "tinydb", "simulator.app", "textual")
+
+
+def loaded(code: str, modules: tuple[str, ...]) -> list[str]:
+    """Which of `modules` are imported once `code` has run in a new interpreter."""
+    script = f"{code}\nimport sys\nprint(','.join(m for m in {modules!r} if m in sys.modules))"
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=30, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    return [name for name in done.stdout.strip().split(",") if name]
+
+
+def every_module_of(package: str) -> str:
+    return (
+        f"import importlib, pkgutil, {package} as p\n"
+        f"for m in pkgutil.walk_packages(p.__path__, '{package}.'): importlib.import_module(m.name)"
+    )
+
+
+def cli(args: list[str]) -> str:
+    return (
+        "from typer.testing import CliRunner; from payorch_cli.main import app\n"
+        f"r = CliRunner().invoke(app, {args!r}); assert r.exit_code == 0, r.output"
+    )
+
+
+def test_the_shared_package_imports_nothing_heavy() -> None:
+    heavy = ("aiohttp", "orjson", "typer", "simulator", "payorch_cli")
+    assert loaded(every_module_of("payorch"), heavy) == []
+
+
+def test_the_domain_imports_no_framework() -> None:
+    assert loaded(every_module_of("simulator.domain"), ("aiohttp", "tinydb", "typer")) == []
+
+
+def test_the_simulator_imports_no_cli_library() -> None:
+    assert loaded(every_module_of("simulator"), ("typer", "textual", "rich")) == []
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--help"],
+        ["clock", "--help"],
+        ["simulate", "payment", "--help"],
+        ["trigger", "--help"],
+        ["scenario", "run", "--help"],
+        ["listen", "--help"],
+        ["tui", "--help"],
+        ["keys", "--json"],
+        ["openapi"],
+    ],
+    ids=" ".join,
+)
+def test_the_cli_loads_no_server_and_no_tui(args: list[str]) -> None:
+    assert loaded(cli(args), SERVER_AND_TUI) == []
+
+
+def test_a_command_against_a_server_loads_no_aiohttp(payorch: Payorch) -> None:
+    assert loaded(cli(["--base-url", payorch.base_url, "clock", "show"]), SERVER_AND_TUI) == []
+
+
+def test_the_tui_command_module_is_light() -> None:
+    assert loaded("import payorch_cli.commands.tui", ("textual", "payorch_cli.tui")) == []
