@@ -3,14 +3,20 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+
+if TYPE_CHECKING:
+    from simulator.domain.records import EventEnvelope
+
+# The record a table holds (a TypedDict of simulator.domain.records); a bare `Table` holds Any.
+R = TypeVar("R")
 
 
-class Table(Protocol):
-    def get(self, doc_id: str) -> dict[str, Any] | None: ...
-    def put(self, doc_id: str, doc: dict[str, Any]) -> None: ...
+class Table(Protocol[R]):
+    def get(self, doc_id: str) -> R | None: ...
+    def put(self, doc_id: str, doc: R) -> None: ...
     def delete(self, doc_id: str) -> None: ...
-    def values(self) -> Iterable[dict[str, Any]]: ...
+    def values(self) -> Iterable[R]: ...
 
 
 class Jobs(Protocol):
@@ -28,4 +34,4 @@ class Events(Protocol):
 
     def emit(
         self, merchant_id: str, environment: str, event_type: str, data: dict[str, Any]
-    ) -> dict[str, Any]: ...
+    ) -> EventEnvelope: ...

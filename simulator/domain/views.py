@@ -7,10 +7,13 @@ from __future__ import annotations
 
 import functools
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from simulator.clock import isoformat
 from simulator.domain.money import dec, to_json_number
+
+if TYPE_CHECKING:
+    from simulator.domain.records import ClaimRecord, TransactionRecord
 
 
 def absolute(base_url: str, path: str | None) -> str | None:
@@ -31,14 +34,14 @@ def _json_money(value: str) -> int | float:
     return to_json_number(dec(value))
 
 
-def settles_at(tx: dict[str, Any]) -> float | None:
+def settles_at(tx: TransactionRecord) -> float | None:
     """When `settlement.status` turns `settled` by time alone; None if time will not turn it."""
     if tx["status"] in ("failed", "expired"):
         return None
     return tx.get("availableAt")
 
 
-def settlement_status(tx: dict[str, Any], now: float) -> str:
+def settlement_status(tx: TransactionRecord, now: float) -> str:
     if tx["status"] in ("failed", "expired"):
         return "cancelled"
     at = settles_at(tx)
@@ -46,7 +49,7 @@ def settlement_status(tx: dict[str, Any], now: float) -> str:
 
 
 def transaction_view(
-    tx: dict[str, Any], base_url: str, now: float, *, on_create: bool = False
+    tx: TransactionRecord, base_url: str, now: float, *, on_create: bool = False
 ) -> dict[str, Any]:
     payment_data = dict(tx["paymentData"])
     view: dict[str, Any] = {
@@ -98,7 +101,7 @@ def transaction_view(
     return view
 
 
-def claim_view(claim: dict[str, Any]) -> dict[str, Any]:
+def claim_view(claim: ClaimRecord) -> dict[str, Any]:
     return {
         "id": claim["id"],
         "kind": claim["kind"],
@@ -110,11 +113,11 @@ def claim_view(claim: dict[str, Any]) -> dict[str, Any]:
         "currency": claim["currency"],
         "reason": claim.get("reason"),
         "createdAt": isoformat(claim["createdAt"]),
-        "resolvedAt": isoformat(claim["resolvedAt"]) if claim.get("resolvedAt") else None,
+        "resolvedAt": isoformat(resolved) if (resolved := claim.get("resolvedAt")) else None,
     }
 
 
-def refund_view(claim: dict[str, Any]) -> dict[str, Any]:
+def refund_view(claim: ClaimRecord) -> dict[str, Any]:
     return {
         "refundId": claim["id"],
         "transactionId": claim["transactionId"],

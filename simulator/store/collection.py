@@ -8,6 +8,10 @@ a dict assignment plus one appended journal line.
 
 Document ids are caller-chosen strings (``document_id_class = str``).
 
+``Collection[R]`` is generic in the record it holds, for type checkers only: the store hands out
+``Collection[Any]`` (it holds JSON and checks nothing), which fits any ``Table[R]`` port, and the
+repository the collection is given to declares the record (``simulator.domain.records``).
+
 Ownership: the store keeps private copies.  ``put`` stores a copy of what it was
 given and ``get``/``values`` return fresh copies (one orjson decode of the stored bytes,
 ~1 µs for a typical 400-byte doc, independent of how much is stored), so mutating a returned
@@ -19,7 +23,7 @@ exactly what was there.  ``search``/``all``/iteration are tinydb's and return
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any, NoReturn
+from typing import Any, Generic, NoReturn, TypeVar
 
 import orjson
 from tinydb.queries import QueryLike
@@ -30,8 +34,10 @@ from simulator.store.snapshot import no_gc
 
 __all__ = ["Collection"]
 
+R = TypeVar("R")
 
-class Collection(Table):
+
+class Collection(Table, Generic[R]):
     """A named table of JSON documents keyed by string id."""
 
     document_id_class = str
@@ -43,7 +49,7 @@ class Collection(Table):
 
     # -- O(1) document API ---------------------------------------------------------
 
-    def get(self, doc_id: str) -> Doc | None:  # type: ignore[override]
+    def get(self, doc_id: str) -> R | None:  # type: ignore[override]
         """A copy of the document, or None.  (tinydb's ``get(cond)``: use ``search``.)"""
         raw = self._journal.table_data(self.name).get(doc_id)
         return None if raw is None else orjson.loads(raw)
@@ -53,12 +59,12 @@ class Collection(Table):
         so the object's identity tells one version from the next (for caches of renderings)."""
         return self._journal.table_data(self.name).get(doc_id)
 
-    def on_rollback(self, callback: Callable[[str, Doc | None], None]) -> None:
+    def on_rollback(self, callback: Callable[[str, R | None], None]) -> None:
         """Call `callback(doc_id, restored doc or None)` for each write of this table that a
         failed batch undoes (for indexes kept beside the documents)."""
         name = self.name
 
-        def listener(table: str, doc_id: str, doc: Doc | None) -> None:
+        def listener(table: str, doc_id: str, doc: Any) -> None:  # a Doc or None, typed R
             if table == name:
                 callback(doc_id, doc)
 
@@ -79,12 +85,12 @@ class Collection(Table):
         if doc_id in self._journal.table_data(self.name):
             self._journal.append([(self.name, doc_id, None)])
 
-    def values(self) -> list[Doc]:
+    def values(self) -> list[R]:
         """Copies of all documents, in insertion order.  O(n)."""
         with no_gc():  # all of them stay alive: let the collector not re-walk them as they come
             return [orjson.loads(raw) for raw in self._journal.table_data(self.name).values()]
 
-    def scan(self) -> Iterator[Doc]:
+    def scan(self) -> Iterator[R]:
         """A copy of each document in insertion order, decoded as the iteration reaches it.
 
         For a pass that keeps only a little of each document (an index built at start-up): the
