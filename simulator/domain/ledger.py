@@ -413,7 +413,7 @@ class Ledger:
             back: list[_Entry] = []
         else:
             back = state.since(now)
-        result = Balance(**state.tallies)
+        result = Balance(**state.tallies)  # type: ignore[arg-type]  # tallies: Decimal fields only
         available, reserve, frozen = (state.landed[b] for b in (AVAILABLE, RESERVE, FROZEN))
         pending = state.ahead_sum
         for entry in back:  # landed after `now`: pending at `now`

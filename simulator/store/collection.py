@@ -40,7 +40,7 @@ R = TypeVar("R")
 class Collection(Table, Generic[R]):
     """A named table of JSON documents keyed by string id."""
 
-    document_id_class = str
+    document_id_class = str  # type: ignore[assignment]  # tinydb declares type[int]; ids are str
 
     def __init__(self, storage: JournalStorage, name: str) -> None:
         super().__init__(storage, name)
@@ -126,7 +126,8 @@ class Collection(Table, Generic[R]):
             return any(cond(doc) for doc in self._journal.decoded(self.name).values())
         raise RuntimeError("You have to pass either cond or doc_id")
 
-    def _read_table(self) -> dict[str, Mapping[str, Any]]:
+    # tinydb types a table's documents as Mappings (and its updaters mutate them): ours are Docs.
+    def _read_table(self) -> dict[str, Any]:
         return self._journal.decoded(self.name)
 
     def _update_table(self, updater: Callable[[dict[Any, Mapping[str, Any]]], None]) -> None:
@@ -137,7 +138,7 @@ class Collection(Table, Generic[R]):
         changed documents, as one journal line, and join an open batch.
         """
         current = self._journal.decoded(self.name)
-        work: dict[Any, Mapping[str, Any]] = self._journal.decoded(self.name)
+        work: dict[Any, Any] = self._journal.decoded(self.name)
         updater(work)
         ops: list[tuple[str, str, Doc | None]] = [
             (self.name, doc_id, dict(doc))
