@@ -192,8 +192,7 @@ class Engine:
     """Events through the app's bus; the engine delivers them."""
 
     def __init__(self, app: web.Application, data: dict[str, Any]) -> None:
-        from simulator.http.keys import ENGINE
-        from simulator.http.keys import BUS, STORE
+        from simulator.http.keys import BUS, ENGINE, STORE
 
         self.app = app
         self.bus, self.store, self.engine = app[BUS], app[STORE], app[ENGINE]
@@ -308,8 +307,7 @@ async def sequential_engine(
     app: web.Application, api: aiohttp.ClientSession, payments: int, receiver: Receiver
 ) -> tuple[list[float], dict[str, Any]]:
     """Payments created and paid over HTTP, one at a time; returns latencies and a payment view."""
-    from simulator.http.keys import ENGINE
-    from simulator.http.keys import BUS
+    from simulator.http.keys import BUS, ENGINE
 
     emitted: dict[str, float] = {}
     unsubscribe = app[BUS].subscribe(

@@ -103,7 +103,9 @@ async def _serve(
         site = web.TCPSite(runner, host, port)
         await site.start()
         server = site._server
-        real_port = server.sockets[0].getsockname()[1] if server and server.sockets else port
+        # aiohttp types a TCPSite's server as AbstractServer, which has no `sockets`.
+        sockets = server.sockets if server else None  # type: ignore[attr-defined]  # asyncio.Server
+        real_port = sockets[0].getsockname()[1] if sockets else port
         from simulator.http.keys import CONTEXT
 
         app[CONTEXT].public_url = f"http://{host}:{real_port}"

@@ -23,7 +23,7 @@ from payorch_cli.scenario.receiver import Delivery, Receiver
 
 def _matcher(match: Any) -> Any:
     """The scenario matchers for a Python value (via YAML, so `$regex` etc. work the same)."""
-    import yaml  # type: ignore[import-untyped]
+    import yaml
 
     from payorch_cli.scenario.matchers import compile_matcher
     from payorch_cli.scenario.source import compose

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-import yaml  # type: ignore[import-untyped]
+import yaml
 
 BOOL = "tag:yaml.org,2002:bool"
 INT = "tag:yaml.org,2002:int"

@@ -9,13 +9,17 @@ import base64
 import hashlib
 import hmac
 import secrets
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import orjson
 
 from simulator.domain.catalog import Catalog, Credential, Environment, Merchant, Shop
 from simulator.domain.errors import ApiError
+
+if TYPE_CHECKING:
+    from simulator.domain.records import RefreshTokenRecord
 
 ACCESS_TOKEN_SECONDS = 3600
 REFRESH_TOKEN_SECONDS = 2_592_000
@@ -32,7 +36,7 @@ class Principal:
     key_kind: KeyKind
     key_id: str
 
-    def can_see(self, record: dict[str, Any] | None) -> bool:
+    def can_see(self, record: Mapping[str, Any] | None) -> bool:
         """Whether a stored record (with merchantId, environment, shopId) is this caller's:
         its merchant and environment, and its shop too for a shop-bound credential."""
         return (
@@ -55,8 +59,8 @@ class Principal:
 
 
 class RefreshTokens(Protocol):
-    def get(self, doc_id: str) -> dict[str, Any] | None: ...
-    def put(self, doc_id: str, doc: dict[str, Any]) -> None: ...
+    def get(self, doc_id: str) -> RefreshTokenRecord | None: ...
+    def put(self, doc_id: str, doc: RefreshTokenRecord) -> None: ...
 
 
 def environment_of_key(key: str) -> Environment | None:

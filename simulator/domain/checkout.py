@@ -12,7 +12,7 @@ import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from simulator.clock import isoformat
 from simulator.domain.auth import Principal, resolve_shop
@@ -33,6 +33,9 @@ from simulator.domain.payment_request import PaymentRequest, parse_payment_reque
 from simulator.domain.payments import PaymentService, checkout_path
 from simulator.domain.ports import Table
 from simulator.domain.views import absolute
+
+if TYPE_CHECKING:
+    from simulator.domain.records import CheckoutSessionRecord, TransactionRecord
 
 SESSION_SECONDS = 86_400.0
 TOKEN_PREFIX = "cs_"
@@ -57,7 +60,7 @@ class MethodOption:
 
 @dataclass(frozen=True, slots=True)
 class Picker:
-    session: dict[str, Any]
+    session: CheckoutSessionRecord
     shop_name: str
     options: tuple[MethodOption, ...]
 
@@ -98,11 +101,13 @@ def _masked(document: str | None) -> str | None:
     return "*" * max(len(document) - 4, 0) + document[-4:]
 
 
-def full_name(customer: dict[str, Any]) -> str:
+def full_name(customer: dict[str, str | None]) -> str:
     return f"{customer['firstName']} {customer['lastName']}"
 
 
-def session_view(record: dict[str, Any], base_url: str, *, on_read: bool = False) -> dict[str, Any]:
+def session_view(
+    record: CheckoutSessionRecord, base_url: str, *, on_read: bool = False
+) -> dict[str, Any]:
     view: dict[str, Any] = {
         "sessionId": record["id"],
         "checkoutUrl": absolute(base_url, f"/checkout/{record['id']}"),
@@ -142,7 +147,7 @@ def one_shot_view(payment: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def select_view(token: str, tx: dict[str, Any], base_url: str) -> dict[str, Any]:
+def select_view(token: str, tx: TransactionRecord, base_url: str) -> dict[str, Any]:
     return {
         "sessionId": token,
         "transactionId": tx["id"],
@@ -152,7 +157,10 @@ def select_view(token: str, tx: dict[str, Any], base_url: str) -> dict[str, Any]
 
 
 def _payment_request(
-    record: dict[str, Any], method: PaymentMethod, select: SelectRequest, user_ip: str | None
+    record: CheckoutSessionRecord,
+    method: PaymentMethod,
+    select: SelectRequest,
+    user_ip: str | None,
 ) -> PaymentRequest:
     """The charge a select makes: the session's amount and buyer, with what the buyer typed on
     the page (the select body) winning over what the merchant sent."""
@@ -193,7 +201,7 @@ class CheckoutService:
         self,
         ctx: DomainContext,
         payments: PaymentService,
-        sessions: Table,
+        sessions: Table[CheckoutSessionRecord],
         token_factory: Callable[[], str] = new_token,
     ) -> None:
         self.ctx = ctx
@@ -222,7 +230,7 @@ class CheckoutService:
         self._check_payable(grid, request.amount, request.currency)
         now = self.ctx.now()
         token = self._token_factory()
-        record: dict[str, Any] = {
+        record: CheckoutSessionRecord = {
             "id": token,
             "merchantId": principal.merchant.id,
             "shopId": shop.id,
@@ -263,7 +271,7 @@ class CheckoutService:
 
     # -- reads ------------------------------------------------------------------------------
 
-    def _live(self, token: str) -> dict[str, Any]:
+    def _live(self, token: str) -> CheckoutSessionRecord:
         record = None
         if token.startswith(TOKEN_PREFIX) and len(token) <= 64:
             record = self.sessions.get(token)
@@ -290,7 +298,7 @@ class CheckoutService:
             self.sessions.put(record["id"], record)
         return Picker(record, shop.name, self._options(record, shop))
 
-    def transaction(self, transaction_id: str) -> dict[str, Any]:
+    def transaction(self, transaction_id: str) -> TransactionRecord:
         """The payment behind a `/c/<transaction_id>` link (public by id, like the provider's
         own page; it shows what the buyer needs to pay and nothing about who they are)."""
         tx = self.ctx.transactions.get(transaction_id)
@@ -320,7 +328,7 @@ class CheckoutService:
         if refusal is not None:
             raise refusal
 
-    def _options(self, record: dict[str, Any], shop: Shop) -> tuple[MethodOption, ...]:
+    def _options(self, record: CheckoutSessionRecord, shop: Shop) -> tuple[MethodOption, ...]:
         amount, currency = dec(record["amount"]), record["currency"]
         customer = record["customer"]
         options = []
@@ -348,7 +356,7 @@ class CheckoutService:
 
     def select(
         self, token: str, request: SelectRequest, client_ip: str | None, base_url: str
-    ) -> dict[str, Any]:
+    ) -> TransactionRecord:
         """Create the session's pending transaction and lock the session to it."""
         record = self._live(token)
         if record["status"] == "completed":
@@ -380,10 +388,15 @@ class CheckoutService:
         # The document was forwarded with the charge; like the transaction, keep no copy.
         record["customer"] = {**record["customer"], "documentId": None}
         record.update(
-            status="completed", completedTxId=tx["id"], customerIp=user_ip, completedAt=now
+            {
+                "status": "completed",
+                "completedTxId": tx["id"],
+                "customerIp": user_ip,
+                "completedAt": now,
+            }
         )
         self.sessions.put(token, record)
-        return tx
+        return tx  # type: ignore[return-value]  # payments.create: dict until payments.py is typed
 
     def _check_enabled(self, environment: Environment, shop: Shop, method_id: str) -> PaymentMethod:
         """403 for a method outside the shop's listing (checkout's word for it, not cascade)."""

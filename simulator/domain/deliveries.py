@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from simulator.clock import isoformat
 from simulator.domain.auth import Principal
@@ -27,6 +27,9 @@ from simulator.domain.ids import token_hex
 from simulator.domain.ports import Jobs, Table
 from simulator.domain.webhooks import WebhookService, signing_secrets, wants
 from simulator.jsonio import dumps
+
+if TYPE_CHECKING:
+    from simulator.domain.records import DeliveryAttempt, DeliveryRecord, EventRecord
 
 # design.md 2.3: delays after the 1st, 2nd ... 7th failed attempt; the 8th failure is final.
 RETRY_DELAYS: tuple[float, ...] = (60.0, 300.0, 1800.0, 7200.0, 21600.0, 43200.0, 86400.0)
@@ -71,7 +74,7 @@ class AttemptResult:
         return self.http_status is not None and 200 <= self.http_status < 300
 
 
-def event_body(event: dict[str, Any]) -> bytes:
+def event_body(event: EventRecord) -> bytes:
     """The raw body every attempt sends: the envelope as emitted, without internal fields."""
     return dumps({k: v for k, v in event.items() if k != "merchantId"})
 
@@ -79,8 +82,8 @@ def event_body(event: dict[str, Any]) -> bytes:
 class DeliveryService:
     def __init__(
         self,
-        deliveries: Table,
-        events: Table,
+        deliveries: Table[DeliveryRecord],
+        events: Table[EventRecord],
         webhooks: WebhookService,
         jobs: Jobs,
         now: Callable[[], float],
@@ -96,16 +99,16 @@ class DeliveryService:
 
     # -- creation (called by the bus listener, inside the emitter's batch) -----------------------
 
-    def on_event(self, event: dict[str, Any]) -> list[tuple[str, str]]:
+    def on_event(self, event: EventRecord) -> list[tuple[str, str | None]]:
         """Record one delivery per active subscription that wants it; return those to send, as
         (delivery id, endpoint URL)."""
         scope = (event["merchantId"], event["environment"])
         now = self._now()
-        to_send: list[tuple[str, str]] = []
+        to_send: list[tuple[str, str | None]] = []
         for sub in self._webhooks.in_scope(scope):
             if not sub["active"] or not wants(sub, event["type"]):
                 continue
-            delivery = {
+            delivery: DeliveryRecord = {
                 "id": "dlv_" + token_hex(12),
                 "webhookId": sub["id"],
                 "merchantId": event["merchantId"],
@@ -130,7 +133,7 @@ class DeliveryService:
 
     # -- reads ---------------------------------------------------------------------------------
 
-    def get(self, principal: Principal, webhook_id: str, delivery_id: str) -> dict[str, Any]:
+    def get(self, principal: Principal, webhook_id: str, delivery_id: str) -> DeliveryRecord:
         self._webhooks.get(principal, webhook_id)  # webhook_not_found first
         delivery = self._table.get(delivery_id)
         if delivery is None or delivery["webhookId"] != webhook_id:
@@ -148,10 +151,10 @@ class DeliveryService:
         limit: int,
         offset: int,
         status: str | None = None,
-    ) -> tuple[list[dict[str, Any]], int]:
+    ) -> tuple[list[DeliveryRecord], int]:
         self._webhooks.get(principal, webhook_id)
         table = self._table
-        rows: list[dict[str, Any]] = []
+        rows: list[DeliveryRecord] = []
         total = 0
         for delivery_id in reversed(self._by_webhook.get(webhook_id, ())):
             delivery = table.get(delivery_id)
@@ -162,7 +165,7 @@ class DeliveryService:
             total += 1
         return rows, total
 
-    def event_of(self, delivery: dict[str, Any]) -> dict[str, Any] | None:
+    def event_of(self, delivery: DeliveryRecord) -> dict[str, Any] | None:
         event = self._events.get(delivery["eventId"])
         return None if event is None else {k: v for k, v in event.items() if k != "merchantId"}
 
@@ -179,12 +182,12 @@ class DeliveryService:
             for d in sorted(self._table.values(), key=lambda d: d["createdAt"])
             if d["status"] == "pending"
             and not d["managed"]
-            and not (d.get("retryJobId") and job_exists(d["retryJobId"]))
+            and not ((job_id := d.get("retryJobId")) and job_exists(job_id))
         ]
 
     # -- attempts --------------------------------------------------------------------------------
 
-    def find(self, delivery_id: str) -> dict[str, Any] | None:
+    def find(self, delivery_id: str) -> DeliveryRecord | None:
         return self._table.get(delivery_id)
 
     def plan(self, delivery_id: str, *, replay: bool = False) -> AttemptPlan | None:
@@ -216,6 +219,7 @@ class DeliveryService:
                 delivery["status"] = "stored"
                 self._append(delivery, {"trigger": trigger, "at": self._now(), "stored": True})
             return None
+        assert sub["url"] is not None  # not a managed inbox, so it has a URL
         secret, previous = signing_secrets(sub, self._now())
         last_t = max((a.get("timestamp") or 0 for a in delivery["attempts"]), default=0)
         return AttemptPlan(
@@ -230,12 +234,12 @@ class DeliveryService:
             min_timestamp=last_t + 1,
         )
 
-    def record(self, plan: AttemptPlan, result: AttemptResult) -> dict[str, Any] | None:
+    def record(self, plan: AttemptPlan, result: AttemptResult) -> DeliveryRecord | None:
         """Store the attempt and decide what follows: done, retry later, or give up."""
         delivery = self._table.get(plan.delivery_id)
         if delivery is None:
             return None
-        attempt = {
+        attempt: DeliveryAttempt = {
             "trigger": result.trigger,
             "at": result.at,
             "sentAt": result.sent_at,
@@ -247,7 +251,7 @@ class DeliveryService:
             "signatureHeader": result.signature,
         }
         if result.succeeded:
-            delivery.update(status="succeeded", deliveredAt=result.at)
+            delivery.update({"status": "succeeded", "deliveredAt": result.at})
             self._drop_retry(delivery)
         elif result.http_status == 410:
             self._webhooks.deactivate(plan.webhook_id, "410 Gone")
@@ -259,7 +263,7 @@ class DeliveryService:
             if made <= len(RETRY_DELAYS):
                 due = result.at + RETRY_DELAYS[made - 1]
                 job_id = self._jobs.schedule(RETRY_JOB, due, {"deliveryId": delivery["id"]})
-                delivery.update(nextAttemptAt=due, retryJobId=job_id)
+                delivery.update({"nextAttemptAt": due, "retryJobId": job_id})
             else:
                 delivery["status"] = "failed"
                 self._drop_retry(delivery)
@@ -267,20 +271,22 @@ class DeliveryService:
 
     # -- internals -------------------------------------------------------------------------------
 
-    def _append(self, delivery: dict[str, Any], attempt: dict[str, Any]) -> dict[str, Any]:
+    def _append(self, delivery: DeliveryRecord, attempt: DeliveryAttempt) -> DeliveryRecord:
         delivery["attempts"].append(attempt)
         delivery["updatedAt"] = self._now()
         self._table.put(delivery["id"], delivery)
         return delivery
 
-    def _drop_retry(self, delivery: dict[str, Any]) -> None:
-        if delivery.get("retryJobId"):
-            self._jobs.cancel(delivery["retryJobId"])
-        delivery.update(nextAttemptAt=None, retryJobId=None)
+    def _drop_retry(self, delivery: DeliveryRecord) -> None:
+        if job_id := delivery.get("retryJobId"):
+            self._jobs.cancel(job_id)
+        delivery.update({"nextAttemptAt": None, "retryJobId": None})
 
-    def _cancel(self, delivery: dict[str, Any], reason: str) -> None:
+    def _cancel(self, delivery: DeliveryRecord, reason: str) -> None:
         if delivery["status"] == "pending":
-            delivery.update(status="cancelled", cancelReason=reason, updatedAt=self._now())
+            delivery.update(
+                {"status": "cancelled", "cancelReason": reason, "updatedAt": self._now()}
+            )
             self._drop_retry(delivery)
             self._table.put(delivery["id"], delivery)
 
@@ -289,7 +295,7 @@ def _iso(value: float | None) -> str | None:
     return None if value is None else isoformat(value)
 
 
-def attempt_view(number: int, attempt: dict[str, Any]) -> dict[str, Any]:
+def attempt_view(number: int, attempt: DeliveryAttempt) -> dict[str, Any]:
     return {
         "number": number,
         "trigger": attempt["trigger"],
@@ -304,7 +310,7 @@ def attempt_view(number: int, attempt: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def delivery_view(delivery: dict[str, Any], event: dict[str, Any] | None) -> dict[str, Any]:
+def delivery_view(delivery: DeliveryRecord, event: dict[str, Any] | None) -> dict[str, Any]:
     return {
         "id": delivery["id"],
         "webhookId": delivery["webhookId"],

@@ -11,12 +11,13 @@ states, never a guess from the CLABE prefix. A transfer in is credited as a norm
 from __future__ import annotations
 
 import asyncio
+import builtins
 from collections import defaultdict
 from collections.abc import AsyncIterator, Awaitable, Callable, Hashable
 from contextlib import AbstractContextManager, asynccontextmanager, nullcontext
 from decimal import Decimal
 from random import Random
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from simulator.clock import isoformat
 from simulator.domain import instructions
@@ -30,6 +31,9 @@ from simulator.domain.ids import new_id
 from simulator.domain.money import ZERO, dec, parse_amount, round_to
 from simulator.domain.payments import PaymentService
 from simulator.domain.ports import Table
+
+if TYPE_CHECKING:
+    from simulator.domain.records import DepositAccountRecord, DepositRecord, TransactionRecord
 
 # Text fields of POST /me/deposit-accounts and their maximum lengths (spec, Limits).
 TEXT_LIMITS = {
@@ -79,8 +83,8 @@ class DepositService:
         self,
         ctx: DomainContext,
         payments: PaymentService,
-        accounts: Table,
-        deposits: Table,
+        accounts: Table[DepositAccountRecord],
+        deposits: Table[DepositRecord],
         *,
         batch: Callable[[], AbstractContextManager[Any]] = nullcontext,
     ) -> None:
@@ -102,7 +106,7 @@ class DepositService:
         for deposit in sorted(deposits.values(), key=lambda d: d["createdAt"]):
             self._deposits_of[deposit["accountId"]].append(deposit["id"])
 
-    def _index(self, account: dict[str, Any]) -> None:
+    def _index(self, account: DepositAccountRecord) -> None:
         shop_key = (account["environment"], account["shopId"])
         self._by_shop[shop_key].append(account["id"])
         self._by_ref[(*shop_key, account["endUserRef"])].append(account["id"])
@@ -140,7 +144,7 @@ class DepositService:
 
     async def get_or_create(
         self, principal: Principal, body: dict[str, Any]
-    ) -> tuple[dict[str, Any], bool]:
+    ) -> tuple[DepositAccountRecord, bool]:
         shop = self.shop_of(principal)
         methods = self.methods(shop)
         if not methods:
@@ -200,13 +204,13 @@ class DepositService:
             details={"depositMethods": self.method_entries(shop)},
         )
 
-    def _lookup(self, key: AccountKey) -> list[dict[str, Any]]:
+    def _lookup(self, key: AccountKey) -> list[DepositAccountRecord]:
         table = self._accounts
         return [a for aid in self._by_ref.get(key, ()) if (a := table.get(aid)) is not None]
 
     def _mint(
         self, principal: Principal, shop: Shop, method: DepositMethod, fields: dict[str, Any]
-    ) -> dict[str, Any]:
+    ) -> DepositAccountRecord:
         rng, now = self.ctx.rng, self.ctx.now()
         for _ in range(MINT_ATTEMPTS):
             clabe = instructions.generate_clabe(rng, bank_code=method.clabe_bank_code)
@@ -214,7 +218,7 @@ class DepositService:
                 break
         else:  # pragma: no cover - 10^11 account numbers per bank prefix
             raise ApiError("deposit_account_provisioning_failed")
-        account = {
+        account: DepositAccountRecord = {
             "id": _fresh_id(rng, "eda_", self._accounts),
             "merchantId": principal.merchant.id,
             "shopId": shop.id,
@@ -241,18 +245,18 @@ class DepositService:
         self._index(account)
         return account
 
-    def disable(self, account_id: str) -> dict[str, Any]:
+    def disable(self, account_id: str) -> DepositAccountRecord:
         """The operator's support action (not an API call): the CLABE stops taking deposits."""
         account = self._accounts.get(account_id)
         if account is None:
             raise ApiError("deposit_account_not_found", f"No deposit account {account_id}.")
-        account.update(status="disabled", updatedAt=self.ctx.now())
+        account.update({"status": "disabled", "updatedAt": self.ctx.now()})
         self._accounts.put(account_id, account)
         return account
 
     # -- reads ---------------------------------------------------------------------------------
 
-    def get(self, principal: Principal, account_id: str) -> dict[str, Any]:
+    def get(self, principal: Principal, account_id: str) -> DepositAccountRecord:
         shop = self.shop_of(principal)
         account = self._accounts.get(account_id)
         # Another shop's (or environment's) id answers exactly like an unknown one.
@@ -268,7 +272,7 @@ class DepositService:
 
     def list(
         self, principal: Principal, end_user_ref: str | None, limit: int, offset: int
-    ) -> tuple[list[dict[str, Any]], int]:
+    ) -> tuple[list[DepositAccountRecord], int]:
         shop = self.shop_of(principal)
         if end_user_ref is not None:
             ids = self._by_ref.get((principal.environment, shop.id, end_user_ref), [])
@@ -278,19 +282,20 @@ class DepositService:
         rows = [a for aid in reversed(ids) if (a := table.get(aid)) is not None]
         return rows[offset : offset + limit], len(rows)
 
+    # From here on, `list` in this class's annotations would name the method above: builtins'.
     def deposits(
         self, principal: Principal, account_id: str, limit: int, offset: int
-    ) -> tuple[list[dict[str, Any]], int]:
+    ) -> tuple[builtins.list[DepositRecord], int]:
         account = self.get(principal, account_id)
         rows = self._deposit_rows(account["id"])
         rows.reverse()  # newest first, like every list
         return rows[offset : offset + limit], len(rows)
 
-    def _deposit_rows(self, account_id: str) -> list[dict[str, Any]]:
+    def _deposit_rows(self, account_id: str) -> builtins.list[DepositRecord]:
         table = self._deposits
         return [d for did in self._deposits_of.get(account_id, ()) if (d := table.get(did))]
 
-    def stats(self, account: dict[str, Any]) -> dict[str, Any]:
+    def stats(self, account: DepositAccountRecord) -> dict[str, Any]:
         rows = self._deposit_rows(account["id"])
         local: dict[str, Decimal] = defaultdict(lambda: ZERO)
         for row in rows:
@@ -308,7 +313,7 @@ class DepositService:
 
     def receive(
         self, principal: Principal, body: dict[str, Any]
-    ) -> tuple[dict[str, Any], dict[str, Any]]:
+    ) -> tuple[TransactionRecord, DepositRecord]:
         """A customer's transfer into a CLABE of the caller's shop: (pay-in, deposit record)."""
         shop = self.shop_of(principal)
         issues = [{"path": k, "message": "unknown field"} for k in body if k not in DEPOSIT_FIELDS]
@@ -366,11 +371,11 @@ class DepositService:
 
     def _credit(
         self,
-        account: dict[str, Any],
+        account: DepositAccountRecord,
         amount: Decimal,
         payer_name: str | None,
         payer_email: str | None,
-    ) -> tuple[dict[str, Any], dict[str, Any]]:
+    ) -> tuple[TransactionRecord, DepositRecord]:
         catalog = self.ctx.catalog
         method = catalog.deposit_methods[account["depositMethodId"]]
         reference = instructions.spei_reference(self.ctx.rng)
@@ -392,7 +397,7 @@ class DepositService:
                 user_email=account["email"],
                 payment_data=payment_data,
             )
-            deposit = {
+            deposit: DepositRecord = {
                 "id": _fresh_id(self.ctx.rng, "dep_", self._deposits),
                 "accountId": account["id"],
                 "merchantId": account["merchantId"],
@@ -413,10 +418,10 @@ class DepositService:
             }
             self._deposits.put(deposit["id"], deposit)
             self._deposits_of[account["id"]].append(deposit["id"])
-        return tx, deposit
+        return tx, deposit  # type: ignore[return-value]  # a dict until payments.py is typed
 
 
-def _fresh_id(rng: Random, prefix: str, table: Table) -> str:
+def _fresh_id(rng: Random, prefix: str, table: Table[Any]) -> str:
     """A new id from the app's generator; a seeded server restarted on the same data dir could
     draw one again, so an id already stored is never handed out twice."""
     while True:
@@ -428,7 +433,9 @@ def _fresh_id(rng: Random, prefix: str, table: Table) -> str:
 # ---------------------------------------------------------------------------- views
 
 
-def account_view(account: dict[str, Any], stats: dict[str, Any] | None = None) -> dict[str, Any]:
+def account_view(
+    account: DepositAccountRecord, stats: dict[str, Any] | None = None
+) -> dict[str, Any]:
     view: dict[str, Any] = {
         "id": account["id"],
         "endUserRef": account["endUserRef"],
@@ -458,7 +465,7 @@ def account_view(account: dict[str, Any], stats: dict[str, Any] | None = None) -
     return view
 
 
-def deposit_view(deposit: dict[str, Any]) -> dict[str, Any]:
+def deposit_view(deposit: DepositRecord) -> dict[str, Any]:
     return {
         "id": deposit["id"],
         "accountId": deposit["accountId"],

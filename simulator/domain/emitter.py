@@ -6,10 +6,13 @@ an event's payload is rendered in one place whichever service fires it."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING
 
 from simulator.domain.ports import Events
 from simulator.domain.views import claim_view, transaction_view
+
+if TYPE_CHECKING:
+    from simulator.domain.records import ClaimRecord, TransactionRecord
 
 
 class Emitter:
@@ -18,15 +21,15 @@ class Emitter:
         self._now = now
         self._public_url = public_url
 
-    def transaction(self, tx: dict[str, Any], event_type: str) -> None:
+    def transaction(self, tx: TransactionRecord, event_type: str) -> None:
         view = transaction_view(tx, self._public_url, self._now())
         self._events.emit(tx["merchantId"], tx["environment"], event_type, view)
 
-    def claim(self, claim: dict[str, Any], event_type: str) -> None:
+    def claim(self, claim: ClaimRecord, event_type: str) -> None:
         self._events.emit(claim["merchantId"], claim["environment"], event_type, claim_view(claim))
 
     def about(
-        self, event_type: str, tx: dict[str, Any], claim: dict[str, Any] | None = None
+        self, event_type: str, tx: TransactionRecord, claim: ClaimRecord | None = None
     ) -> None:
         """An event of a transition: `claim.*` events carry the claim, the others the payment."""
         if event_type.startswith("claim."):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import os
 import random
+from typing import NoReturn
 
 _ALPHABET = "0123456789ABCDEFGHJKLMNPQRSTUVWXYZ"
 _REFILL_BYTES = 1 << 16
@@ -33,7 +34,7 @@ class BufferedSystemRandom(random.Random):
     def seed(self, *args: object, **kwargs: object) -> None:
         return None
 
-    def getstate(self) -> object:
+    def getstate(self) -> NoReturn:
         raise NotImplementedError("BufferedSystemRandom has no state to save")
 
     def setstate(self, state: object) -> None:

@@ -30,12 +30,15 @@ from decimal import Decimal
 from heapq import heappop, heappush
 from itertools import count
 from math import inf
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from simulator.domain.ids import token_hex
 from simulator.domain.money import ZERO, dec
 from simulator.domain.ports import Table
 from simulator.memory import BoundedCache
+
+if TYPE_CHECKING:
+    from simulator.domain.records import MovementRecord
 
 AVAILABLE, RESERVE, FROZEN = "available", "reserve", "frozen"
 MOVEMENTS_SHOWN = 100
@@ -80,7 +83,7 @@ def _tally(kind: str, bucket: str) -> tuple[str, int] | None:
     return None
 
 
-def derive(movements: Iterable[dict[str, Any]], now: float) -> Balance:
+def derive(movements: Iterable[MovementRecord], now: float) -> Balance:
     """The balance at `now` from every movement of a scope, in record order (the reference)."""
     result = Balance()
     for movement in movements:
@@ -250,7 +253,9 @@ def _remove_last(ids: list[str], movement_id: str) -> None:
 
 
 class Ledger:
-    def __init__(self, movements: Table, now: Callable[[], float] | None = None) -> None:
+    def __init__(
+        self, movements: Table[MovementRecord], now: Callable[[], float] | None = None
+    ) -> None:
         """`now` (a callable giving simulated time), when given, lets start-up fold what has
         landed already, so that the first read does not."""
         self._table = movements
@@ -305,7 +310,7 @@ class Ledger:
             self._build()
         return self._scopes.get(scope)
 
-    def _add(self, scope: tuple[str, str], movement: dict[str, Any]) -> _Entry:
+    def _add(self, scope: tuple[str, str], movement: MovementRecord) -> _Entry:
         state = self._scopes.get(scope)
         if state is None:
             state = self._scopes[scope] = _Scope(self._start_mark)
@@ -335,9 +340,9 @@ class Ledger:
         now: float,
         transaction_id: str | None = None,
         claim_id: str | None = None,
-    ) -> dict[str, Any]:
+    ) -> MovementRecord:
         movement_id = f"mv_{token_hex(8)}"
-        movement = {
+        movement: MovementRecord = {
             "id": movement_id,
             "merchantId": scope[0],
             "environment": scope[1],
@@ -356,7 +361,7 @@ class Ledger:
         self._remembered[movement_id] = (scope, self._add(scope, movement), kind)
         return movement
 
-    def follow_rollback(self, movement_id: str, restored: dict[str, Any] | None) -> None:
+    def follow_rollback(self, movement_id: str, restored: MovementRecord | None) -> None:
         """Follow the store when a failed batch undoes the write of a movement (wire it with the
         table's `on_rollback`): the totals drop it as if it had never been recorded."""
         if self._stale:
@@ -376,22 +381,22 @@ class Ledger:
 
     # -- reads -----------------------------------------------------------------------------------
 
-    def movements(self, scope: tuple[str, str]) -> list[dict[str, Any]]:
+    def movements(self, scope: tuple[str, str]) -> list[MovementRecord]:
         """Every movement of the scope, in record order. O(history): for checks and tools."""
         state = self._scope(scope)
         return self._docs(state.ids if state is not None else ())
 
-    def latest(self, scope: tuple[str, str], limit: int = MOVEMENTS_SHOWN) -> list[dict[str, Any]]:
+    def latest(self, scope: tuple[str, str], limit: int = MOVEMENTS_SHOWN) -> list[MovementRecord]:
         """The scope's `limit` latest movements (warnings included), in record order."""
         state = self._scope(scope)
         return self._docs(state.ids[-limit:] if state is not None and limit > 0 else ())
 
-    def warnings(self, scope: tuple[str, str]) -> list[dict[str, Any]]:
+    def warnings(self, scope: tuple[str, str]) -> list[MovementRecord]:
         """The scope's warning movements (`WARNING_TYPES`), in record order."""
         state = self._scope(scope)
         return self._docs(state.warnings if state is not None else ())
 
-    def _docs(self, ids: Iterable[str]) -> list[dict[str, Any]]:
+    def _docs(self, ids: Iterable[str]) -> list[MovementRecord]:
         table = self._table
         return [m for mid in ids if (m := table.get(mid)) is not None]
 
@@ -406,7 +411,7 @@ class Ledger:
             back: list[_Entry] = []
         else:
             back = state.since(now)
-        result = Balance(**state.tallies)
+        result = Balance(**state.tallies)  # type: ignore[arg-type]  # tallies: Decimal fields only
         available, reserve, frozen = (state.landed[b] for b in (AVAILABLE, RESERVE, FROZEN))
         pending = state.ahead_sum
         for entry in back:  # landed after `now`: pending at `now`
@@ -460,7 +465,7 @@ class Ledger:
         return max(total, ZERO)
 
 
-def _settling_of(movements: Iterable[dict[str, Any]], transaction_id: str, at: float) -> Decimal:
+def _settling_of(movements: Iterable[MovementRecord], transaction_id: str, at: float) -> Decimal:
     total = ZERO
     for movement in movements:
         if (

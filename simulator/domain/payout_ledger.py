@@ -19,11 +19,14 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from simulator.domain.ids import token_hex
 from simulator.domain.money import ZERO, dec
 from simulator.domain.ports import Table
+
+if TYPE_CHECKING:
+    from simulator.domain.records import PayoutMovementRecord
 
 AVAILABLE, RESERVED = "available", "reserved"
 BUCKETS = (AVAILABLE, RESERVED)
@@ -53,7 +56,7 @@ def sort_currencies(currencies: set[str] | list[str]) -> list[str]:
 
 
 class PayoutLedger:
-    def __init__(self, movements: Table) -> None:
+    def __init__(self, movements: Table[PayoutMovementRecord]) -> None:
         self._table = movements
         self._by_scope: dict[Scope, list[str]] = defaultdict(list)
         for movement in movements.values():
@@ -70,12 +73,12 @@ class PayoutLedger:
         now: float,
         effective_at: float | None = None,
         ref: str | None = None,
-    ) -> dict[str, Any]:
+    ) -> PayoutMovementRecord:
         """One signed movement; `ref` names what caused it (payout, transfer or swap id)."""
         if bucket not in BUCKETS:
             raise ValueError(bucket)
         movement_id = f"pmv_{token_hex(8)}"
-        movement = {
+        movement: PayoutMovementRecord = {
             "id": movement_id,
             "merchantId": scope[0],
             "environment": scope[1],
@@ -91,7 +94,7 @@ class PayoutLedger:
         self._by_scope[scope].append(movement_id)
         return movement
 
-    def movements(self, scope: Scope) -> list[dict[str, Any]]:
+    def movements(self, scope: Scope) -> list[PayoutMovementRecord]:
         table = self._table
         # A rolled-back batch leaves an id here without its document: skip it.
         return [m for mid in self._by_scope.get(scope, ()) if (m := table.get(mid)) is not None]

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from decimal import ROUND_DOWN, Decimal, InvalidOperation
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from simulator.clock import isoformat
 from simulator.domain.auth import Principal
@@ -36,6 +36,9 @@ from simulator.domain.payout_ledger import (
 from simulator.domain.ports import Table
 from simulator.domain.recipients import check_recipient, mask_account
 from simulator.domain.views import absolute
+
+if TYPE_CHECKING:
+    from simulator.domain.records import PayoutRecord
 
 PAYOUT_STATUSES = ("processing", "completed", "failed")
 # simulate action -> resulting status (None = the spec's no-op `processing`).
@@ -129,7 +132,7 @@ class PayoutService:
         self,
         ctx: DomainContext,
         ledger: PayoutLedger,
-        payouts: Table,
+        payouts: Table[PayoutRecord],
         *,
         batch: Callable[[], AbstractContextManager[Any]] = nullcontext,
         provider: PayoutProvider | None = None,
@@ -359,7 +362,7 @@ class PayoutService:
 
     async def send(
         self, principal: Principal, body: dict[str, Any]
-    ) -> tuple[dict[str, Any], PayoutMethod]:
+    ) -> tuple[PayoutRecord, PayoutMethod]:
         method, amount, recipient = self.check_send(principal, body)
         scope = principal.scope
         now = self.ctx.now()
@@ -376,7 +379,9 @@ class PayoutService:
             payout = self._load(payout["id"])
             # A simulate that raced the provider call already settled it: keep that outcome.
             if payout["status"] == "processing":
-                payout.update(provider=self.provider.name, providerRef=dispatch.provider_ref)
+                payout.update(
+                    {"provider": self.provider.name, "providerRef": dispatch.provider_ref}
+                )
                 if not dispatch.accepted:
                     # Answered synchronously (422), so no payout.failed event: nobody is waiting.
                     self._fail(payout, dispatch.failure_reason or "rejected", emit=False)
@@ -402,9 +407,9 @@ class PayoutService:
         recipient: dict[str, str],
         debited: bool,
         now: float,
-    ) -> dict[str, Any]:
+    ) -> PayoutRecord:
         payout_id = self._new_id("po_")
-        payout: dict[str, Any] = {
+        payout: PayoutRecord = {
             "id": payout_id,
             "merchantId": principal.merchant.id,
             "environment": principal.environment,
@@ -440,7 +445,7 @@ class PayoutService:
             record(scope, method.currency, "payout_debit", amount, RESERVED, now=now, ref=payout_id)
         return payout
 
-    def _complete(self, payout: dict[str, Any]) -> None:
+    def _complete(self, payout: PayoutRecord) -> None:
         now = self.ctx.now()
         if payout["debited"]:
             self.ledger.record(
@@ -452,11 +457,11 @@ class PayoutService:
                 now=now,
                 ref=payout["id"],
             )
-        payout.update(status="completed", completedAt=now, updatedAt=now)
+        payout.update({"status": "completed", "completedAt": now, "updatedAt": now})
         self._save(payout)
         self._emit(payout, "payout.completed")
 
-    def _fail(self, payout: dict[str, Any], reason: str, *, emit: bool = True) -> None:
+    def _fail(self, payout: PayoutRecord, reason: str, *, emit: bool = True) -> None:
         now = self.ctx.now()
         if payout["debited"]:
             scope, currency, amount = _scope_of(payout), payout["currency"], dec(payout["amount"])
@@ -467,12 +472,14 @@ class PayoutService:
             self.ledger.record(
                 scope, currency, "payout_reversal", amount, AVAILABLE, now=now, ref=ref
             )
-        payout.update(status="failed", failureReason=reason, failedAt=now, updatedAt=now)
+        payout.update(
+            {"status": "failed", "failureReason": reason, "failedAt": now, "updatedAt": now}
+        )
         self._save(payout)
         if emit:
             self._emit(payout, "payout.failed")
 
-    def simulate(self, principal: Principal, payout_id: str, action: Any) -> dict[str, Any]:
+    def simulate(self, principal: Principal, payout_id: str, action: Any) -> PayoutRecord:
         if principal.environment != "sandbox":
             raise ApiError("simulate_sandbox_only")
         if not isinstance(action, str) or action not in SIMULATE_ACTIONS:
@@ -495,7 +502,7 @@ class PayoutService:
 
     # -- reads ---------------------------------------------------------------------------------
 
-    def get(self, principal: Principal, payout_id: str) -> dict[str, Any]:
+    def get(self, principal: Principal, payout_id: str) -> PayoutRecord:
         payout = self._payouts.get(payout_id)
         if payout is None or _scope_of(payout) != principal.scope:
             raise ApiError("payout_not_found", f"No payout {payout_id}.", param="id")
@@ -509,9 +516,9 @@ class PayoutService:
         method_id: str | None,
         limit: int,
         offset: int,
-    ) -> tuple[list[dict[str, Any]], int]:
+    ) -> tuple[list[PayoutRecord], int]:
         total = 0
-        page: list[dict[str, Any]] = []
+        page: list[PayoutRecord] = []
         for payout_id in reversed(self._by_scope.get(principal.scope, [])):
             payout = self._payouts.get(payout_id)
             if payout is None:
@@ -525,7 +532,7 @@ class PayoutService:
             total += 1
         return page, total
 
-    def view(self, payout: dict[str, Any]) -> dict[str, Any]:
+    def view(self, payout: PayoutRecord) -> dict[str, Any]:
         view: dict[str, Any] = {
             "id": payout["id"],
             "methodId": payout["methodId"],
@@ -545,8 +552,8 @@ class PayoutService:
             view["failureReason"] = payout["failureReason"]
         timestamps = {"created": view["createdAt"], "updated": isoformat(payout["updatedAt"])}
         for key in ("completedAt", "failedAt"):
-            if payout.get(key) is not None:
-                timestamps[key.removesuffix("At")] = isoformat(payout[key])
+            if (at := payout[key]) is not None:
+                timestamps[key.removesuffix("At")] = isoformat(at)
         view["timestamps"] = timestamps
         return view
 
@@ -628,21 +635,21 @@ class PayoutService:
             if self._payouts.get(ident) is None:
                 return ident
 
-    def _load(self, payout_id: str) -> dict[str, Any]:
+    def _load(self, payout_id: str) -> PayoutRecord:
         payout = self._payouts.get(payout_id)
         assert payout is not None, payout_id
         return payout
 
-    def _save(self, payout: dict[str, Any]) -> None:
+    def _save(self, payout: PayoutRecord) -> None:
         self._payouts.put(payout["id"], payout)
 
-    def _emit(self, payout: dict[str, Any], event_type: str) -> None:
+    def _emit(self, payout: PayoutRecord, event_type: str) -> None:
         self.ctx.events.emit(
             payout["merchantId"], payout["environment"], event_type, self.view(payout)
         )
 
 
-def _scope_of(record: dict[str, Any]) -> Scope:
+def _scope_of(record: PayoutRecord) -> Scope:
     return (record["merchantId"], record["environment"])
 
 

@@ -18,7 +18,7 @@ import math
 import random
 from collections.abc import Callable
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from simulator.clock import isoformat
 from simulator.domain.catalog import Catalog
@@ -26,6 +26,9 @@ from simulator.domain.ids import new_id
 from simulator.domain.money import ZERO, dec
 from simulator.domain.ports import Events, Jobs, Table
 from simulator.domain.transactions import TransactionRepository
+
+if TYPE_CHECKING:
+    from simulator.domain.records import EventRecord, SettlementDayRecord, SettlementRecord
 
 DAY = 86_400.0
 PDF_AFTER_SECONDS = 300.0
@@ -40,8 +43,8 @@ def day_of(moment: float) -> int:
 class SettlementService:
     def __init__(
         self,
-        days: Table,
-        settlements: Table,
+        days: Table[SettlementDayRecord],
+        settlements: Table[SettlementRecord],
         transactions: TransactionRepository,
         catalog: Catalog,
         jobs: Jobs,
@@ -58,7 +61,7 @@ class SettlementService:
         self._now = now
         self._rng = rng
 
-    def on_event(self, event: dict[str, Any]) -> None:
+    def on_event(self, event: EventRecord) -> None:
         """Bus listener: file each completed payment under the day its funds become available."""
         if event["type"] != "payment.completed":
             return
@@ -81,7 +84,7 @@ class SettlementService:
             doc["transactionIds"].append(tx["id"])
         self._days.put(day_id, doc)
 
-    def close(self, payload: dict[str, Any]) -> dict[str, Any] | None:
+    def close(self, payload: dict[str, Any]) -> SettlementRecord | None:
         """Job at 00:00 UTC: close the day into a settlement and fire `settlement.closed`."""
         doc = self._days.get(payload["dayId"])
         if doc is None:
@@ -95,7 +98,7 @@ class SettlementService:
         reserve = sum((dec(tx.get("reserve", "0")) for tx in txs), ZERO)
         merchant = self._catalog.merchants[doc["merchantId"]]
         now = self._now()
-        settlement = {
+        settlement: SettlementRecord = {
             "id": new_id(self._rng, "STL-"),
             "merchantId": doc["merchantId"],
             "environment": doc["environment"],
@@ -124,7 +127,7 @@ class SettlementService:
         self._settlements.put(settlement["id"], settlement)
         self._emit(settlement, "settlement.pdf_ready")
 
-    def _emit(self, settlement: dict[str, Any], event_type: str) -> None:
+    def _emit(self, settlement: SettlementRecord, event_type: str) -> None:
         self._events.emit(
             settlement["merchantId"],
             settlement["environment"],
@@ -136,8 +139,8 @@ class SettlementService:
         return {CLOSE_JOB: self.close, PDF_JOB: self.pdf_ready}
 
 
-def settlement_view(settlement: dict[str, Any]) -> dict[str, Any]:
-    def money(key: str) -> Decimal:
+def settlement_view(settlement: SettlementRecord) -> dict[str, Any]:
+    def money(key: Literal["grossAmount", "fees", "reserve", "netAmount"]) -> Decimal:
         return dec(settlement[key])
 
     ready = settlement.get("pdfReadyAt")

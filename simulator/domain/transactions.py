@@ -12,7 +12,7 @@ from __future__ import annotations
 from bisect import bisect_left, insort
 from collections import defaultdict
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from simulator.domain.errors import ApiError
 from simulator.domain.ports import Table
@@ -20,6 +20,9 @@ from simulator.memory import no_gc
 
 if TYPE_CHECKING:
     from simulator.domain.auth import Principal
+
+if TYPE_CHECKING:
+    from simulator.domain.records import TransactionRecord
 
 IndexKey = tuple[str, str, str | None, str | None]
 SortKey = tuple[float, str]
@@ -40,7 +43,7 @@ class RowKeys(NamedTuple):
     created_at: float
 
     @classmethod
-    def of(cls, tx: dict[str, Any]) -> RowKeys:
+    def of(cls, tx: TransactionRecord) -> RowKeys:
         statuses = (tx["status"], "chargeback") if tx.get("chargebackClaimId") else (tx["status"],)
         return cls(
             tx["merchantId"],
@@ -90,13 +93,13 @@ class TransactionFilters:
 
 
 class TransactionRepository:
-    def __init__(self, table: Table) -> None:
+    def __init__(self, table: Table[TransactionRecord]) -> None:
         self._table = table
         self._keys: dict[str, RowKeys] = {}
         self._index: dict[IndexKey, list[SortKey]] = defaultdict(list)
         self._load()
 
-    def visible(self, principal: Principal, transaction_id: str) -> dict[str, Any]:
+    def visible(self, principal: Principal, transaction_id: str) -> TransactionRecord:
         """The caller's transaction, or 404 `transaction_not_found` (also for another's)."""
         tx = self.get(transaction_id)
         if tx is None or not principal.can_see(tx):
@@ -135,11 +138,11 @@ class TransactionRepository:
             if at < len(rows) and rows[at] == entry:
                 del rows[at]
 
-    def add(self, tx: dict[str, Any]) -> None:
+    def add(self, tx: TransactionRecord) -> None:
         self._table.put(tx["id"], tx)
         self._insert(tx["id"], RowKeys.of(tx))
 
-    def save(self, tx: dict[str, Any]) -> None:
+    def save(self, tx: TransactionRecord) -> None:
         self._table.put(tx["id"], tx)
         old = self._keys.get(tx["id"])
         new = RowKeys.of(tx)
@@ -155,10 +158,10 @@ class TransactionRepository:
         for key in new_keys - old_keys:
             insort(self._index[key], entry)
 
-    def get(self, transaction_id: str) -> dict[str, Any] | None:
+    def get(self, transaction_id: str) -> TransactionRecord | None:
         return self._table.get(transaction_id)
 
-    def reindex(self, transaction_id: str, restored: dict[str, Any] | None) -> None:
+    def reindex(self, transaction_id: str, restored: TransactionRecord | None) -> None:
         """Follow the store when a failed batch undoes a write of this transaction."""
         old = self._keys.pop(transaction_id, None)
         if old is not None:
@@ -168,7 +171,7 @@ class TransactionRepository:
 
     def page(
         self, scope: tuple[str, str], filters: TransactionFilters, limit: int, offset: int
-    ) -> tuple[list[dict[str, Any]], int]:
+    ) -> tuple[list[TransactionRecord], int]:
         chosen, total = self.page_ids(scope, filters, limit, offset)
         page = [tx for tx_id in chosen if (tx := self._table.get(tx_id)) is not None]
         return page, total

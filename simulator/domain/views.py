@@ -6,7 +6,7 @@ Money is rounded per currency here, at the edge; links are made absolute with th
 from __future__ import annotations
 
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from simulator.clock import isoformat
 from simulator.domain.catalog import PaymentMethod
@@ -16,6 +16,9 @@ from simulator.memory import BoundedCache
 
 # The category icon shown for a method without a logo of its own.
 _CATEGORY_ICONS = {"ONLINE": "online", "CASH": "cash", "CREDIT_CARD": "card"}
+
+if TYPE_CHECKING:
+    from simulator.domain.records import ClaimRecord, TransactionRecord
 
 
 def absolute(base_url: str, path: str | None) -> str | None:
@@ -48,14 +51,14 @@ def _json_money(value: str) -> int | float:
     return number
 
 
-def settles_at(tx: dict[str, Any]) -> float | None:
+def settles_at(tx: TransactionRecord) -> float | None:
     """When `settlement.status` turns `settled` by time alone; None if time will not turn it."""
     if tx["status"] in ("failed", "expired"):
         return None
     return tx.get("availableAt")
 
 
-def settlement_status(tx: dict[str, Any], now: float) -> str:
+def settlement_status(tx: TransactionRecord, now: float) -> str:
     if tx["status"] in ("failed", "expired"):
         return "cancelled"
     at = settles_at(tx)
@@ -63,7 +66,7 @@ def settlement_status(tx: dict[str, Any], now: float) -> str:
 
 
 def transaction_view(
-    tx: dict[str, Any], base_url: str, now: float, *, on_create: bool = False
+    tx: TransactionRecord, base_url: str, now: float, *, on_create: bool = False
 ) -> dict[str, Any]:
     payment_data = dict(tx["paymentData"])
     view: dict[str, Any] = {
@@ -74,7 +77,8 @@ def transaction_view(
     }
     if tx.get("inputCurrency"):
         view["inputCurrency"] = tx["inputCurrency"]
-        view["inputAmount"] = _json_money(tx["inputAmount"])
+        input_amount = tx.get("inputAmount")
+        view["inputAmount"] = None if input_amount is None else _json_money(input_amount)
     view["amountLocal"] = _json_money(tx["amountLocal"])
     view["currencyLocal"] = tx["currencyLocal"]
     view["paymentMethodId"] = tx["paymentMethodId"]
@@ -115,7 +119,7 @@ def transaction_view(
     return view
 
 
-def claim_view(claim: dict[str, Any]) -> dict[str, Any]:
+def claim_view(claim: ClaimRecord) -> dict[str, Any]:
     return {
         "id": claim["id"],
         "kind": claim["kind"],
@@ -127,11 +131,11 @@ def claim_view(claim: dict[str, Any]) -> dict[str, Any]:
         "currency": claim["currency"],
         "reason": claim.get("reason"),
         "createdAt": isoformat(claim["createdAt"]),
-        "resolvedAt": isoformat(claim["resolvedAt"]) if claim.get("resolvedAt") else None,
+        "resolvedAt": isoformat(resolved) if (resolved := claim.get("resolvedAt")) else None,
     }
 
 
-def refund_view(claim: dict[str, Any]) -> dict[str, Any]:
+def refund_view(claim: ClaimRecord) -> dict[str, Any]:
     return {
         "refundId": claim["id"],
         "transactionId": claim["transactionId"],

@@ -11,7 +11,7 @@ import ipaddress
 import secrets
 from collections import defaultdict
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from payorch.vocabulary import EVENT_TYPES
@@ -19,6 +19,9 @@ from simulator.clock import isoformat
 from simulator.domain.auth import Principal
 from simulator.domain.errors import ApiError, issues_error
 from simulator.domain.ports import Jobs, Table
+
+if TYPE_CHECKING:
+    from simulator.domain.records import WebhookSubscriptionRecord
 
 # `*` subscribes to every event type, including future ones.
 ALL_EVENTS = "*"
@@ -124,12 +127,12 @@ def check_description(value: object) -> str | None:
     return value
 
 
-def wants(subscription: dict[str, Any], event_type: str) -> bool:
+def wants(subscription: WebhookSubscriptionRecord, event_type: str) -> bool:
     events = subscription["events"]
     return ALL_EVENTS in events or event_type in events
 
 
-def signing_secrets(subscription: dict[str, Any], now: float) -> tuple[str, str | None]:
+def signing_secrets(subscription: WebhookSubscriptionRecord, now: float) -> tuple[str, str | None]:
     """(current, previous-if-still-in-grace): the keys of v1 and v0."""
     previous = subscription.get("previousSecret")
     expires = subscription.get("previousSecretExpiresAt")
@@ -139,7 +142,7 @@ def signing_secrets(subscription: dict[str, Any], now: float) -> tuple[str, str 
 
 
 def subscription_view(
-    sub: dict[str, Any], base_url: str, *, secret: str | None = None
+    sub: WebhookSubscriptionRecord, base_url: str, *, secret: str | None = None
 ) -> dict[str, Any]:
     # A managed inbox "receives" into the delivery list, so that list is its URL.
     url = sub["url"] or f"{base_url.rstrip('/')}/api/v1/webhooks/{sub['id']}/deliveries"
@@ -155,15 +158,17 @@ def subscription_view(
     }
     if sub.get("deactivatedReason") and not sub["active"]:
         view["deactivatedReason"] = sub["deactivatedReason"]
-    if sub.get("previousSecretExpiresAt") is not None:
-        view["previousSecretExpiresAt"] = isoformat(sub["previousSecretExpiresAt"])
+    if (expires := sub.get("previousSecretExpiresAt")) is not None:
+        view["previousSecretExpiresAt"] = isoformat(expires)
     if secret is not None:
         view["secret"] = secret
     return view
 
 
 class WebhookService:
-    def __init__(self, subscriptions: Table, jobs: Jobs, now: Callable[[], float]) -> None:
+    def __init__(
+        self, subscriptions: Table[WebhookSubscriptionRecord], jobs: Jobs, now: Callable[[], float]
+    ) -> None:
         self._table = subscriptions
         self._jobs = jobs
         self._now = now
@@ -174,11 +179,11 @@ class WebhookService:
 
     # -- reads ---------------------------------------------------------------------------------
 
-    def in_scope(self, scope: tuple[str, str]) -> list[dict[str, Any]]:
+    def in_scope(self, scope: tuple[str, str]) -> list[WebhookSubscriptionRecord]:
         table = self._table
         return [s for sid in self._by_scope.get(scope, ()) if (s := table.get(sid)) is not None]
 
-    def get(self, principal: Principal, webhook_id: str) -> dict[str, Any]:
+    def get(self, principal: Principal, webhook_id: str) -> WebhookSubscriptionRecord:
         sub = self._table.get(webhook_id)
         if sub is None or (sub["merchantId"], sub["environment"]) != principal.scope:
             raise ApiError(
@@ -186,18 +191,20 @@ class WebhookService:
             )
         return sub
 
-    def find(self, webhook_id: str) -> dict[str, Any] | None:
+    def find(self, webhook_id: str) -> WebhookSubscriptionRecord | None:
         return self._table.get(webhook_id)
 
     def page(
         self, principal: Principal, limit: int, offset: int
-    ) -> tuple[list[dict[str, Any]], int]:
+    ) -> tuple[list[WebhookSubscriptionRecord], int]:
         newest_first = list(reversed(self.in_scope(principal.scope)))
         return newest_first[offset : offset + limit], len(newest_first)
 
     # -- writes --------------------------------------------------------------------------------
 
-    def create(self, principal: Principal, body: dict[str, Any]) -> tuple[dict[str, Any], str]:
+    def create(
+        self, principal: Principal, body: dict[str, Any]
+    ) -> tuple[WebhookSubscriptionRecord, str]:
         """The new subscription and its secret (shown to the caller this once)."""
         if not principal.merchant.webhooks:
             raise ApiError("permission_denied", "Webhooks are not enabled for this merchant.")
@@ -212,7 +219,7 @@ class WebhookService:
         description = check_description(body.get("description"))
         now = self._now()
         secret = new_secret()
-        sub = {
+        sub: WebhookSubscriptionRecord = {
             "id": "wh_" + secrets.token_hex(12),
             "merchantId": principal.merchant.id,
             "environment": principal.environment,
@@ -232,7 +239,9 @@ class WebhookService:
         self._by_scope[principal.scope].append(sub["id"])
         return sub, secret
 
-    def update(self, principal: Principal, webhook_id: str, body: dict[str, Any]) -> dict:
+    def update(
+        self, principal: Principal, webhook_id: str, body: dict[str, Any]
+    ) -> WebhookSubscriptionRecord:
         sub = self.get(principal, webhook_id)
         _reject_unknown(body, UPDATE_FIELDS)
         if "url" in body:
@@ -261,7 +270,9 @@ class WebhookService:
         sub = self.get(principal, webhook_id)
         self._table.delete(sub["id"])
 
-    def rotate(self, principal: Principal, webhook_id: str) -> tuple[dict[str, Any], str]:
+    def rotate(
+        self, principal: Principal, webhook_id: str
+    ) -> tuple[WebhookSubscriptionRecord, str]:
         """New secret now; the old one signs `v0` for 24 simulated hours, then is erased.
 
         Rotating again inside a grace drops the older previous secret at once: a delivery carries
@@ -272,10 +283,12 @@ class WebhookService:
         expires = now + ROTATION_GRACE_SECONDS
         secret = new_secret()
         sub.update(
-            secret=secret,
-            previousSecret=sub["secret"],
-            previousSecretExpiresAt=expires,
-            updatedAt=now,
+            {
+                "secret": secret,
+                "previousSecret": sub["secret"],
+                "previousSecretExpiresAt": expires,
+                "updatedAt": now,
+            }
         )
         self._table.put(sub["id"], sub)
         self._jobs.schedule(SECRET_EXPIRY_JOB, expires, {"webhookId": sub["id"]})
@@ -284,14 +297,14 @@ class WebhookService:
     def expire_secret(self, payload: dict[str, Any]) -> None:
         """Job: erase the previous secret once its grace is over (a later rotation may extend)."""
         sub = self._table.get(payload["webhookId"])
-        if sub is None or sub.get("previousSecretExpiresAt") is None:
+        if sub is None or (expires := sub.get("previousSecretExpiresAt")) is None:
             return
-        if sub["previousSecretExpiresAt"] <= self._now():
-            sub.update(previousSecret=None, previousSecretExpiresAt=None)
+        if expires <= self._now():
+            sub.update({"previousSecret": None, "previousSecretExpiresAt": None})
             self._table.put(sub["id"], sub)
 
     def deactivate(self, webhook_id: str, reason: str) -> None:
         sub = self._table.get(webhook_id)
         if sub is not None and sub["active"]:
-            sub.update(active=False, deactivatedReason=reason, updatedAt=self._now())
+            sub.update({"active": False, "deactivatedReason": reason, "updatedAt": self._now()})
             self._table.put(sub["id"], sub)

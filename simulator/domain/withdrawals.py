@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from simulator.clock import isoformat
 from simulator.domain.auth import Principal
@@ -19,6 +19,9 @@ from simulator.domain.ids import new_id
 from simulator.domain.ledger import AVAILABLE, Ledger
 from simulator.domain.money import dec, has_decimals_at_most, parse_amount
 from simulator.domain.ports import Events, Jobs, Table
+
+if TYPE_CHECKING:
+    from simulator.domain.records import WithdrawalRecord
 
 SETTLES_AFTER_SECONDS = 60.0
 OUTCOMES = ("completed", "failed")
@@ -30,7 +33,7 @@ FAILURE_REASON = "rejected_by_bank"
 class WithdrawalService:
     def __init__(
         self,
-        table: Table,
+        table: Table[WithdrawalRecord],
         ledger: Ledger,
         jobs: Jobs,
         events: Events,
@@ -44,7 +47,7 @@ class WithdrawalService:
         self._now = now
         self._rng = rng
 
-    def request(self, principal: Principal, body: dict[str, Any]) -> dict[str, Any]:
+    def request(self, principal: Principal, body: dict[str, Any]) -> WithdrawalRecord:
         unknown = sorted(set(body) - FIELDS)
         if unknown:
             raise ApiError(
@@ -82,7 +85,7 @@ class WithdrawalService:
                     "shortfallUsd": amount + fee - available,
                 },
             )
-        withdrawal = {
+        withdrawal: WithdrawalRecord = {
             "id": new_id(self._rng, "WDR-"),
             "merchantId": scope[0],
             "environment": scope[1],
@@ -107,10 +110,12 @@ class WithdrawalService:
             return
         now = self._now()
         if withdrawal["outcome"] == "completed":
-            withdrawal.update(status="completed", completedAt=now)
+            withdrawal.update({"status": "completed", "completedAt": now})
         else:
             self._move(withdrawal, ("withdrawal_reversal", "withdrawal_fee_reversal"), +1)
-            withdrawal.update(status="failed", failedAt=now, failureReason=FAILURE_REASON)
+            withdrawal.update(
+                {"status": "failed", "failedAt": now, "failureReason": FAILURE_REASON}
+            )
         self._table.put(withdrawal["id"], withdrawal)
         self._events.emit(
             withdrawal["merchantId"],
@@ -119,7 +124,7 @@ class WithdrawalService:
             withdrawal_view(withdrawal),
         )
 
-    def get(self, principal: Principal, withdrawal_id: str) -> dict[str, Any]:
+    def get(self, principal: Principal, withdrawal_id: str) -> WithdrawalRecord:
         withdrawal = self._table.get(withdrawal_id)
         if (
             withdrawal is None
@@ -132,11 +137,11 @@ class WithdrawalService:
             raise ApiError("withdrawal_not_found", f"No withdrawal {withdrawal_id}.", param="id")
         return withdrawal
 
-    def _move(self, withdrawal: dict[str, Any], kinds: tuple[str, str], sign: int) -> None:
+    def _move(self, withdrawal: WithdrawalRecord, kinds: tuple[str, str], sign: int) -> None:
         now = self._now()
         scope = (withdrawal["merchantId"], withdrawal["environment"])
-        for kind, key in zip(kinds, ("amount", "fee"), strict=True):
-            value = dec(withdrawal[key])
+        for kind, stored in zip(kinds, (withdrawal["amount"], withdrawal["fee"]), strict=True):
+            value = dec(stored)
             if value:
                 self._ledger.record(
                     scope,
@@ -148,9 +153,9 @@ class WithdrawalService:
                 )
 
 
-def withdrawal_view(withdrawal: dict[str, Any]) -> dict[str, Any]:
-    def at(key: str) -> str | None:
-        return isoformat(withdrawal[key]) if withdrawal.get(key) is not None else None
+def withdrawal_view(withdrawal: WithdrawalRecord) -> dict[str, Any]:
+    def at(key: Literal["createdAt", "completedAt", "failedAt"]) -> str | None:
+        return isoformat(moment) if (moment := withdrawal.get(key)) is not None else None
 
     return {
         "id": withdrawal["id"],

@@ -9,17 +9,20 @@ from __future__ import annotations
 import logging
 import random
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from simulator.clock import isoformat
 from simulator.domain.ids import token_hex
 from simulator.domain.ports import Table
 from simulator.jsonio import plain
 
+if TYPE_CHECKING:
+    from simulator.domain.records import EventEnvelope, EventRecord
+
 API_VERSION = "2026-05-01"
 log = logging.getLogger(__name__)
 
-Listener = Callable[[dict[str, Any]], None]
+Listener = Callable[["EventRecord"], None]
 HEX = "0123456789abcdef"
 
 
@@ -40,7 +43,9 @@ def hex_source(rng: random.Random) -> Callable[[], str]:
 
 
 class EventBus:
-    def __init__(self, table: Table, now: Callable[[], float], rng: random.Random) -> None:
+    def __init__(
+        self, table: Table[EventRecord], now: Callable[[], float], rng: random.Random
+    ) -> None:
         self._table = table
         self._now = now
         self._hex = hex_source(rng)
@@ -52,9 +57,9 @@ class EventBus:
 
     def emit(
         self, merchant_id: str, environment: str, event_type: str, data: dict[str, Any]
-    ) -> dict[str, Any]:
+    ) -> EventEnvelope:
         event_id = "evt_" + self._hex()
-        envelope = {
+        envelope: EventEnvelope = {
             "id": event_id,
             "type": event_type,
             "apiVersion": API_VERSION,

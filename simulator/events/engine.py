@@ -22,7 +22,7 @@ import time
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Coroutine
 from contextlib import AbstractContextManager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 import aiohttp
@@ -36,6 +36,9 @@ from simulator.domain.deliveries import (
 )
 from simulator.domain.webhooks import is_loopback
 from simulator.events.signing import SIGNATURE_HEADER, delivery_headers
+
+if TYPE_CHECKING:
+    from simulator.domain.records import DeliveryRecord, EventRecord
 
 log = logging.getLogger(__name__)
 
@@ -94,7 +97,7 @@ class DeliveryEngine:
 
     # -- wiring ----------------------------------------------------------------------------------
 
-    def on_event(self, event: dict[str, Any]) -> None:
+    def on_event(self, event: EventRecord) -> None:
         """Bus listener: record deliveries now, send them later (never blocks the emitter)."""
         for delivery_id, url in self._deliveries.on_event(event):
             self._enqueue(delivery_id, url)
@@ -106,7 +109,7 @@ class DeliveryEngine:
         if delivery is not None and delivery["webhookId"] not in self._slow:
             await asyncio.wait({task}, timeout=self._retry_wait)
 
-    async def replay(self, delivery_id: str) -> dict[str, Any] | None:
+    async def replay(self, delivery_id: str) -> DeliveryRecord | None:
         """One more attempt, freshly signed; answers once it is recorded (bounded by timeout)."""
         return await self._attempt(delivery_id, replay=True)
 
@@ -199,7 +202,7 @@ class DeliveryEngine:
             if not lane.workers and not lane.waiting and self._lanes.get(key) is lane:
                 del self._lanes[key]
 
-    async def _attempt(self, delivery_id: str, *, replay: bool = False) -> dict[str, Any] | None:
+    async def _attempt(self, delivery_id: str, *, replay: bool = False) -> DeliveryRecord | None:
         if not replay:
             if delivery_id in self._in_flight:
                 return None

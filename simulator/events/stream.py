@@ -12,10 +12,13 @@ import asyncio
 from collections import defaultdict
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING
 
 from simulator.domain.ports import Table
 from simulator.jsonio import dumps
+
+if TYPE_CHECKING:
+    from simulator.domain.records import EventRecord
 
 MAX_BACKLOG = 10_000  # events queued for one slow reader before its stream is closed
 KEEPALIVE_SECONDS = 15.0
@@ -25,19 +28,21 @@ Scope = tuple[str, str]
 Frame = bytes | None
 
 
-def sse_frame(event: dict[str, Any]) -> bytes:
+def sse_frame(event: EventRecord) -> bytes:
     """One server-sent event: the envelope as a single `data:` line (JSON has no newlines)."""
     public = {k: v for k, v in event.items() if k != "merchantId"}
     return b"id: " + event["id"].encode() + b"\ndata: " + dumps(public) + b"\n\n"
 
 
 class EventStream:
-    def __init__(self, events: Table, keepalive_seconds: float = KEEPALIVE_SECONDS) -> None:
+    def __init__(
+        self, events: Table[EventRecord], keepalive_seconds: float = KEEPALIVE_SECONDS
+    ) -> None:
         self._events = events
         self._readers: dict[Scope, set[asyncio.Queue[Frame]]] = defaultdict(set)
         self.keepalive_seconds = keepalive_seconds
 
-    def on_event(self, event: dict[str, Any]) -> None:
+    def on_event(self, event: EventRecord) -> None:
         if not self._readers.get((event["merchantId"], event["environment"])):
             return
         try:
@@ -47,7 +52,7 @@ class EventStream:
             return
         loop.call_soon(self._publish, event)
 
-    def _publish(self, event: dict[str, Any]) -> None:
+    def _publish(self, event: EventRecord) -> None:
         readers = self._readers.get((event["merchantId"], event["environment"]))
         if not readers or self._events.get(event["id"]) is None:
             return

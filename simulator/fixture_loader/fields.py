@@ -80,7 +80,7 @@ class Fields:
     def opt_text(self, key: str, pattern: re.Pattern[str] | None = None) -> str | None:
         return self.text(key, pattern) if self.has(key) else None
 
-    def choice(self, key: str, options: Iterable[str]) -> Any:
+    def choice(self, key: str, options: Iterable[str | None]) -> Any:
         value = self.data.get(key)
         options = tuple(options)
         if value not in options:

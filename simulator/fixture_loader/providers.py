@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Literal
 
 from payorch.vocabulary import PAYMENT_METHOD_SLUGS
 from simulator.domain.catalog import Provider
@@ -33,7 +33,7 @@ def load(file: str, data: Any) -> dict[str, Provider]:
         behaviour = f.choice("behaviour", ("accept", "decline", "no_instructions", "outage"))
         if behaviour == "decline" and not f.has("declineReason"):
             f.fail("a declining provider needs a declineReason", "declineReason")
-        outcome = (
+        outcome: Literal["paid", "failed"] = (
             f.choice("callbackOutcome", ("paid", "failed")) if f.has("callbackOutcome") else "paid"
         )
         providers[ident] = Provider(

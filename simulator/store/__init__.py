@@ -30,7 +30,7 @@ from __future__ import annotations
 from contextlib import AbstractContextManager
 from pathlib import Path
 from types import TracebackType
-from typing import Self
+from typing import Any, Self
 
 from simulator.store.collection import Collection
 from simulator.store.journal import (
@@ -50,7 +50,7 @@ class Store:
     def __init__(self, storage: JournalStorage) -> None:
         """Prefer ``Store.open`` / ``Store.memory``."""
         self._storage = storage
-        self._tables: dict[str, Collection] = {}
+        self._tables: dict[str, Collection[Any]] = {}
 
     @classmethod
     def open(
@@ -74,8 +74,9 @@ class Store:
         """A store with no files and no lock, for unit tests."""
         return cls(JournalStorage(None))
 
-    def table(self, name: str) -> Collection:
-        """The collection called ``name`` (the same object on every call)."""
+    def table(self, name: str) -> Collection[Any]:
+        """The collection called ``name`` (the same object on every call); its documents are
+        whatever JSON was stored: the repository it is handed to says which record it holds."""
         collection = self._tables.get(name)
         if collection is None:
             collection = self._tables[name] = Collection(self._storage, name)

@@ -11,6 +11,10 @@ line per write.
 
 Document ids are caller-chosen strings.
 
+``Collection[R]`` is generic in the record it holds, for type checkers only: the store hands out
+``Collection[Any]`` (it holds JSON and checks nothing), which fits any ``Table[R]`` port, and the
+repository the collection is given to declares the record (``simulator.domain.records``).
+
 Ownership: the store keeps private copies.  ``put`` stores a copy of what it was
 given and ``get``/``values``/``scan`` return fresh copies (one orjson decode of the stored bytes,
 ~1 µs for a typical 400-byte doc, independent of how much is stored), so mutating a returned
@@ -21,21 +25,23 @@ exactly what was there.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any, NoReturn
+from typing import Any, Generic, NoReturn, TypeVar
 
 import orjson
 from tinydb.table import Table
 
 from simulator.memory import no_gc
-from simulator.store.journal import Doc, JournalStorage
+from simulator.store.journal import JournalStorage
 
 __all__ = ["Collection"]
+
+R = TypeVar("R")
 
 
 class _QueryTable(Table):
     """tinydb's Table over the journal storage, with the store's string document ids."""
 
-    document_id_class = str
+    document_id_class = str  # type: ignore[assignment]  # tinydb declares type[int]; ids are str
 
     def _get_next_id(self) -> NoReturn:
         raise TypeError(
@@ -43,7 +49,7 @@ class _QueryTable(Table):
         )
 
 
-class Collection:
+class Collection(Generic[R]):
     """A named table of JSON documents keyed by string id."""
 
     def __init__(self, storage: JournalStorage, name: str) -> None:
@@ -52,7 +58,7 @@ class Collection:
 
     # -- O(1) document API ---------------------------------------------------------
 
-    def get(self, doc_id: str) -> Doc | None:
+    def get(self, doc_id: str) -> R | None:
         """A copy of the document, or None.  (tinydb's ``get(cond)``: ``query().get(cond)``.)"""
         raw = self._journal.table_data(self.name).get(doc_id)
         return None if raw is None else orjson.loads(raw)
@@ -62,12 +68,12 @@ class Collection:
         so the object's identity tells one version from the next (for caches of renderings)."""
         return self._journal.table_data(self.name).get(doc_id)
 
-    def on_rollback(self, callback: Callable[[str, Doc | None], None]) -> None:
+    def on_rollback(self, callback: Callable[[str, R | None], None]) -> None:
         """Call `callback(doc_id, restored doc or None)` for each write of this table that a
         failed batch undoes (for indexes kept beside the documents)."""
         name = self.name
 
-        def listener(table: str, doc_id: str, doc: Doc | None) -> None:
+        def listener(table: str, doc_id: str, doc: Any) -> None:  # a Doc or None, typed R
             if table == name:
                 callback(doc_id, doc)
 
@@ -88,12 +94,12 @@ class Collection:
         if doc_id in self._journal.table_data(self.name):
             self._journal.append([(self.name, doc_id, None)])
 
-    def values(self) -> list[Doc]:
+    def values(self) -> list[R]:
         """Copies of all documents, in insertion order.  O(n)."""
         with no_gc():  # all of them stay alive: let the collector not re-walk them as they come
             return [orjson.loads(raw) for raw in self._journal.table_data(self.name).values()]
 
-    def scan(self) -> Iterator[Doc]:
+    def scan(self) -> Iterator[R]:
         """A copy of each document in insertion order, decoded as the iteration reaches it.
 
         For a pass that keeps only a little of each document (an index built at start-up): the

@@ -41,7 +41,7 @@ from __future__ import annotations
 import zlib
 from collections.abc import Callable
 from itertools import chain, repeat
-from typing import Final, NamedTuple
+from typing import Any, Final, NamedTuple
 
 import orjson
 
@@ -187,7 +187,7 @@ def _journal_mark(raw: object) -> JournalMark | None:
     journal, which is what it did before snapshots recorded one)."""
     if not isinstance(raw, dict):
         return None
-    values = [raw.get(field) for field in JournalMark._fields]
+    values: list[Any] = [raw.get(field) for field in JournalMark._fields]
     if not all(type(value) is int and value >= 0 for value in values):
         return None
     return JournalMark(*values)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import UTC, datetime
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
@@ -28,6 +28,9 @@ from simulator.http.keys import CHECKOUT, CONTEXT, STORE
 from simulator.http.pages.codes import boleto_barcode_digits, itf_svg, qr_svg
 from simulator.http.pages.html import Markup, error_page, html_errors, join, link, page, render
 from simulator.http.requests import base_url, client_ip
+
+if TYPE_CHECKING:
+    from simulator.domain.records import TransactionRecord
 
 STATUS_TEXT = {
     "pending": "Waiting for your payment",
@@ -204,14 +207,14 @@ def _details_page(
 @html_errors
 async def transaction_page(request: web.Request) -> web.StreamResponse:
     tx = request.app[CHECKOUT].transaction(request.match_info["transaction_id"])
-    if tx.get("paymentFormPath"):
+    if form_path := tx.get("paymentFormPath"):
         # Hosted rail: the provider's own page takes over (spec: 307, server-side).
-        raise web.HTTPTemporaryRedirect(base_url(request) + tx["paymentFormPath"])
+        raise web.HTTPTemporaryRedirect(base_url(request) + form_path)
     decimals = request.app[CONTEXT].fx.decimals
     return page(tx["paymentMethodName"], _instructions_html(tx, decimals))
 
 
-def _instructions_html(tx: dict[str, Any], decimals: Decimals) -> Markup:
+def _instructions_html(tx: TransactionRecord, decimals: Decimals) -> Markup:
     status = tx["status"]
     if status == "pending":
         body = _payment_data_html(tx["paymentData"])
@@ -234,7 +237,7 @@ def _instructions_html(tx: dict[str, Any], decimals: Decimals) -> Markup:
     )
 
 
-def _payment_data_html(data: dict[str, Any]) -> Markup:
+def _payment_data_html(data: dict[str, str]) -> Markup:
     facts = [
         render("checkout/fact.html", term=term, fact_id=fact_id, value=data[key])
         for key, term, fact_id in (

@@ -7,7 +7,7 @@ send the buyer back to the transaction's `returnUrl` (or show the result when th
 from __future__ import annotations
 
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING
 
 from aiohttp import web
 
@@ -15,10 +15,13 @@ from simulator.domain.errors import ApiError
 from simulator.http.keys import CONTEXT, PAYMENTS, STORE
 from simulator.http.pages.html import html_errors, link, page, render, safe_href
 
+if TYPE_CHECKING:
+    from simulator.domain.records import TransactionRecord
+
 ACTIONS = {"approve": "paid", "decline": "failed", "abandon": "expired"}
 
 
-def _hosted_tx(request: web.Request) -> dict[str, Any]:
+def _hosted_tx(request: web.Request) -> TransactionRecord:
     tx = request.app[PAYMENTS].ctx.transactions.get(request.match_info["id"])
     if tx is None or tx.get("paymentFormPath") is None:
         raise ApiError("transaction_not_found", "No payment to take on this provider page.")
@@ -59,6 +62,10 @@ async def provider_action(request: web.Request) -> web.StreamResponse:
     # Acting twice (a double click, the back button) changes nothing: the first act stands.
     if tx["status"] == "pending":
         with request.app[STORE].batch():
-            request.app[PAYMENTS].apply(tx, action, simulator=tx["environment"] == "sandbox")
+            request.app[PAYMENTS].apply(
+                tx,  # type: ignore[arg-type]  # PaymentService takes a dict until it is typed
+                action,
+                simulator=tx["environment"] == "sandbox",
+            )
     target = safe_href(tx.get("returnUrl")) or f"/_sim/provider/{tx['id']}"
     raise web.HTTPSeeOther(target)
