@@ -36,11 +36,11 @@ from payorch_cli.tui.messages import (
     StreamOpened,
     StreamRefused,
 )
-from payorch_cli.tui.screens.balances import BalancesScreen
 from payorch_cli.tui.screens.base import LiveScreen
 from payorch_cli.tui.screens.deliveries import DeliveriesScreen, DeliveryScreen
 from payorch_cli.tui.screens.detail import TransactionScreen
 from payorch_cli.tui.screens.dialogs import AdvanceClockDialog, ConfirmDialog, KeySwitcher
+from payorch_cli.tui.screens.main import MAIN_SCREENS
 from payorch_cli.tui.screens.transactions import TransactionsScreen
 from payorch_cli.tui.stream import Envelope, EventStreamReader, Garbled, Opened
 from payorch_cli.tui.widgets.header import StatusHeader, clock_text
@@ -61,15 +61,11 @@ class PayorchApp(App[None]):
     CSS_PATH = "app.tcss"
     TITLE = "payorch"
     MODES: ClassVar[dict[str, str | Callable[[], Screen[Any]]]] = {
-        "transactions": TransactionsScreen,
-        "balances": BalancesScreen,
-        "deliveries": DeliveriesScreen,
+        main.mode: main.screen for main in MAIN_SCREENS
     }
-    DEFAULT_MODE = "transactions"
+    DEFAULT_MODE = MAIN_SCREENS[0].mode
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("1", "switch_mode('transactions')", "Transactions"),
-        Binding("2", "switch_mode('balances')", "Balances"),
-        Binding("3", "switch_mode('deliveries')", "Deliveries"),
+        *(Binding(main.key, f"switch_mode({main.mode!r})", main.title) for main in MAIN_SCREENS),
         Binding("a", "advance_clock", "Clock+"),
         Binding("k", "switch_key", "Key"),
         Binding("r", "refresh", "Refresh", show=False),
@@ -478,9 +474,11 @@ class PayorchApp(App[None]):
 
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
-        for mode, title in (("transactions", "1"), ("balances", "2"), ("deliveries", "3")):
+        for main in MAIN_SCREENS:
             yield SystemCommand(
-                f"Show {mode}", f"key {title}", lambda mode=mode: self.switch_mode(mode)
+                f"Show {main.mode}",
+                f"key {main.key}",
+                lambda mode=main.mode: self.switch_mode(mode),
             )
         selected = getattr(screen, "selected_transaction", None)
         tx_id = selected() if callable(selected) else None
