@@ -40,6 +40,8 @@ def _meta(store: Store) -> tuple[bytes, float]:
     meta = store.table("meta")
     secret_doc = meta.get("signing")
     if secret_doc is None:
+        # From the OS's CSPRNG even under a seed: a secret key (it signs access tokens), which no
+        # answer shows, so reproducible answers do not need it seeded.
         secret_doc = {"id": "signing", "secret": secrets.token_hex(32)}
         meta.put("signing", secret_doc)
     clock_doc = meta.get("clock") or {"offsetSeconds": 0.0}
@@ -77,7 +79,7 @@ def create_app(
     transactions = TransactionRepository(store.table("transactions"))
     store.table("transactions").on_rollback(transactions.reindex)
     bus = EventBus(store.table("events"), clock.timestamp, rng)
-    ledger = Ledger(store.table("movements"), clock.timestamp)
+    ledger = Ledger(store.table("movements"), clock.timestamp, rng)
     store.table("movements").on_rollback(ledger.follow_rollback)
     ctx = DomainContext(
         catalog=catalog,
@@ -112,7 +114,9 @@ def create_app(
     app[keys.SCHEDULER] = scheduler
     app[keys.BUS] = bus
     app[keys.CONTEXT] = ctx
-    app[keys.AUTHENTICATOR] = Authenticator(catalog, signing_secret, store.table("refresh_tokens"))
+    app[keys.AUTHENTICATOR] = Authenticator(
+        catalog, signing_secret, store.table("refresh_tokens"), rng
+    )
     app[keys.PAYMENTS] = payments
     app[keys.REFUNDS] = refunds
     app[keys.IDEMPOTENCY] = IdempotencyCache(store.table("idempotency"), clock)

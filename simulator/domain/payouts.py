@@ -11,7 +11,7 @@ debit nothing and are never sent to a provider.
 from __future__ import annotations
 
 import asyncio
-import secrets
+import random
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
@@ -23,6 +23,7 @@ from simulator.domain.auth import Principal
 from simulator.domain.catalog import PayoutMethod, RecipientField
 from simulator.domain.context import DomainContext
 from simulator.domain.errors import PAYOUTS, ApiError, invalid_request, unknown_action
+from simulator.domain.ids import hex_token
 from simulator.domain.ledger import AVAILABLE as PAYIN_AVAILABLE
 from simulator.domain.ledger import Ledger
 from simulator.domain.money import ZERO, dec, parse_amount, quantum, round_to, usd
@@ -85,6 +86,9 @@ class SimulatedPayoutProvider:
 
     name = SIMULATED_PROVIDER
 
+    def __init__(self, rng: random.Random | None = None) -> None:
+        self._rng = rng  # draws the `providerRef`s
+
     async def dispatch(self, method: PayoutMethod, recipient: dict[str, str]) -> Dispatch:
         # A real provider call is I/O: yield, so concurrent requests interleave here as they
         # would in production (the debit is already recorded, so none can overspend).
@@ -92,7 +96,7 @@ class SimulatedPayoutProvider:
         for rule in method.rejections:
             if recipient.get(rule.field) == rule.value:
                 return Dispatch(False, failure_reason=rule.failure_reason)
-        return Dispatch(True, provider_ref=f"sim_{secrets.token_hex(10)}")
+        return Dispatch(True, provider_ref=f"sim_{hex_token(self._rng, 10)}")
 
 
 # ---------------------------------------------------------------------------- FX for swaps
@@ -138,7 +142,7 @@ class PayoutService:
         self.ledger = ledger
         self._payouts = payouts
         self._batch = batch
-        self.provider: PayoutProvider = provider or SimulatedPayoutProvider()
+        self.provider: PayoutProvider = provider or SimulatedPayoutProvider(ctx.rng)
         self._by_scope: dict[Scope, list[str]] = {}
         for payout in sorted(payouts.values(), key=lambda p: p["createdAt"]):
             self._by_scope.setdefault(_scope_of(payout), []).append(payout["id"])

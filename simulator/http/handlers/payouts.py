@@ -25,7 +25,7 @@ def setup(app: web.Application) -> None:
     store = app[STORE]
     app[PAYOUTS] = PayoutService(
         app[CONTEXT],
-        PayoutLedger(store.table("payout_movements")),
+        PayoutLedger(store.table("payout_movements"), app[CONTEXT].rng),
         store.table("payouts"),
         batch=store.batch,
     )

@@ -41,9 +41,9 @@ def setup(app: web.Application) -> None:
     """Create this resource's services on `app` and register its routes."""
     store, ctx, scheduler = app[STORE], app[CONTEXT], app[SCHEDULER]
     events, jobs_table = store.table("events"), store.table("jobs")
-    webhooks = WebhookService(store.table("webhooks"), scheduler, ctx.now)
+    webhooks = WebhookService(store.table("webhooks"), scheduler, ctx.now, ctx.rng)
     deliveries = DeliveryService(
-        store.table("webhook_deliveries"), events, webhooks, scheduler, ctx.now
+        store.table("webhook_deliveries"), events, webhooks, scheduler, ctx.now, ctx.rng
     )
     engine = DeliveryEngine(
         deliveries,
