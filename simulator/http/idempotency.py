@@ -3,8 +3,9 @@
 Scope: the caller's partition (merchant, environment, and for pay-ins the shop) plus the key.
 Successful responses are kept for 24 simulated hours and replayed byte for byte (with
 `Idempotent-Replayed: true`); error responses are never kept, so a corrected retry under the same
-key executes afresh. The same key with a different body (compared as canonical JSON) is 409
-`idempotency_conflict`, also while the first request is still running.
+key executes afresh. The same key with a different body (compared by value: canonical JSON, with
+numbers compared as numbers) is 409 `idempotency_conflict`, also while the first request is still
+running.
 """
 
 from __future__ import annotations
@@ -22,14 +23,30 @@ from simulator.domain.ports import Table
 
 KEY_LIFETIME_SECONDS = 86_400.0
 MAX_KEY_LENGTH = 255
+# Integral floats at or above this stay floats (orjson writes no integer of 64 bits or more).
+_INT_LIMIT = 2.0**63
 REPLAYED_HEADER = "Idempotent-Replayed"
 
 Stored = tuple[int, bytes]
 
 
 def _body_hash(path: str, body: dict[str, Any]) -> str:
-    canonical = orjson.dumps({"path": path, "body": body}, option=orjson.OPT_SORT_KEYS)
+    canonical = orjson.dumps({"path": path, "body": _by_value(body)}, option=orjson.OPT_SORT_KEYS)
     return hashlib.sha256(canonical).hexdigest()
+
+
+def _by_value(value: Any) -> Any:
+    """`value` with each number in one spelling per value: a retry that writes `10.0` or `1e1`
+    where the first request wrote `10` is the same request. orjson reads a JSON number as an int
+    when it is written as one (and fits 64 bits), else as a float, so equal values differ only by
+    integral floats, which become ints; other floats are written in their shortest form."""
+    if isinstance(value, dict):
+        return {key: _by_value(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_by_value(item) for item in value]
+    if isinstance(value, float) and value.is_integer() and abs(value) < _INT_LIMIT:
+        return int(value)  # -0.0 too
+    return value
 
 
 class IdempotencyCache:
