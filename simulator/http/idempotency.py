@@ -5,13 +5,14 @@ Successful responses are kept for 24 simulated hours and replayed byte for byte 
 `Idempotent-Replayed: true`); error responses are never kept, so a corrected retry under the same
 key executes afresh. The same key with a different body (compared by value: canonical JSON, with
 numbers compared as numbers) is 409 `idempotency_conflict`, also while the first request is still
-running.
+running. Keys are 1-255 printable ASCII characters.
 """
 
 from __future__ import annotations
 
 import asyncio
 import hashlib
+import re
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -23,6 +24,8 @@ from simulator.domain.ports import Table
 
 KEY_LIFETIME_SECONDS = 86_400.0
 MAX_KEY_LENGTH = 255
+# Printable ASCII (space to tilde): `str.isprintable` admits any Unicode letter or symbol.
+_VALID_KEY = re.compile(rf"[\x20-\x7e]{{1,{MAX_KEY_LENGTH}}}")
 # Integral floats at or above this stay floats (orjson writes no integer of 64 bits or more).
 _INT_LIMIT = 2.0**63
 REPLAYED_HEADER = "Idempotent-Replayed"
@@ -67,10 +70,10 @@ class IdempotencyCache:
         if key is None:
             status, payload = await execute()
             return status, payload, False
-        if not key or len(key) > MAX_KEY_LENGTH or not key.isprintable():
+        if not _VALID_KEY.fullmatch(key):
             raise ApiError(
                 "invalid_request",
-                f"Idempotency-Key must be 1-{MAX_KEY_LENGTH} printable characters.",
+                f"Idempotency-Key must be 1-{MAX_KEY_LENGTH} printable ASCII characters.",
                 param="Idempotency-Key",
             )
         # A JSON array keeps the parts apart: a key containing "|" cannot mimic another scope.

@@ -257,3 +257,19 @@ async def test_numbers_are_compared_by_value(api: Api, amount: str) -> None:
     status, error, _, _ = await raw_post(template % "50.01")
     assert_error(status, error, 409, "idempotency_conflict")
     assert await total(api) == 1
+
+
+@pytest.mark.parametrize("key", ["clé-1", "ключ", "order\u00a01", "emoji-\U0001f600", "tab\tkey"])
+async def test_keys_are_printable_ascii(api: Api, key: str) -> None:
+    headers = {"Idempotency-Key": key}
+    status, error, _ = await api.post("/payments", KEYS.sandbox_sk, json=BODY, headers=headers)
+    assert assert_error(status, error, 400, "invalid_request")["param"] == "Idempotency-Key"
+    assert await total(api) == 0
+
+
+async def test_every_printable_ascii_character_is_a_key(api: Api) -> None:
+    key = "".join(map(chr, range(0x21, 0x7F))) + " with spaces"
+    status, _, _, replayed = await post(api, BODY, key)
+    assert status == 200 and not replayed
+    status, _, _, replayed = await post(api, BODY, key)
+    assert status == 200 and replayed
