@@ -75,6 +75,16 @@ class Dispatch:
     failure_reason: str | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class PayoutSend:
+    """A payout opened by POST /me/payout/send, between its debit and its provider's answer."""
+
+    payout_id: str
+    method: PayoutMethod
+    recipient: dict[str, str]  # checked, whole: the payout keeps only a masked account
+    debited: bool  # false for a synthetic payout, which no provider is sent
+
+
 class PayoutProvider(Protocol):
     name: str
 
@@ -361,42 +371,60 @@ class PayoutService:
             )
         return method, amount, recipient
 
-    async def send(
-        self, principal: Principal, body: dict[str, Any]
-    ) -> tuple[dict[str, Any], PayoutMethod]:
+    # POST /me/payout/send is two commits around the provider call; the caller opens the store
+    # batch of each (the HTTP handler, which adds the Idempotency-Key's record to both):
+    # `open_send` (checks, payout, debit), then `await dispatch`, then `record_dispatch`.
+
+    def open_send(self, principal: Principal, body: dict[str, Any]) -> PayoutSend:
+        """Check the send and open its payout, debited unless synthetic (the first commit)."""
         method, amount, recipient = self.check_send(principal, body)
-        scope = principal.scope
         now = self.ctx.now()
         debited = not method.sandbox_only
-        with self._batch():
-            if debited:
-                # Check and debit with no await between them: concurrent sends see each other.
-                self._check_funds(scope, method.currency, amount, now)
-            payout = self._open(principal, method, amount, recipient, debited, now)
-        if not debited:
-            return payout, method
-        dispatch = await self.provider.dispatch(method, recipient)
-        with self._batch():
-            payout = self._load(payout["id"])
-            # A simulate that raced the provider call already settled it: keep that outcome.
-            if payout["status"] == "processing":
-                payout.update(provider=self.provider.name, providerRef=dispatch.provider_ref)
-                if not dispatch.accepted:
-                    # Answered synchronously (422), so no payout.failed event: nobody is waiting.
-                    self._fail(payout, dispatch.failure_reason or "rejected", emit=False)
-                elif principal.environment == "production":
-                    # No real provider is configured: the simulated driver completes at once.
-                    self._complete(payout)
-                else:
-                    self._save(payout)
-        if not dispatch.accepted:
-            raise ApiError(
-                "payout_dispatch_failed",
-                f"The provider rejected the payout to this recipient: {dispatch.failure_reason}. "
-                "The debit was reversed.",
-                details={"failureReason": dispatch.failure_reason, "payoutId": payout["id"]},
-            )
-        return payout, method
+        if debited:
+            # Check and debit with no await between them: concurrent sends see each other.
+            self._check_funds(principal.scope, method.currency, amount, now)
+        payout = self._open(principal, method, amount, recipient, debited, now)
+        return PayoutSend(payout["id"], method, recipient, debited)
+
+    def resume_send(self, principal: Principal, body: dict[str, Any], payout_id: str) -> PayoutSend:
+        """The send of a payout an earlier request with this body opened, whose provider call never
+        finished (the server stopped in between): to finish it, not to open another. Its debit is
+        made; the body is checked again for the recipient, which is never stored."""
+        method, _, recipient = self.check_send(principal, body)
+        payout = self.get(principal, payout_id)
+        return PayoutSend(payout["id"], method, recipient, payout["debited"])
+
+    async def dispatch(self, send: PayoutSend) -> Dispatch:
+        """The provider call (a synthetic payout has none: it is accepted as it is)."""
+        if not send.debited:
+            return Dispatch(True)
+        return await self.provider.dispatch(send.method, send.recipient)
+
+    def record_dispatch(self, send: PayoutSend, dispatch: Dispatch) -> dict[str, Any]:
+        """The provider's answer (the second commit); the payout as it now stands. A rejection is
+        recorded here (the debit reversed), then raised by `rejected` once committed."""
+        payout = self._load(send.payout_id)
+        # A simulate that raced the provider call already settled it: keep that outcome.
+        if send.debited and payout["status"] == "processing":
+            payout.update(provider=self.provider.name, providerRef=dispatch.provider_ref)
+            if not dispatch.accepted:
+                # Answered synchronously (422), so no payout.failed event: nobody is waiting.
+                self._fail(payout, dispatch.failure_reason or "rejected", emit=False)
+            elif payout["environment"] == "production":
+                # No real provider is configured: the simulated driver completes at once.
+                self._complete(payout)
+            else:
+                self._save(payout)
+        return payout
+
+    @staticmethod
+    def rejected(payout: dict[str, Any], dispatch: Dispatch) -> ApiError:
+        return ApiError(
+            "payout_dispatch_failed",
+            f"The provider rejected the payout to this recipient: {dispatch.failure_reason}. "
+            "The debit was reversed.",
+            details={"failureReason": dispatch.failure_reason, "payoutId": payout["id"]},
+        )
 
     def _open(
         self,
