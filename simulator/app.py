@@ -51,6 +51,8 @@ def _meta(store: Store) -> tuple[bytes, float]:
     meta = store.table("meta")
     secret_doc = meta.get("signing")
     if secret_doc is None:
+        # From the OS's CSPRNG even under a seed: a secret key (it signs access tokens), which no
+        # answer shows, so reproducible answers do not need it seeded.
         secret_doc = {"id": "signing", "secret": secrets.token_hex(32)}
         meta.put("signing", secret_doc)
     clock_doc = meta.get("clock") or {"offsetSeconds": 0.0}
@@ -88,7 +90,7 @@ def create_app(
     transactions = TransactionRepository(store.table("transactions"))
     store.table("transactions").on_rollback(transactions.reindex)
     bus = EventBus(store.table("events"), clock.timestamp, rng)
-    ledger = Ledger(store.table("movements"), clock.timestamp)
+    ledger = Ledger(store.table("movements"), clock.timestamp, rng)
     store.table("movements").on_rollback(ledger.follow_rollback)
     ctx = DomainContext(
         catalog=catalog,
@@ -123,7 +125,9 @@ def create_app(
     app[keys.SCHEDULER] = scheduler
     app[keys.BUS] = bus
     app[keys.CONTEXT] = ctx
-    app[keys.AUTHENTICATOR] = Authenticator(catalog, signing_secret, store.table("refresh_tokens"))
+    app[keys.AUTHENTICATOR] = Authenticator(
+        catalog, signing_secret, store.table("refresh_tokens"), rng
+    )
     app[keys.PAYMENTS] = payments
     app[keys.REFUNDS] = refunds
     app[keys.IDEMPOTENCY] = IdempotencyCache(store.table("idempotency"), clock)
@@ -135,7 +139,7 @@ def create_app(
     _wire_event_flows(app, ctx, store, scheduler, bus)
     app[keys.PAYOUTS] = PayoutService(
         ctx,
-        PayoutLedger(store.table("payout_movements")),
+        PayoutLedger(store.table("payout_movements"), ctx.rng),
         store.table("payouts"),
         batch=store.batch,
     )
@@ -173,9 +177,9 @@ def _wire_event_flows(
     """Webhook subscriptions and deliveries, the live event stream, settlements and withdrawals:
     everything that follows the bus's events or emits the merchant-level ones."""
     events = store.table("events")
-    webhooks = WebhookService(store.table("webhooks"), scheduler, ctx.now)
+    webhooks = WebhookService(store.table("webhooks"), scheduler, ctx.now, ctx.rng)
     deliveries = DeliveryService(
-        store.table("webhook_deliveries"), events, webhooks, scheduler, ctx.now
+        store.table("webhook_deliveries"), events, webhooks, scheduler, ctx.now, ctx.rng
     )
     engine = DeliveryEngine(
         deliveries,

@@ -86,8 +86,15 @@ class Scheduler:
     async def advance(self, seconds: float) -> None:
         async with self._lock:
             target = self._clock.timestamp() + seconds
-            await self._run_until(target, pin=True)
-            self._clock.release(target)
+            reached = False
+            try:
+                await self._run_until(target, pin=True)
+                reached = True
+            finally:
+                # Cut short (shutdown cancels an advance still running after its grace period):
+                # continue from the due time of the last job started (the pinned time), so time
+                # moves again and is never behind what that job recorded, nor past jobs not run.
+                self._clock.release(target if reached else self._clock.timestamp())
 
     async def run_forever(self, interval: float = 0.2) -> None:
         while True:

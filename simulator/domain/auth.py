@@ -8,7 +8,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
-import secrets
+import random
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol
@@ -17,6 +17,7 @@ import orjson
 
 from simulator.domain.catalog import Catalog, Credential, Environment, Merchant, Shop
 from simulator.domain.errors import ApiError
+from simulator.domain.ids import hex_token, unused, urlsafe_token
 
 if TYPE_CHECKING:
     from simulator.domain.records import RefreshTokenRecord
@@ -94,10 +95,17 @@ def _hash_refresh(token: str) -> str:
 
 
 class Authenticator:
-    def __init__(self, catalog: Catalog, signing_secret: bytes, refresh_tokens: RefreshTokens):
+    def __init__(
+        self,
+        catalog: Catalog,
+        signing_secret: bytes,
+        refresh_tokens: RefreshTokens,
+        rng: random.Random | None = None,
+    ):
         self._catalog = catalog
         self._secret = signing_secret
         self._refresh = refresh_tokens
+        self._rng = rng  # draws `jti`s and refresh tokens
         self._by_key_id = {key_id(c.secret): c for c in catalog.credentials}
 
     # -- issuing -------------------------------------------------------------------------------
@@ -166,9 +174,12 @@ class Authenticator:
             "env": credential.environment,
             "iat": int(now),
             "exp": int(now) + ACCESS_TOKEN_SECONDS,
-            "jti": secrets.token_hex(8),
+            "jti": hex_token(self._rng, 8),
         }
-        refresh = REFRESH_PREFIX + secrets.token_urlsafe(32)
+        refresh = unused(
+            lambda: REFRESH_PREFIX + urlsafe_token(self._rng, 32),
+            lambda token: self._refresh.get(_hash_refresh(token)),
+        )
         digest = _hash_refresh(refresh)
         self._refresh.put(
             digest,

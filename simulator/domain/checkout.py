@@ -8,7 +8,7 @@ its first successful select, and is then unknown (404) like a token that never e
 from __future__ import annotations
 
 import ipaddress
-import secrets
+import random
 from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal
@@ -27,6 +27,7 @@ from simulator.domain.checkout_request import (
 )
 from simulator.domain.context import DomainContext
 from simulator.domain.errors import ApiError
+from simulator.domain.ids import unused, urlsafe_token
 from simulator.domain.methods import MethodFilters, shop_methods
 from simulator.domain.money import dec
 from simulator.domain.payment_request import PaymentRequest, parse_payment_request
@@ -190,10 +191,10 @@ def _payment_request(
 # -- the service -----------------------------------------------------------------------------
 
 
-def new_token() -> str:
-    # 192 bits from the OS generator: the token is the only credential of the public endpoints,
-    # so it must not come from the simulator's seeded (reproducible) random generator.
-    return TOKEN_PREFIX + secrets.token_urlsafe(24)
+def new_token(rng: random.Random | None = None) -> str:
+    # 192 bits: the token is the only credential of the public endpoints. From the app's
+    # generator, which is the OS's CSPRNG on every `serve`; only tests seed it.
+    return TOKEN_PREFIX + urlsafe_token(rng, 24)
 
 
 class CheckoutService:
@@ -202,12 +203,12 @@ class CheckoutService:
         ctx: DomainContext,
         payments: PaymentService,
         sessions: Table[CheckoutSessionRecord],
-        token_factory: Callable[[], str] = new_token,
+        token_factory: Callable[[], str] | None = None,
     ) -> None:
         self.ctx = ctx
         self.payments = payments
         self.sessions = sessions
-        self._token_factory = token_factory
+        self._token_factory = token_factory or (lambda: new_token(ctx.rng))
 
     # -- create ------------------------------------------------------------------------------
 
@@ -229,7 +230,7 @@ class CheckoutService:
             )
         self._check_payable(grid, request.amount, request.currency)
         now = self.ctx.now()
-        token = self._token_factory()
+        token = unused(self._token_factory, self.sessions.get)
         record: CheckoutSessionRecord = {
             "id": token,
             "merchantId": principal.merchant.id,

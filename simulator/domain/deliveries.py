@@ -15,6 +15,7 @@ The sending itself (sign with a real-time `t`, POST, time it) is `simulator.even
 
 from __future__ import annotations
 
+import random
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -23,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from simulator.clock import isoformat
 from simulator.domain.auth import Principal
 from simulator.domain.errors import ApiError
-from simulator.domain.ids import token_hex
+from simulator.domain.ids import hex_token, unused
 from simulator.domain.ports import Jobs, Table
 from simulator.domain.webhooks import WebhookService, signing_secrets, wants
 from simulator.jsonio import dumps
@@ -87,12 +88,14 @@ class DeliveryService:
         webhooks: WebhookService,
         jobs: Jobs,
         now: Callable[[], float],
+        rng: random.Random | None = None,
     ) -> None:
         self._table = deliveries
         self._events = events
         self._webhooks = webhooks
         self._jobs = jobs
         self._now = now
+        self._rng = rng
         self._by_webhook: dict[str, list[str]] = defaultdict(list)
         for delivery in sorted(deliveries.values(), key=lambda d: d["createdAt"]):
             self._by_webhook[delivery["webhookId"]].append(delivery["id"])
@@ -109,7 +112,7 @@ class DeliveryService:
             if not sub["active"] or not wants(sub, event["type"]):
                 continue
             delivery: DeliveryRecord = {
-                "id": "dlv_" + token_hex(12),
+                "id": unused(lambda: "dlv_" + hex_token(self._rng, 12), self._table.get),
                 "webhookId": sub["id"],
                 "merchantId": event["merchantId"],
                 "environment": event["environment"],

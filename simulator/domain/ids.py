@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import base64
 import functools
 import os
 import random
+from collections.abc import Callable
 from typing import NoReturn
 
 _ALPHABET = "0123456789ABCDEFGHJKLMNPQRSTUVWXYZ"
@@ -94,3 +96,33 @@ _RECORD_IDS = BufferedSystemRandom()
 def token_hex(nbytes: int) -> str:
     """Like `secrets.token_hex`, from OS randomness read in bulk."""
     return _RECORD_IDS.token_hex(nbytes)
+
+
+# Identifiers and tokens in answers come from the app's generator (`DomainContext.rng`): the OS's
+# CSPRNG on every `serve`, so unpredictable, and seeded in tests, so a seeded server answers the
+# same bytes to the same requests. `rng=None` (a service built without one, in unit tests) draws
+# from the OS.
+
+
+def hex_token(rng: random.Random | None, nbytes: int) -> str:
+    """Like `secrets.token_hex`, from `rng`."""
+    return (_RECORD_IDS if rng is None else rng).randbytes(nbytes).hex()
+
+
+def urlsafe_token(rng: random.Random | None, nbytes: int) -> str:
+    """Like `secrets.token_urlsafe`, from `rng`."""
+    raw = (_RECORD_IDS if rng is None else rng).randbytes(nbytes)
+    return base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
+
+
+def unused(draw: Callable[[], str], lookup: Callable[[str], object | None]) -> str:
+    """The first value `draw` gives that `lookup` (a table's `get`) finds nothing for.
+
+    A seeded server restarted on its data dir starts its generator again (its seed mixes in only
+    the numbers of events and transactions), so it can draw an id it drew before: a stored
+    record's id must never be handed out twice, or a write would replace that record.
+    """
+    while True:
+        ident = draw()
+        if lookup(ident) is None:
+            return ident

@@ -23,6 +23,7 @@ subtracts them again. A read earlier than that derives the balance from every mo
 
 from __future__ import annotations
 
+import random
 from bisect import bisect_left, bisect_right, insort
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -32,7 +33,7 @@ from itertools import count
 from math import inf
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from simulator.domain.ids import token_hex
+from simulator.domain.ids import hex_token, unused
 from simulator.domain.money import ZERO, dec
 from simulator.domain.ports import Table
 from simulator.memory import BoundedCache
@@ -254,12 +255,17 @@ def _remove_last(ids: list[str], movement_id: str) -> None:
 
 class Ledger:
     def __init__(
-        self, movements: Table[MovementRecord], now: Callable[[], float] | None = None
+        self,
+        movements: Table[MovementRecord],
+        now: Callable[[], float] | None = None,
+        rng: random.Random | None = None,
     ) -> None:
         """`now` (a callable giving simulated time), when given, lets start-up fold what has
-        landed already, so that the first read does not."""
+        landed already, so that the first read does not. `rng` draws the movement ids (shown by
+        GET /me/balance)."""
         self._table = movements
         self._now = now
+        self._rng = rng
         self._seq = count()
         self._scopes: dict[tuple[str, str], _Scope] = {}
         # The latest records: movement id -> (scope, entry, type), for following a rollback.
@@ -341,7 +347,7 @@ class Ledger:
         transaction_id: str | None = None,
         claim_id: str | None = None,
     ) -> MovementRecord:
-        movement_id = f"mv_{token_hex(8)}"
+        movement_id = unused(lambda: f"mv_{hex_token(self._rng, 8)}", self._table.get)
         movement: MovementRecord = {
             "id": movement_id,
             "merchantId": scope[0],

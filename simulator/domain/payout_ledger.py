@@ -16,12 +16,13 @@ keeps the balance from going negative under concurrent sends.
 
 from __future__ import annotations
 
+import random
 from collections import defaultdict
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
-from simulator.domain.ids import token_hex
+from simulator.domain.ids import hex_token, unused
 from simulator.domain.money import ZERO, dec
 from simulator.domain.ports import Table
 
@@ -56,8 +57,11 @@ def sort_currencies(currencies: set[str] | list[str]) -> list[str]:
 
 
 class PayoutLedger:
-    def __init__(self, movements: Table[PayoutMovementRecord]) -> None:
+    def __init__(
+        self, movements: Table[PayoutMovementRecord], rng: random.Random | None = None
+    ) -> None:
         self._table = movements
+        self._rng = rng
         self._by_scope: dict[Scope, list[str]] = defaultdict(list)
         for movement in movements.values():
             self._by_scope[(movement["merchantId"], movement["environment"])].append(movement["id"])
@@ -77,7 +81,7 @@ class PayoutLedger:
         """One signed movement; `ref` names what caused it (payout, transfer or swap id)."""
         if bucket not in BUCKETS:
             raise ValueError(bucket)
-        movement_id = f"pmv_{token_hex(8)}"
+        movement_id = unused(lambda: f"pmv_{hex_token(self._rng, 8)}", self._table.get)
         movement: PayoutMovementRecord = {
             "id": movement_id,
             "merchantId": scope[0],

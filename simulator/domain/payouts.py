@@ -11,7 +11,7 @@ debit nothing and are never sent to a provider.
 from __future__ import annotations
 
 import asyncio
-import secrets
+import random
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
@@ -23,6 +23,7 @@ from simulator.domain.auth import Principal
 from simulator.domain.catalog import PayoutMethod, RecipientField
 from simulator.domain.context import DomainContext
 from simulator.domain.errors import PAYOUTS, ApiError, invalid_request, unknown_action
+from simulator.domain.ids import hex_token
 from simulator.domain.ledger import AVAILABLE as PAYIN_AVAILABLE
 from simulator.domain.ledger import Ledger
 from simulator.domain.money import ZERO, dec, parse_amount, quantum, round_to, usd
@@ -77,6 +78,16 @@ class Dispatch:
     failure_reason: str | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class PayoutSend:
+    """A payout opened by POST /me/payout/send, between its debit and its provider's answer."""
+
+    payout_id: str
+    method: PayoutMethod
+    recipient: dict[str, str]  # checked, whole: the payout keeps only a masked account
+    debited: bool  # false for a synthetic payout, which no provider is sent
+
+
 class PayoutProvider(Protocol):
     name: str
 
@@ -88,6 +99,9 @@ class SimulatedPayoutProvider:
 
     name = SIMULATED_PROVIDER
 
+    def __init__(self, rng: random.Random | None = None) -> None:
+        self._rng = rng  # draws the `providerRef`s
+
     async def dispatch(self, method: PayoutMethod, recipient: dict[str, str]) -> Dispatch:
         # A real provider call is I/O: yield, so concurrent requests interleave here as they
         # would in production (the debit is already recorded, so none can overspend).
@@ -95,7 +109,7 @@ class SimulatedPayoutProvider:
         for rule in method.rejections:
             if recipient.get(rule.field) == rule.value:
                 return Dispatch(False, failure_reason=rule.failure_reason)
-        return Dispatch(True, provider_ref=f"sim_{secrets.token_hex(10)}")
+        return Dispatch(True, provider_ref=f"sim_{hex_token(self._rng, 10)}")
 
 
 # ---------------------------------------------------------------------------- FX for swaps
@@ -141,7 +155,7 @@ class PayoutService:
         self.ledger = ledger
         self._payouts = payouts
         self._batch = batch
-        self.provider: PayoutProvider = provider or SimulatedPayoutProvider()
+        self.provider: PayoutProvider = provider or SimulatedPayoutProvider(ctx.rng)
         self._by_scope: dict[Scope, list[str]] = {}
         for payout in sorted(payouts.values(), key=lambda p: p["createdAt"]):
             self._by_scope.setdefault(_scope_of(payout), []).append(payout["id"])
@@ -360,44 +374,60 @@ class PayoutService:
             )
         return method, amount, recipient
 
-    async def send(
-        self, principal: Principal, body: dict[str, Any]
-    ) -> tuple[PayoutRecord, PayoutMethod]:
+    # POST /me/payout/send is two commits around the provider call; the caller opens the store
+    # batch of each (the HTTP handler, which adds the Idempotency-Key's record to both):
+    # `open_send` (checks, payout, debit), then `await dispatch`, then `record_dispatch`.
+
+    def open_send(self, principal: Principal, body: dict[str, Any]) -> PayoutSend:
+        """Check the send and open its payout, debited unless synthetic (the first commit)."""
         method, amount, recipient = self.check_send(principal, body)
-        scope = principal.scope
         now = self.ctx.now()
         debited = not method.sandbox_only
-        with self._batch():
-            if debited:
-                # Check and debit with no await between them: concurrent sends see each other.
-                self._check_funds(scope, method.currency, amount, now)
-            payout = self._open(principal, method, amount, recipient, debited, now)
-        if not debited:
-            return payout, method
-        dispatch = await self.provider.dispatch(method, recipient)
-        with self._batch():
-            payout = self._load(payout["id"])
-            # A simulate that raced the provider call already settled it: keep that outcome.
-            if payout["status"] == "processing":
-                payout.update(
-                    {"provider": self.provider.name, "providerRef": dispatch.provider_ref}
-                )
-                if not dispatch.accepted:
-                    # Answered synchronously (422), so no payout.failed event: nobody is waiting.
-                    self._fail(payout, dispatch.failure_reason or "rejected", emit=False)
-                elif principal.environment == "production":
-                    # No real provider is configured: the simulated driver completes at once.
-                    self._complete(payout)
-                else:
-                    self._save(payout)
-        if not dispatch.accepted:
-            raise ApiError(
-                "payout_dispatch_failed",
-                f"The provider rejected the payout to this recipient: {dispatch.failure_reason}. "
-                "The debit was reversed.",
-                details={"failureReason": dispatch.failure_reason, "payoutId": payout["id"]},
-            )
-        return payout, method
+        if debited:
+            # Check and debit with no await between them: concurrent sends see each other.
+            self._check_funds(principal.scope, method.currency, amount, now)
+        payout = self._open(principal, method, amount, recipient, debited, now)
+        return PayoutSend(payout["id"], method, recipient, debited)
+
+    def resume_send(self, principal: Principal, body: dict[str, Any], payout_id: str) -> PayoutSend:
+        """The send of a payout an earlier request with this body opened, whose provider call never
+        finished (the server stopped in between): to finish it, not to open another. Its debit is
+        made; the body is checked again for the recipient, which is never stored."""
+        method, _, recipient = self.check_send(principal, body)
+        payout = self.get(principal, payout_id)
+        return PayoutSend(payout["id"], method, recipient, payout["debited"])
+
+    async def dispatch(self, send: PayoutSend) -> Dispatch:
+        """The provider call (a synthetic payout has none: it is accepted as it is)."""
+        if not send.debited:
+            return Dispatch(True)
+        return await self.provider.dispatch(send.method, send.recipient)
+
+    def record_dispatch(self, send: PayoutSend, dispatch: Dispatch) -> PayoutRecord:
+        """The provider's answer (the second commit); the payout as it now stands. A rejection is
+        recorded here (the debit reversed), then raised by `rejected` once committed."""
+        payout = self._load(send.payout_id)
+        # A simulate that raced the provider call already settled it: keep that outcome.
+        if send.debited and payout["status"] == "processing":
+            payout.update({"provider": self.provider.name, "providerRef": dispatch.provider_ref})
+            if not dispatch.accepted:
+                # Answered synchronously (422), so no payout.failed event: nobody is waiting.
+                self._fail(payout, dispatch.failure_reason or "rejected", emit=False)
+            elif payout["environment"] == "production":
+                # No real provider is configured: the simulated driver completes at once.
+                self._complete(payout)
+            else:
+                self._save(payout)
+        return payout
+
+    @staticmethod
+    def rejected(payout: PayoutRecord, dispatch: Dispatch) -> ApiError:
+        return ApiError(
+            "payout_dispatch_failed",
+            f"The provider rejected the payout to this recipient: {dispatch.failure_reason}. "
+            "The debit was reversed.",
+            details={"failureReason": dispatch.failure_reason, "payoutId": payout["id"]},
+        )
 
     def _open(
         self,

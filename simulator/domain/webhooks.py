@@ -8,7 +8,7 @@ on). Another merchant's or environment's id is `webhook_not_found`, as an unknow
 from __future__ import annotations
 
 import ipaddress
-import secrets
+import random
 from collections import defaultdict
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -18,6 +18,7 @@ from payorch.vocabulary import EVENT_TYPES
 from simulator.clock import isoformat
 from simulator.domain.auth import Principal
 from simulator.domain.errors import ApiError, issues_error
+from simulator.domain.ids import hex_token, unused, urlsafe_token
 from simulator.domain.ports import Jobs, Table
 
 if TYPE_CHECKING:
@@ -34,9 +35,10 @@ UPDATE_FIELDS = frozenset({"url", "events", "active", "description"})
 SECRET_EXPIRY_JOB = "webhook.secret_expire"
 
 
-def new_secret() -> str:
-    """A fresh `whsec_` signing secret: unpredictable, so never from the seeded simulator rng."""
-    return SECRET_PREFIX + secrets.token_urlsafe(32)
+def new_secret(rng: random.Random | None = None) -> str:
+    """A fresh `whsec_` signing secret, from the app's generator: the OS's CSPRNG on every
+    `serve` (unpredictable), seeded only in tests (reproducible answers)."""
+    return SECRET_PREFIX + urlsafe_token(rng, 32)
 
 
 def _invalid(param: str, message: str, **details: Any) -> ApiError:
@@ -167,11 +169,16 @@ def subscription_view(
 
 class WebhookService:
     def __init__(
-        self, subscriptions: Table[WebhookSubscriptionRecord], jobs: Jobs, now: Callable[[], float]
+        self,
+        subscriptions: Table[WebhookSubscriptionRecord],
+        jobs: Jobs,
+        now: Callable[[], float],
+        rng: random.Random | None = None,
     ) -> None:
         self._table = subscriptions
         self._jobs = jobs
         self._now = now
+        self._rng = rng
         # Creation order per (merchant, environment); ids of rolled-back creations are skipped.
         self._by_scope: dict[tuple[str, str], list[str]] = defaultdict(list)
         for sub in sorted(subscriptions.values(), key=lambda s: s["createdAt"]):
@@ -218,9 +225,9 @@ class WebhookService:
         events = check_events(body["events"])
         description = check_description(body.get("description"))
         now = self._now()
-        secret = new_secret()
+        secret = new_secret(self._rng)
         sub: WebhookSubscriptionRecord = {
-            "id": "wh_" + secrets.token_hex(12),
+            "id": unused(lambda: "wh_" + hex_token(self._rng, 12), self._table.get),
             "merchantId": principal.merchant.id,
             "environment": principal.environment,
             "url": url,
@@ -281,7 +288,7 @@ class WebhookService:
         sub = self.get(principal, webhook_id)
         now = self._now()
         expires = now + ROTATION_GRACE_SECONDS
-        secret = new_secret()
+        secret = new_secret(self._rng)
         sub.update(
             {
                 "secret": secret,

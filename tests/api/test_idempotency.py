@@ -236,3 +236,40 @@ async def test_sandbox_simulate_header_is_part_of_the_request(api: Api, keys: Ke
     headers["Sandbox-Simulate"] = "failed"
     status, error, _ = await api.post("/payments", keys.sandbox_sk, json=body, headers=headers)
     assert_error(status, error, 409, "idempotency_conflict")
+
+
+@pytest.mark.parametrize("amount", ["50.0", "50.00", "5e1", "5.0E+1", "50"])
+async def test_numbers_are_compared_by_value(api: Api, amount: str) -> None:
+    """A retry whose body spells a number differently is the same request (issue 18)."""
+
+    async def raw_post(text: str) -> tuple[int, Any, bytes, bool]:
+        headers = {"Idempotency-Key": "by-value", "Content-Type": "application/json"}
+        status, data, response = await api.post(
+            "/payments", KEYS.sandbox_sk, data=text, headers=headers
+        )
+        return status, data, await response.read(), response.headers.get(REPLAYED) == "true"
+
+    template = '{"amount": %s, "paymentMethodId": "1001", "merchantOrderId": "ORD-1"}'
+    status, _, first_raw, replayed = await raw_post(template % "50")
+    assert status == 200 and not replayed
+    status, _, raw, replayed = await raw_post(template % amount)
+    assert status == 200 and replayed and raw == first_raw
+    status, error, _, _ = await raw_post(template % "50.01")
+    assert_error(status, error, 409, "idempotency_conflict")
+    assert await total(api) == 1
+
+
+@pytest.mark.parametrize("key", ["clé-1", "ключ", "order\u00a01", "emoji-\U0001f600", "tab\tkey"])
+async def test_keys_are_printable_ascii(api: Api, key: str) -> None:
+    headers = {"Idempotency-Key": key}
+    status, error, _ = await api.post("/payments", KEYS.sandbox_sk, json=BODY, headers=headers)
+    assert assert_error(status, error, 400, "invalid_request")["param"] == "Idempotency-Key"
+    assert await total(api) == 0
+
+
+async def test_every_printable_ascii_character_is_a_key(api: Api) -> None:
+    key = "".join(map(chr, range(0x21, 0x7F))) + " with spaces"
+    status, _, _, replayed = await post(api, BODY, key)
+    assert status == 200 and not replayed
+    status, _, _, replayed = await post(api, BODY, key)
+    assert status == 200 and replayed

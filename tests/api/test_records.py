@@ -10,8 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from simulator.domain import records
-from simulator.http.handlers.webhooks import ENGINE
-from simulator.http.keys import STORE
+from simulator.http.keys import ENGINE, STORE
 from tests.api.test_payouts import SPEI
 from tests.conftest import KEYS, Api
 

@@ -10,7 +10,7 @@ from simulator.domain.payment_request import parse_payment_request
 from simulator.domain.states import TRANSACTION_STATUSES
 from simulator.domain.transactions import TransactionFilters
 from simulator.domain.views import claim_view, refund_view
-from simulator.http.idempotency import REPLAYED_HEADER
+from simulator.http.idempotency import REPLAYED_HEADER, Attempt, Stored
 from simulator.http.keys import CATALOG, IDEMPOTENCY, PAYMENTS, REFUNDS, RENDERED, STORE
 from simulator.http.middlewares import auth, principal_of
 from simulator.http.requests import base_url, page_params, query_choice, read_json
@@ -25,7 +25,7 @@ async def create_payment(request: web.Request) -> web.Response:
     payments = request.app[PAYMENTS]
     simulate = request.headers.get("Sandbox-Simulate")
 
-    async def execute() -> tuple[int, bytes]:
+    async def execute(attempt: Attempt) -> Stored:
         payment = parse_payment_request(body)
         shop = resolve_shop(principal, request.app[CATALOG], payment.shop_id)
         with request.app[STORE].batch():
@@ -36,7 +36,10 @@ async def create_payment(request: web.Request) -> web.Response:
                 simulate=simulate,
                 request_ip=request.remote,
             )
-        return 200, dumps(payments.view(tx, base_url(request), on_create=True))
+            # The key's response joins the payment's own commit: no crash can keep one alone.
+            payload = dumps(payments.view(tx, base_url(request), on_create=True))
+            attempt.complete(200, payload)
+        return 200, payload
 
     # Keys are per shop too: a replay must never hand one shop another shop's transaction, which
     # it could not even read back (GET and list only show the caller's shop).

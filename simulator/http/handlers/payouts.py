@@ -5,11 +5,13 @@ Payouts are the merchant's (per environment), so merchant-wide credentials may u
 
 from __future__ import annotations
 
+from typing import Any
+
 from aiohttp import web
 
-from simulator.domain.payouts import PAYOUT_STATUSES
-from simulator.http.idempotency import REPLAYED_HEADER
-from simulator.http.keys import IDEMPOTENCY, PAYOUTS
+from simulator.domain.payouts import PAYOUT_STATUSES, PayoutSend
+from simulator.http.idempotency import REPLAYED_HEADER, Attempt, Stored
+from simulator.http.keys import IDEMPOTENCY, PAYOUTS, STORE
 from simulator.http.middlewares import auth, principal_of
 from simulator.http.requests import base_url, page_params, query_choice, read_json
 from simulator.http.responses import json_response, offset_page
@@ -70,18 +72,43 @@ async def swap(request: web.Request) -> web.Response:
 async def send_payout(request: web.Request) -> web.Response:
     principal = principal_of(request)
     body = await read_json(request)
-    payouts = request.app[PAYOUTS]
+    payouts, store = request.app[PAYOUTS], request.app[STORE]
 
-    async def execute() -> tuple[int, bytes]:
-        payout, method = await payouts.send(principal, body)
-        icon = f"{base_url(request)}/static/icons/{method.icon}"
-        view = {"payout": payouts.view(payout), "methodName": method.name}
-        return 200, dumps({**view, "logoUrl": icon, "iconUrl": icon})
+    # Two commits around the provider call, each with the Idempotency-Key's part: the debit with
+    # the key's reservation, the provider's answer with its response (or its release on a
+    # rejection: errors, payout_dispatch_failed too, are never kept, so a corrected retry under the
+    # same key executes afresh). Killed in between, a retry finishes the reserved payout.
+    async def execute(attempt: Attempt) -> Stored:
+        with store.batch():
+            send = payouts.open_send(principal, body)
+            attempt.reserve({"payoutId": send.payout_id})
+        return await finish(attempt, send)
 
-    # The same Idempotency-Key rules as POST /payments; errors (payout_dispatch_failed too) are
-    # never kept, so a corrected retry under the same key executes afresh.
+    async def resume(attempt: Attempt, ref: dict[str, Any]) -> Stored:
+        return await finish(attempt, payouts.resume_send(principal, body, ref["payoutId"]))
+
+    async def finish(attempt: Attempt, send: PayoutSend) -> Stored:
+        dispatch = await payouts.dispatch(send)
+        with store.batch():
+            payout = payouts.record_dispatch(send, dispatch)
+            if not dispatch.accepted:
+                attempt.release()
+            else:
+                icon = f"{base_url(request)}/static/icons/{send.method.icon}"
+                view = {"payout": payouts.view(payout), "methodName": send.method.name}
+                payload = dumps({**view, "logoUrl": icon, "iconUrl": icon})
+                attempt.complete(200, payload)
+        if not dispatch.accepted:
+            raise payouts.rejected(payout, dispatch)
+        return 200, payload
+
     status, payload, replayed = await request.app[IDEMPOTENCY].run(
-        principal.scope, request.headers.get("Idempotency-Key"), "/me/payout/send", body, execute
+        principal.scope,
+        request.headers.get("Idempotency-Key"),
+        "/me/payout/send",
+        body,
+        execute,
+        resume,
     )
     headers = {REPLAYED_HEADER: "true"} if replayed else None
     return web.Response(

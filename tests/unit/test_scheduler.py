@@ -1,0 +1,57 @@
+"""The scheduler's `advance` when it is cut short (issue 14 item 9).
+
+Graceful shutdown cancels a `POST /_sim/clock/advance` still running after the grace period (its
+503 path). The clock is pinned to each job's due time while the job runs; a cancelled advance must
+still release it, from the furthest point it reached, so that simulated time moves again and is
+never behind the timestamps the jobs that ran have recorded.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+import pytest
+
+from simulator.clock import SimClock
+from simulator.scheduler import Scheduler
+from simulator.store import Store
+
+
+async def test_a_cancelled_advance_unpins_the_clock_at_the_job_it_reached() -> None:
+    clock = SimClock()
+    store = Store.memory()
+    scheduler = Scheduler(clock, store.table("jobs"), store.batch)
+    started = asyncio.Event()
+    seen: list[float] = []
+
+    async def stuck(payload: dict[str, Any]) -> None:
+        seen.append(clock.timestamp())
+        started.set()
+        await asyncio.Event().wait()  # never set: only a cancellation ends it
+
+    scheduler.register("stuck", stuck)
+    scheduler.register("later", lambda payload: None)
+    due = clock.timestamp() + 3600
+    scheduler.schedule("stuck", due, {})
+    scheduler.schedule("later", due + 86_400, {})
+
+    advance = asyncio.create_task(scheduler.advance(10 * 86_400))
+    await asyncio.wait_for(started.wait(), 5)
+    advance.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await advance
+
+    assert seen == [due]
+    # Unpinned: simulated time runs with real time again ...
+    before = clock.timestamp()
+    await asyncio.sleep(0.02)
+    assert clock.timestamp() > before
+    # ... from the due time of the job that ran (what it recorded is not in the clock's future,
+    # also after a restart, which keeps only the offset), and not past the job that never ran.
+    assert clock.offset_seconds >= due - time.time()
+    assert due <= clock.timestamp() < due + 86_400
+    # The scheduler is usable again: the next advance runs the job that was left.
+    await asyncio.wait_for(scheduler.advance(2 * 86_400), 5)
+    assert scheduler.pending() == 0
