@@ -141,14 +141,12 @@ def create_app(
         ctx,
         PayoutLedger(store.table("payout_movements"), ctx.rng),
         store.table("payouts"),
-        batch=store.batch,
     )
     app[keys.DEPOSITS] = DepositService(
         ctx,
         payments,
         store.table("deposit_accounts"),
         store.table("deposits"),
-        batch=store.batch,
     )
     setup_routes(app, str(static_dir()))
     app[keys.STOPPING] = asyncio.Event()

@@ -14,7 +14,7 @@ import asyncio
 import builtins
 from collections import defaultdict
 from collections.abc import AsyncIterator, Awaitable, Callable, Hashable
-from contextlib import AbstractContextManager, asynccontextmanager, nullcontext
+from contextlib import asynccontextmanager
 from decimal import Decimal
 from random import Random
 from typing import TYPE_CHECKING, Any
@@ -85,14 +85,11 @@ class DepositService:
         payments: PaymentService,
         accounts: Table[DepositAccountRecord],
         deposits: Table[DepositRecord],
-        *,
-        batch: Callable[[], AbstractContextManager[Any]] = nullcontext,
     ) -> None:
         self.ctx = ctx
         self.payments = payments
         self._accounts = accounts
         self._deposits = deposits
-        self._batch = batch
         self._locks = KeyedLocks()
         # Awaited between the lookup and the insert: the upstream provisioning call of a real
         # network. None here; tests set a delay to prove concurrent calls still create one account.
@@ -187,8 +184,7 @@ class DepositService:
                 chosen = methods[0]
             if self.before_insert is not None:
                 await self.before_insert()
-            with self._batch():
-                account = self._mint(principal, shop, chosen, fields)
+            account = self._mint(principal, shop, chosen, fields)
         return account, True
 
     def _chosen_method(self, shop: Shop, method_id: str | None) -> DepositMethod | None:
@@ -386,38 +382,37 @@ class DepositService:
         payment_data["beneficiaryName"] = account["name"]
         payment_data["methodName"] = method.name
         now = self.ctx.now()
-        with self._batch():
-            tx = self.payments.record_deposit(
-                catalog.shops[account["shopId"]],
-                account["environment"],
-                catalog.methods[method.payment_method_id],
-                amount,
-                currency=account["currency"],
-                user_name=account["name"],
-                user_email=account["email"],
-                payment_data=payment_data,
-            )
-            deposit: DepositRecord = {
-                "id": _fresh_id(self.ctx.rng, "dep_", self._deposits),
-                "accountId": account["id"],
-                "merchantId": account["merchantId"],
-                "shopId": account["shopId"],
-                "environment": account["environment"],
-                "transactionId": tx["id"],
-                "status": "credited",
-                "amount": str(amount),
-                "currency": account["currency"],
-                "amountUsd": tx["amount"],
-                "clabe": account["clabe"],
-                "reference": reference,
-                "payerName": payer_name,
-                "payerEmail": payer_email,
-                "beneficiaryName": account["name"],
-                "beneficiaryEmail": account["email"],
-                "createdAt": now,
-            }
-            self._deposits.put(deposit["id"], deposit)
-            self._deposits_of[account["id"]].append(deposit["id"])
+        tx = self.payments.record_deposit(
+            catalog.shops[account["shopId"]],
+            account["environment"],
+            catalog.methods[method.payment_method_id],
+            amount,
+            currency=account["currency"],
+            user_name=account["name"],
+            user_email=account["email"],
+            payment_data=payment_data,
+        )
+        deposit: DepositRecord = {
+            "id": _fresh_id(self.ctx.rng, "dep_", self._deposits),
+            "accountId": account["id"],
+            "merchantId": account["merchantId"],
+            "shopId": account["shopId"],
+            "environment": account["environment"],
+            "transactionId": tx["id"],
+            "status": "credited",
+            "amount": str(amount),
+            "currency": account["currency"],
+            "amountUsd": tx["amount"],
+            "clabe": account["clabe"],
+            "reference": reference,
+            "payerName": payer_name,
+            "payerEmail": payer_email,
+            "beneficiaryName": account["name"],
+            "beneficiaryEmail": account["email"],
+            "createdAt": now,
+        }
+        self._deposits.put(deposit["id"], deposit)
+        self._deposits_of[account["id"]].append(deposit["id"])
         return tx, deposit  # type: ignore[return-value]  # a dict until payments.py is typed
 
 

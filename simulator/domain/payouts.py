@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import random
-from collections.abc import Callable
-from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from decimal import ROUND_DOWN, Decimal, InvalidOperation
 from typing import TYPE_CHECKING, Any, Protocol
@@ -148,13 +146,11 @@ class PayoutService:
         ledger: PayoutLedger,
         payouts: Table[PayoutRecord],
         *,
-        batch: Callable[[], AbstractContextManager[Any]] = nullcontext,
         provider: PayoutProvider | None = None,
     ) -> None:
         self.ctx = ctx
         self.ledger = ledger
         self._payouts = payouts
-        self._batch = batch
         self.provider: PayoutProvider = provider or SimulatedPayoutProvider(ctx.rng)
         self._by_scope: dict[Scope, list[str]] = {}
         for payout in sorted(payouts.values(), key=lambda p: p["createdAt"]):
@@ -252,10 +248,7 @@ class PayoutService:
         currency = self._payout_currency(principal, body.get("currency"), "currency")
         amount = self._amount(body.get("amount"), currency)
         now = self.ctx.now()
-        with self._batch():
-            self.ledger.record(
-                principal.scope, currency, "sandbox_fund", amount, AVAILABLE, now=now
-            )
+        self.ledger.record(principal.scope, currency, "sandbox_fund", amount, AVAILABLE, now=now)
         return {
             "currency": currency,
             "amount": amount,
@@ -275,18 +268,15 @@ class PayoutService:
         now = self.ctx.now()
         scope = principal.scope
         transfer_id = self._new_id("ptr_")
-        # One batch, no await inside: the check and both movements are one atomic step.
-        with self._batch():
-            available = self.payin_ledger.available(scope, now)
-            if amount > available:
-                raise self._insufficient(amount, available, "USD")
-            self.payin_ledger.record(
-                scope, "payout_transfer", -amount, PAYIN_AVAILABLE, effective_at=now, now=now
-            )
-            self.ledger.record(
-                scope, "USD", "transfer_in", amount, AVAILABLE, now=now, ref=transfer_id
-            )
-            payin_after = self.payin_ledger.available(scope, now)
+        # No await inside: the check and both movements are one atomic step of the caller's batch.
+        available = self.payin_ledger.available(scope, now)
+        if amount > available:
+            raise self._insufficient(amount, available, "USD")
+        self.payin_ledger.record(
+            scope, "payout_transfer", -amount, PAYIN_AVAILABLE, effective_at=now, now=now
+        )
+        self.ledger.record(scope, "USD", "transfer_in", amount, AVAILABLE, now=now, ref=transfer_id)
+        payin_after = self.payin_ledger.available(scope, now)
         return {
             "id": transfer_id,
             "amount": amount,
@@ -333,11 +323,10 @@ class PayoutService:
         now = self.ctx.now()
         scope = principal.scope
         swap_id = self._new_id("psw_")
-        with self._batch():
-            self._check_funds(scope, quote.source, quote.amount, now)
-            record = self.ledger.record
-            record(scope, quote.source, "swap_out", -quote.amount, AVAILABLE, now=now, ref=swap_id)
-            record(scope, quote.target, "swap_in", quote.converted, AVAILABLE, now=now, ref=swap_id)
+        self._check_funds(scope, quote.source, quote.amount, now)
+        record = self.ledger.record
+        record(scope, quote.source, "swap_out", -quote.amount, AVAILABLE, now=now, ref=swap_id)
+        record(scope, quote.target, "swap_in", quote.converted, AVAILABLE, now=now, ref=swap_id)
         return {
             "id": swap_id,
             **quote.as_json(),
@@ -523,11 +512,10 @@ class PayoutService:
                 details={"status": payout["status"], "requiredStatus": "processing"},
             )
         target = SIMULATE_ACTIONS[action]
-        with self._batch():
-            if target == "completed":
-                self._complete(payout)
-            elif target == "failed":
-                self._fail(payout, SIMULATED_FAILURES[action])
+        if target == "completed":
+            self._complete(payout)
+        elif target == "failed":
+            self._fail(payout, SIMULATED_FAILURES[action])
         return payout
 
     # -- reads ---------------------------------------------------------------------------------

@@ -7,7 +7,7 @@ from aiohttp import web
 
 from simulator.domain.deposits import account_view, deposit_view
 from simulator.domain.errors import invalid_request
-from simulator.http.keys import DEPOSITS, PAYMENTS
+from simulator.http.keys import DEPOSITS, PAYMENTS, STORE
 from simulator.http.middlewares import auth, principal_of
 from simulator.http.requests import base_url, page_params, read_json
 from simulator.http.responses import json_response
@@ -70,7 +70,8 @@ async def list_deposits(request: web.Request) -> web.Response:
 @auth("sandbox")
 async def simulate_deposit(request: web.Request) -> web.Response:
     body = await read_json(request)
-    tx, deposit = request.app[DEPOSITS].receive(principal_of(request), body)
+    with request.app[STORE].batch():
+        tx, deposit = request.app[DEPOSITS].receive(principal_of(request), body)
     transaction = request.app[PAYMENTS].view(
         tx,  # type: ignore[arg-type]  # PaymentService takes a dict until payments.py is typed
         base_url(request),

@@ -40,13 +40,17 @@ async def get_balance(request: web.Request) -> web.Response:
 @auth("secret")
 async def fund_sandbox(request: web.Request) -> web.Response:
     body = await read_json(request)
-    return json_response(request.app[PAYOUTS].fund_sandbox(principal_of(request), body))
+    with request.app[STORE].batch():
+        funded = request.app[PAYOUTS].fund_sandbox(principal_of(request), body)
+    return json_response(funded)
 
 
 @auth("secret")
 async def transfer(request: web.Request) -> web.Response:
     body = await read_json(request)
-    return json_response(request.app[PAYOUTS].transfer(principal_of(request), body))
+    with request.app[STORE].batch():
+        moved = request.app[PAYOUTS].transfer(principal_of(request), body)
+    return json_response(moved)
 
 
 @auth("secret")
@@ -65,7 +69,9 @@ async def quote_swap(request: web.Request) -> web.Response:
 @auth("secret")
 async def swap(request: web.Request) -> web.Response:
     body = await read_json(request)
-    return json_response(request.app[PAYOUTS].swap(principal_of(request), body))
+    with request.app[STORE].batch():
+        swapped = request.app[PAYOUTS].swap(principal_of(request), body)
+    return json_response(swapped)
 
 
 @auth("secret")
@@ -144,5 +150,8 @@ async def get_payout(request: web.Request) -> web.Response:
 async def simulate_payout(request: web.Request) -> web.Response:
     body = await read_json(request)
     payouts = request.app[PAYOUTS]
-    payout = payouts.simulate(principal_of(request), request.match_info["id"], body.get("action"))
+    with request.app[STORE].batch():
+        payout = payouts.simulate(
+            principal_of(request), request.match_info["id"], body.get("action")
+        )
     return json_response({"payout": payouts.view(payout)})
