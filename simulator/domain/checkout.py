@@ -397,7 +397,7 @@ class CheckoutService:
             }
         )
         self.sessions.put(token, record)
-        return tx  # type: ignore[return-value]  # payments.create: dict until payments.py is typed
+        return tx
 
     def _check_enabled(self, environment: Environment, shop: Shop, method_id: str) -> PaymentMethod:
         """403 for a method outside the shop's listing (checkout's word for it, not cascade)."""

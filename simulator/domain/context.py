@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from simulator.domain.catalog import Catalog
 from simulator.domain.emitter import Emitter
@@ -13,13 +14,16 @@ from simulator.domain.ledger import Ledger
 from simulator.domain.ports import Events, Jobs, Table
 from simulator.domain.transactions import TransactionRepository
 
+if TYPE_CHECKING:
+    from simulator.domain.records import ClaimRecord
+
 
 @dataclass(slots=True)
 class DomainContext:
     catalog: Catalog
     fx: Fx
     transactions: TransactionRepository
-    claims: Table
+    claims: Table[ClaimRecord]
     ledger: Ledger
     jobs: Jobs
     events: Events

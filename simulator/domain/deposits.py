@@ -413,7 +413,7 @@ class DepositService:
         }
         self._deposits.put(deposit["id"], deposit)
         self._deposits_of[account["id"]].append(deposit["id"])
-        return tx, deposit  # type: ignore[return-value]  # a dict until payments.py is typed
+        return tx, deposit
 
 
 def _fresh_id(rng: Random, prefix: str, table: Table[Any]) -> str:

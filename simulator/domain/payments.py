@@ -6,13 +6,14 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Any
+from functools import partial
+from typing import TYPE_CHECKING, Any, Literal, Unpack
 from urllib.parse import quote
 
 from simulator.clock import isoformat
 from simulator.domain.auth import Principal
 from simulator.domain.cascade import cascade_exhausted, route
-from simulator.domain.catalog import Merchant, PaymentMethod, Provider, Shop
+from simulator.domain.catalog import Environment, Merchant, PaymentMethod, Provider, Shop
 from simulator.domain.context import DomainContext
 from simulator.domain.countries import normalize_country
 from simulator.domain.documents import is_valid_document, is_valid_email
@@ -34,6 +35,9 @@ from simulator.domain.states import (
 from simulator.domain.transactions import TransactionFilters
 from simulator.domain.views import icon_path, transaction_view
 
+if TYPE_CHECKING:
+    from simulator.domain.records import ClaimRecord, TransactionFields, TransactionRecord
+
 DAY = 86_400.0
 RECONCILE_EVERY = 300.0
 SIMULATED_CALLBACK_DELAY = 3.0
@@ -47,13 +51,18 @@ HOSTED_FIELDS = {
     "documentId": ("documentId", "string", "Document", "The buyer's identity document."),
     "userPhone": ("userPhone", "string", "Phone", "Phone number with country code."),
 }
+# The field a closing transition stamps, by the status it closes the pay-in as.
+CLOSED_AT: dict[str, Literal["failedAt", "expiredAt"]] = {
+    "failed": "failedAt",
+    "expired": "expiredAt",
+}
 
 
 @dataclass(frozen=True, slots=True)
 class Outcome:
     """What a transition did: the record after it and the events it fired, in order."""
 
-    transaction: dict[str, Any]
+    transaction: TransactionRecord
     events: tuple[str, ...]
 
 
@@ -64,7 +73,7 @@ class PaymentService:
         self.emit = ctx.emitter
         # What each transition of the table does besides moving the status and firing its
         # events; a claim it opens is returned, for the table's `claim.*` events.
-        self.effects: dict[str, Callable[[dict[str, Any], str], dict[str, Any] | None]] = {
+        self.effects: dict[str, Callable[[TransactionRecord, str], ClaimRecord | None]] = {
             "paid": self._complete,
             "failed": self._close,
             "expired": self._close,
@@ -247,7 +256,7 @@ class PaymentService:
         *,
         simulate: str | None = None,
         request_ip: str | None = None,
-    ) -> dict[str, Any]:
+    ) -> TransactionRecord:
         ctx = self.ctx
         if simulate is not None:
             if principal.environment != "sandbox":
@@ -322,7 +331,7 @@ class PaymentService:
     def record_deposit(
         self,
         shop: Shop,
-        environment: str,
+        environment: Environment,
         method: PaymentMethod,
         amount: Decimal,
         *,
@@ -330,7 +339,7 @@ class PaymentService:
         user_name: str | None,
         user_email: str | None,
         payment_data: dict[str, Any],
-    ) -> dict[str, Any]:
+    ) -> TransactionRecord:
         """A transfer received into a fixed deposit account (CLABE): a pay-in that arrives paid.
 
         Priced and settled as a charge on `method` (the rail the deposit method runs on), with
@@ -377,7 +386,9 @@ class PaymentService:
         data["methodName"] = method.name
         return data
 
-    def _schedule_outcomes(self, tx: dict[str, Any], provider: Provider, environment: str) -> None:
+    def _schedule_outcomes(
+        self, tx: TransactionRecord, provider: Provider, environment: str
+    ) -> None:
         jobs, created, tx_id = self.ctx.jobs, tx["createdAt"], tx["id"]
         jobs.schedule("payment.deadline", tx["dueAt"], {"transactionId": tx_id})
         # The poll's next run after creation confirms what no callback will (design.md 2.2).
@@ -412,7 +423,7 @@ class PaymentService:
 
     # -- reads -----------------------------------------------------------------------------------
 
-    def get(self, principal: Principal, transaction_id: str) -> dict[str, Any]:
+    def get(self, principal: Principal, transaction_id: str) -> TransactionRecord:
         return self.ctx.transactions.visible(principal, transaction_id)
 
     def list_ids(
@@ -421,7 +432,7 @@ class PaymentService:
         """One page of the caller's transactions as ids (to render from stored versions)."""
         return self.ctx.transactions.page_ids(principal.scope, filters, limit, offset)
 
-    def view(self, tx: dict[str, Any], base_url: str | None = None, **kw: Any) -> dict[str, Any]:
+    def view(self, tx: TransactionRecord, base_url: str | None = None, **kw: Any) -> dict[str, Any]:
         return transaction_view(tx, base_url or self.ctx.public_url, self.ctx.now(), **kw)
 
     # -- transitions -----------------------------------------------------------------------------
@@ -431,13 +442,13 @@ class PaymentService:
         transition = check_simulate(action, tx["status"], tx["id"])
         return self._run(tx, str(action), transition, simulator=True)
 
-    def apply(self, tx: dict[str, Any], action: str, *, simulator: bool) -> Outcome:
+    def apply(self, tx: TransactionRecord, action: str, *, simulator: bool) -> Outcome:
         """One transition by action name, as the table says; `simulator` marks sandbox-simulator
         -driven moves (they fire the simulator's events, a provider's callback fires its own)."""
         return self._run(tx, action, SIMULATE_ACTIONS[action], simulator=simulator)
 
     def _run(
-        self, tx: dict[str, Any], action: str, transition: Transition, *, simulator: bool
+        self, tx: TransactionRecord, action: str, transition: Transition, *, simulator: bool
     ) -> Outcome:
         claim = self.effects[action](tx, transition.becomes)
         if tx["status"] != transition.becomes:
@@ -448,37 +459,38 @@ class PaymentService:
             self.emit.about(event, tx, claim)
         return Outcome(tx, events)
 
-    def _complete(self, tx: dict[str, Any], status: str) -> None:
+    def _complete(self, tx: TransactionRecord, status: str) -> None:
         ctx = self.ctx
         now = ctx.now()
         merchant = ctx.catalog.merchants[tx["merchantId"]]
         available_at = now + merchant.settlement_delay_days * DAY
         release_at = available_at + merchant.reserve_days * DAY
-        tx.update(status=status, completedAt=now, updatedAt=now, availableAt=available_at)
+        tx.update(
+            {"status": status, "completedAt": now, "updatedAt": now, "availableAt": available_at}
+        )
         ctx.transactions.save(tx)
         scope = (tx["merchantId"], tx["environment"])
         fees = tx["fees"]
         gross, reserve = dec(tx["amount"]), dec(tx["reserve"])
         platform = dec(fees["platform"])
         processing = dec(fees["provider"]) + dec(fees["network"])
-        record = ctx.ledger.record
-        common = {"now": now, "transaction_id": tx["id"]}
-        record(scope, "payment", gross, AVAILABLE, effective_at=available_at, **common)
+        # Every movement below is this payment's, recorded at `now`.
+        record = partial(ctx.ledger.record, now=now, transaction_id=tx["id"])
+        record(scope, "payment", gross, AVAILABLE, effective_at=available_at)
         if platform:
-            record(scope, "fee_platform", -platform, AVAILABLE, effective_at=available_at, **common)
+            record(scope, "fee_platform", -platform, AVAILABLE, effective_at=available_at)
         if processing:
-            record(
-                scope, "fee_processing", -processing, AVAILABLE, effective_at=available_at, **common
-            )
+            record(scope, "fee_processing", -processing, AVAILABLE, effective_at=available_at)
         if reserve:
-            record(scope, "reserve_hold", -reserve, AVAILABLE, effective_at=available_at, **common)
-            record(scope, "reserve_hold", reserve, RESERVE, effective_at=available_at, **common)
-            record(scope, "reserve_release", -reserve, RESERVE, effective_at=release_at, **common)
-            record(scope, "reserve_release", reserve, AVAILABLE, effective_at=release_at, **common)
+            record(scope, "reserve_hold", -reserve, AVAILABLE, effective_at=available_at)
+            record(scope, "reserve_hold", reserve, RESERVE, effective_at=available_at)
+            record(scope, "reserve_release", -reserve, RESERVE, effective_at=release_at)
+            record(scope, "reserve_release", reserve, AVAILABLE, effective_at=release_at)
 
-    def _close(self, tx: dict[str, Any], status: str) -> None:
+    def _close(self, tx: TransactionRecord, status: str) -> None:
         now = self.ctx.now()
-        tx.update(status=status, updatedAt=now, **{f"{status}At": now})
+        tx.update({"status": status, "updatedAt": now})
+        tx[CLOSED_AT[status]] = now
         self.ctx.transactions.save(tx)
 
     # -- scheduled jobs ------------------------------------------------------------------------
@@ -517,17 +529,17 @@ def new_record(
     tx_id: str,
     merchant: Merchant,
     shop: Shop,
-    environment: str,
+    environment: Environment,
     method: PaymentMethod,
     conversion: Conversion,
     *,
     country: str,
     now: float,
-    **fields: Any,
-) -> dict[str, Any]:
+    **fields: Unpack[TransactionFields],
+) -> TransactionRecord:
     """The stored shape of a pending pay-in; `fields` set what the way it arrived decides."""
     fees = fees_for(conversion.amount_usd, merchant, method)
-    record: dict[str, Any] = {
+    record: TransactionRecord = {
         "id": tx_id,
         "merchantId": merchant.id,
         "shopId": shop.id,

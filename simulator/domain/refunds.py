@@ -18,7 +18,7 @@ One dispute per payment: once charged back, a payment can be neither refunded no
 from __future__ import annotations
 
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from simulator.domain.auth import Principal
 from simulator.domain.context import DomainContext
@@ -26,6 +26,9 @@ from simulator.domain.errors import ApiError, issues_error
 from simulator.domain.ids import new_id
 from simulator.domain.ledger import AVAILABLE, FROZEN
 from simulator.domain.money import ZERO, dec, has_decimals_at_most, parse_amount, usd
+
+if TYPE_CHECKING:
+    from simulator.domain.records import ClaimRecord, TransactionRecord
 
 MAX_REASON = 500
 CLAIM_RESOLVE_AFTER = 3600.0
@@ -37,14 +40,14 @@ class RefundService:
         self.ctx = ctx
         self.emit = ctx.emitter
 
-    def _remaining(self, tx: dict[str, Any]) -> tuple[Decimal, Decimal]:
+    def _remaining(self, tx: TransactionRecord) -> tuple[Decimal, Decimal]:
         """(local, USD) still refundable."""
         return (
             dec(tx["amountLocal"]) - dec(tx["refundedLocal"]),
             dec(tx["amount"]) - dec(tx["refundedUsd"]),
         )
 
-    def _usd_share(self, tx: dict[str, Any], amount_local: Decimal) -> Decimal:
+    def _usd_share(self, tx: TransactionRecord, amount_local: Decimal) -> Decimal:
         """The USD value of refunding `amount_local` more.
 
         Rounded on the running total (USD of everything refunded so far, minus what earlier refunds
@@ -56,7 +59,7 @@ class RefundService:
         running = min(usd(refunded_local / dec(tx["amountLocal"]) * total_usd), total_usd)
         return max(running - dec(tx["refundedUsd"]), ZERO)
 
-    def _refuse_if_disputed(self, tx: dict[str, Any]) -> None:
+    def _refuse_if_disputed(self, tx: TransactionRecord) -> None:
         claim_id = tx.get("chargebackClaimId")
         if claim_id:
             raise ApiError(
@@ -67,7 +70,7 @@ class RefundService:
                 details={"status": tx["status"], "chargebackClaimId": claim_id},
             )
 
-    def _draw(self, tx: dict[str, Any], wanted: Decimal, now: float) -> tuple[Decimal, Decimal]:
+    def _draw(self, tx: TransactionRecord, wanted: Decimal, now: float) -> tuple[Decimal, Decimal]:
         """Split `wanted` USD into (from the payment's own settlement still on its way, from
         `available` now); the rest, if any, cannot be covered."""
         ledger = self.ctx.ledger
@@ -79,7 +82,9 @@ class RefundService:
         from_available = min(wanted - from_settlement, max(ledger.available(scope, now), ZERO))
         return from_settlement, from_available
 
-    def refund(self, principal: Principal, transaction_id: str, body: dict[str, Any]) -> dict:
+    def refund(
+        self, principal: Principal, transaction_id: str, body: dict[str, Any]
+    ) -> ClaimRecord:
         ctx = self.ctx
         tx = ctx.transactions.visible(principal, transaction_id)
         unknown = sorted(set(body) - {"amount", "reason"})
@@ -149,14 +154,14 @@ class RefundService:
 
     def _open_claim(
         self,
-        tx: dict[str, Any],
+        tx: TransactionRecord,
         kind: str,
         amount: Decimal,
         amount_usd: Decimal,
         reason: str | None,
         now: float,
-    ) -> dict[str, Any]:
-        claim = {
+    ) -> ClaimRecord:
+        claim: ClaimRecord = {
             "id": new_id(self.ctx.rng, "CLM-"),
             "kind": kind,
             "merchantId": tx["merchantId"],
@@ -177,7 +182,7 @@ class RefundService:
         return claim
 
     def _mark_refunded(
-        self, tx: dict[str, Any], amount: Decimal, amount_usd: Decimal, now: float
+        self, tx: TransactionRecord, amount: Decimal, amount_usd: Decimal, now: float
     ) -> None:
         tx["refundedLocal"] = str(dec(tx["refundedLocal"]) + amount)
         tx["refundedUsd"] = str(dec(tx["refundedUsd"]) + amount_usd)
@@ -189,8 +194,8 @@ class RefundService:
 
     def _hold(
         self,
-        tx: dict[str, Any],
-        claim: dict[str, Any],
+        tx: TransactionRecord,
+        claim: ClaimRecord,
         kind: str,
         amount_usd: Decimal,
         now: float,
@@ -209,7 +214,7 @@ class RefundService:
         )
         ledger.record(scope, kind, amount_usd, FROZEN, effective_at=now, now=now, **ids)
 
-    def record_provider_refund(self, tx: dict[str, Any]) -> None:
+    def record_provider_refund(self, tx: TransactionRecord) -> None:
         """The provider refunded the whole remainder: debit it from the payment's own settlement
         still on its way, then from `available`; a shortfall is shown, not debited. The caller
         (`PaymentService.apply`) fires the transition's events."""
@@ -219,8 +224,10 @@ class RefundService:
         remaining_local, remaining_usd = self._remaining(tx)
         scope = (tx["merchantId"], tx["environment"])
         from_settlement, from_available = self._draw(tx, remaining_usd, now)
+        # A draw on the settlement is not zero only when the payment has its instant (`_draw`):
+        # the `now` default is never a debit's date.
         for debit, effective_at in (
-            (from_settlement, tx.get("availableAt")),
+            (from_settlement, tx.get("availableAt", now)),
             (from_available, now),
         ):
             if debit:
@@ -250,7 +257,7 @@ class RefundService:
         tx.setdefault("refundedAt", now)
         ctx.transactions.save(tx)
 
-    def open_chargeback(self, tx: dict[str, Any]) -> dict[str, Any]:
+    def open_chargeback(self, tx: TransactionRecord) -> ClaimRecord:
         """Dispute the payment: a chargeback claim freezing its amount. The caller
         (`PaymentService.apply`) fires the transition's events."""
         self._refuse_if_disputed(tx)
@@ -266,14 +273,15 @@ class RefundService:
             now,
         )
         from_settlement, from_available = self._draw(tx, amount_usd, now)
-        self._hold(
-            tx, claim, "chargeback_hold", from_settlement, now, effective_at=tx.get("availableAt")
-        )
+        # Not zero only when the payment has its settlement instant (`_draw`); nothing is held
+        # at the `now` default.
+        settles_at = tx.get("availableAt", now)
+        self._hold(tx, claim, "chargeback_hold", from_settlement, now, effective_at=settles_at)
         self._hold(tx, claim, "chargeback_hold", from_available, now, effective_at=now)
         # What could not be frozen now is taken from `available` when the dispute is lost.
         claim["heldUsd"] = str(from_settlement + from_available)
         ctx.claims.put(claim["id"], claim)
-        tx.update(chargebackClaimId=claim["id"], updatedAt=now)
+        tx.update({"chargebackClaimId": claim["id"], "updatedAt": now})
         ctx.transactions.save(tx)
         ctx.jobs.schedule("claim.resolve", now + CHARGEBACK_RESOLVE_AFTER, {"claimId": claim["id"]})
         return claim
@@ -319,7 +327,7 @@ class RefundService:
         ctx.claims.put(claim_id, claim)
         self.emit.claim(claim, "claim.resolved")
 
-    def get_claim(self, principal: Principal, claim_id: str) -> dict[str, Any]:
+    def get_claim(self, principal: Principal, claim_id: str) -> ClaimRecord:
         claim = self.ctx.claims.get(claim_id)
         if claim is None or not principal.can_see(claim):
             raise ApiError("claim_not_found", f"No claim {claim_id}.", param="id")

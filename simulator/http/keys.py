@@ -64,8 +64,9 @@ STOPPING = web.AppKey("stopping", asyncio.Event)
 IN_FLIGHT = web.AppKey[set["asyncio.Task[Any]"]]("in_flight")
 # The OpenAPI document's operations with their compiled request validators.
 OPERATIONS = web.AppKey("operations", Operations)
-# None when the server runs with --no-rate-limit.
-RATE_LIMITER = web.AppKey("rate_limiter", RateLimiter | None)  # type: ignore[arg-type]  # a union is a valid value type but not a class
+# None when the server runs with --no-rate-limit (the value type is given as the type argument:
+# a union is not a class, so it cannot be the `t` argument).
+RATE_LIMITER = web.AppKey[RateLimiter | None]("rate_limiter")
 
 # Per-request values set by the middlewares.
 REQUEST_ID = web.RequestKey("request_id", str)

@@ -72,10 +72,7 @@ async def simulate_deposit(request: web.Request) -> web.Response:
     body = await read_json(request)
     with request.app[STORE].batch():
         tx, deposit = request.app[DEPOSITS].receive(principal_of(request), body)
-    transaction = request.app[PAYMENTS].view(
-        tx,  # type: ignore[arg-type]  # PaymentService takes a dict until payments.py is typed
-        base_url(request),
-    )
+    transaction = request.app[PAYMENTS].view(tx, base_url(request))
     return json_response({"transaction": transaction, "deposit": deposit_view(deposit)})
 
 

@@ -88,7 +88,7 @@ async def refund_payment(request: web.Request) -> web.Response:
     body = await read_json(request, optional=True)
     with request.app[STORE].batch():
         claim = request.app[REFUNDS].refund(principal_of(request), request.match_info["id"], body)
-    return json_response(refund_view(claim))  # type: ignore[arg-type]  # refunds.py: untyped
+    return json_response(refund_view(claim))
 
 
 @auth("sandbox")
@@ -110,4 +110,4 @@ async def simulate_payment(request: web.Request) -> web.Response:
 @auth("secret")
 async def get_claim(request: web.Request) -> web.Response:
     claim = request.app[REFUNDS].get_claim(principal_of(request), request.match_info["id"])
-    return json_response(claim_view(claim))  # type: ignore[arg-type]  # refunds.py: untyped
+    return json_response(claim_view(claim))

@@ -62,10 +62,6 @@ async def provider_action(request: web.Request) -> web.StreamResponse:
     # Acting twice (a double click, the back button) changes nothing: the first act stands.
     if tx["status"] == "pending":
         with request.app[STORE].batch():
-            request.app[PAYMENTS].apply(
-                tx,  # type: ignore[arg-type]  # PaymentService takes a dict until it is typed
-                action,
-                simulator=tx["environment"] == "sandbox",
-            )
+            request.app[PAYMENTS].apply(tx, action, simulator=tx["environment"] == "sandbox")
     target = safe_href(tx.get("returnUrl")) or f"/_sim/provider/{tx['id']}"
     raise web.HTTPSeeOther(target)
