@@ -95,6 +95,26 @@ async def payouts(api: Api) -> list[dict[str, Any]]:
     return body["data"]
 
 
+async def crashed_during_provider_call(
+    tmp_path: Path, start: Any, body: dict[str, Any], key: str
+) -> tuple[Api, tuple[int, Any, bytes, bool]]:
+    """A keyed payout sent on a first server, its data dir copied while the provider call is held
+    (what a SIGKILL then would leave: the payout opened and debited, its key reserved), the first
+    request then let finish; a second server on the copy, and the first request's answer."""
+    first = await start(tmp_path / "first")
+    await fund(first)
+    held = HeldProvider()
+    first.client.server.app[PAYOUTS].provider = held
+    request = asyncio.create_task(keyed(first, "/me/payout/send", body, key))
+    await asyncio.wait_for(held.called.wait(), 5)
+    shutil.copytree(
+        tmp_path / "first", tmp_path / "after-crash", ignore=shutil.ignore_patterns("LOCK")
+    )
+    held.release.set()
+    answered = await request
+    return await start(tmp_path / "after-crash"), answered
+
+
 async def test_a_payment_and_its_key_are_one_journal_line(tmp_path: Path, start: Any) -> None:
     api = await start(tmp_path / "data")
     status, tx, raw, _ = await keyed(api, "/payments", PAYMENT, "pay-1")
@@ -123,20 +143,8 @@ async def test_a_payout_reserves_its_key_when_it_debits_and_completes_it_when_it
 async def test_a_retry_after_a_crash_during_the_provider_call_finishes_the_same_payout(
     tmp_path: Path, start: Any
 ) -> None:
-    first = await start(tmp_path / "first")
-    await fund(first)
-    held = HeldProvider()
-    first.client.server.app[PAYOUTS].provider = held
-    request = asyncio.create_task(keyed(first, "/me/payout/send", PAYOUT, "po-crash"))
-    await asyncio.wait_for(held.called.wait(), 5)
-    # The disk as a SIGKILL now would leave it: the payout opened and debited, its key reserved.
-    shutil.copytree(
-        tmp_path / "first", tmp_path / "after-crash", ignore=shutil.ignore_patterns("LOCK")
-    )
-    held.release.set()
-    assert (await request)[0] == 200
-
-    api = await start(tmp_path / "after-crash")
+    api, first_answer = await crashed_during_provider_call(tmp_path, start, PAYOUT, "po-crash")
+    assert first_answer[0] == 200
     [opened] = await payouts(api)
     assert (opened["status"], opened["providerRef"]) == ("processing", None)
     status, body, raw, replayed = await keyed(api, "/me/payout/send", PAYOUT, "po-crash")
@@ -155,20 +163,8 @@ async def test_a_retry_after_a_crash_during_the_provider_call_finishes_the_same_
 async def test_a_reserved_payout_the_provider_rejects_on_retry_frees_its_key(
     tmp_path: Path, start: Any
 ) -> None:
-    first = await start(tmp_path / "first")
-    await fund(first)
-    held = HeldProvider()
-    first.client.server.app[PAYOUTS].provider = held
     body = {**PAYOUT, "recipient": CLOSED_ACCOUNT}
-    request = asyncio.create_task(keyed(first, "/me/payout/send", body, "po-closed"))
-    await asyncio.wait_for(held.called.wait(), 5)
-    shutil.copytree(
-        tmp_path / "first", tmp_path / "after-crash", ignore=shutil.ignore_patterns("LOCK")
-    )
-    held.release.set()
-    await request
-
-    api = await start(tmp_path / "after-crash")
+    api, _ = await crashed_during_provider_call(tmp_path, start, body, "po-closed")
     status, answer, _, _ = await keyed(api, "/me/payout/send", body, "po-closed")
     error = assert_error(status, answer, 422, "payout_dispatch_failed")
     [failed] = await payouts(api)
@@ -184,19 +180,7 @@ async def test_a_reserved_payout_the_provider_rejects_on_retry_frees_its_key(
 async def test_concurrent_retries_of_a_reserved_payout_finish_it_once(
     tmp_path: Path, start: Any
 ) -> None:
-    first = await start(tmp_path / "first")
-    await fund(first)
-    held = HeldProvider()
-    first.client.server.app[PAYOUTS].provider = held
-    request = asyncio.create_task(keyed(first, "/me/payout/send", PAYOUT, "po-race"))
-    await asyncio.wait_for(held.called.wait(), 5)
-    shutil.copytree(
-        tmp_path / "first", tmp_path / "after-crash", ignore=shutil.ignore_patterns("LOCK")
-    )
-    held.release.set()
-    await request
-
-    api = await start(tmp_path / "after-crash")
+    api, _ = await crashed_during_provider_call(tmp_path, start, PAYOUT, "po-race")
     results = await asyncio.gather(
         *(keyed(api, "/me/payout/send", PAYOUT, "po-race") for _ in range(8))
     )
