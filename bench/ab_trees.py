@@ -9,7 +9,10 @@ Each round starts `payorch serve` from each tree in turn (fresh data dir, --no-r
 tree first on PYTHONPATH), prepares 60 completed payments, and drives `POST /payments`,
 `GET /payments/{id}` and `GET /payments?status=completed&limit=50` with wrk at 32 connections,
 exactly as `http_load.py` does. Alternating A, B, A, B... spreads the machine's drift over both;
-it prints each tree's median requests/s and p99 per endpoint and the ratio B/A of the medians.
+it prints each tree's median requests/s and p99 per endpoint and the ratio B/A of the medians,
+and the server's own CPU time per request (user + system, read from /proc): on a machine other
+work is loading, throughput swings by tens of percent from round to round, CPU per request much
+less, so that is the figure to compare there.
 """
 
 from __future__ import annotations
@@ -21,13 +24,13 @@ import statistics
 import tempfile
 from pathlib import Path
 
-from _common import BODY, ENV, SK, serve_cmd, start, stop
+from _common import BODY, ENV, SK, cpu_s, serve_cmd, start, stop
 from http_load import GET_LUA, POST_LUA, ensure_wrk, prepare, wrk
 
 ENDPOINTS = ("POST /payments", "GET /payments/{id}", "GET /payments?status=completed")
 
 
-def one_round(tree: Path, binary: str, seconds: int) -> dict[str, tuple[float, float]]:
+def one_round(tree: Path, binary: str, seconds: int) -> dict[str, tuple[float, float, float]]:
     # `python -m` looks in the working directory first, then PYTHONPATH: both name the tree.
     env_before, cwd_before = dict(ENV), os.getcwd()
     ENV["PYTHONPATH"] = str(tree)
@@ -48,7 +51,10 @@ def one_round(tree: Path, binary: str, seconds: int) -> dict[str, tuple[float, f
                 results = {}
                 for name, (url, script) in scripts.items():
                     wrk(binary, url, script, 1)  # warm-up
-                    results[name] = wrk(binary, url, script, seconds)
+                    cpu_before = cpu_s(proc.pid)
+                    rps, p99 = wrk(binary, url, script, seconds)
+                    cpu_us = (cpu_s(proc.pid) - cpu_before) / (rps * seconds) * 1e6
+                    results[name] = (rps, p99, cpu_us)
                 return results
             finally:
                 stop(proc)
@@ -67,20 +73,25 @@ def main() -> None:
     args = parser.parse_args()
     binary = ensure_wrk()
     trees = {"A": args.before.resolve(), "B": args.after.resolve()}
-    runs: dict[str, list[dict[str, tuple[float, float]]]] = {"A": [], "B": []}
+    runs: dict[str, list[dict[str, tuple[float, float, float]]]] = {"A": [], "B": []}
     for round_no in range(args.rounds):
         order = ("A", "B") if round_no % 2 == 0 else ("B", "A")
         for label in order:
             runs[label].append(one_round(trees[label], binary, args.seconds))
     print(f"A = {trees['A']}\nB = {trees['B']}")
     print(f"{args.rounds} alternating rounds of {args.seconds} s, 32 connections\n")
-    print(f"{'endpoint':34} {'A req/s':>9} {'B req/s':>9} {'B/A':>6} {'A p99':>8} {'B p99':>8}")
+    print(
+        f"{'endpoint':34} {'A req/s':>9} {'B req/s':>9} {'B/A':>6} {'A p99':>8} {'B p99':>8}"
+        f" {'A cpu/req':>10} {'B cpu/req':>10} {'B/A':>6}"
+    )
     for name in ENDPOINTS:
         med = {k: statistics.median(r[name][0] for r in runs[k]) for k in runs}
         p99 = {k: statistics.median(r[name][1] for r in runs[k]) for k in runs}
+        cpu = {k: statistics.median(r[name][2] for r in runs[k]) for k in runs}
         print(
             f"{name:34} {med['A']:9.0f} {med['B']:9.0f} {med['B'] / med['A']:6.3f}"
             f" {p99['A']:6.1f}ms {p99['B']:6.1f}ms"
+            f" {cpu['A']:8.0f}us {cpu['B']:8.0f}us {cpu['B'] / cpu['A']:6.3f}"
         )
         low = {k: min(r[name][0] for r in runs[k]) for k in runs}
         high = {k: max(r[name][0] for r in runs[k]) for k in runs}
