@@ -18,6 +18,7 @@ from simulator.http.handlers import (
 from simulator.http.handlers import auth as auth_handlers
 from simulator.http.pages import checkout as checkout_pages
 from simulator.http.pages import provider
+from simulator.openapi.validation import API_BASE
 
 
 def setup_routes(app: web.Application, static_dir: str) -> None:
@@ -89,3 +90,18 @@ def setup_routes(app: web.Application, static_dir: str) -> None:
     r.add_get("/api/v1/me/deposit-accounts/{id}/deposits", deposits.list_deposits)
     r.add_post("/_sim/deposits", deposits.simulate_deposit)
     r.add_post("/_sim/deposit-accounts/{id}/disable", deposits.disable_account)
+
+    _alias_control_plane(r)
+
+
+def _alias_control_plane(router: web.UrlDispatcher) -> None:
+    """Every JSON route of the control plane again under /api/v1, with the same handler.
+
+    The document places /_sim at the server root with per-path `servers`, which client generators
+    ignore: a client made with the API's base URL calls /api/v1/_sim/clock (docs/decisions.md).
+    Registered last, so every /_sim route above has its alias; the simulated provider's HTML
+    pages are not API and keep their one address."""
+    for route in list(router.routes()):
+        path = route.resource.canonical if route.resource is not None else ""
+        if path.startswith("/_sim/") and not path.startswith("/_sim/provider/"):
+            router.add_route(route.method, API_BASE + path, route.handler)

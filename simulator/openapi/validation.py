@@ -420,6 +420,11 @@ class Operation:
         )
 
 
+# The control plane is served at /_sim/... and again at /api/v1/_sim/... (simulator/http/routes.py).
+API_BASE = "/api/v1"
+CONTROL_PLANE_ALIAS = API_BASE + "/_sim/"
+
+
 class Operations:
     """Every documented operation, found by HTTP method and route."""
 
@@ -481,6 +486,8 @@ class Operations:
             )
 
     def find(self, method: str, route: str) -> Operation | None:
+        if route.startswith(CONTROL_PLANE_ALIAS):  # /api/v1/_sim/...: the /_sim/... operation
+            route = route[len(API_BASE) :]
         return self._by_route.get((method, route))
 
     def __iter__(self) -> Any:

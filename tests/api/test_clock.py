@@ -355,3 +355,26 @@ async def test_a_failing_job_is_dropped_not_replayed(client: Any, api: Api) -> N
     await api.advance(5)
     assert calls == [{"n": 1}]
     assert all(job["kind"] != "test.broken" for job in app[STORE].table("jobs").values())
+
+
+async def test_the_control_plane_answers_under_the_api_base_url_too(api: Api, keys: Keys) -> None:
+    """A client generated with the base URL /api/v1 calls /api/v1/_sim/...: same handlers, same
+    validation, same errors as /_sim/..."""
+
+    async def call(method: str, path: str, key: str, body: Any = None) -> tuple[int, Any]:
+        headers = {"Authorization": f"Bearer {key}"}
+        response = await api.client.request(method, path, json=body, headers=headers)
+        return response.status, await response.json()
+
+    sk = keys.sandbox_sk
+    offset = (await clock(api, sk))["offsetSeconds"]
+    status, body = await call("POST", "/api/v1/_sim/clock/advance", sk, {"seconds": 60})
+    assert status == 200 and body["offsetSeconds"] == pytest.approx(offset + 60, abs=1), body
+    status, body = await call("GET", "/api/v1/_sim/clock", sk)
+    assert status == 200 and body["offsetSeconds"] == pytest.approx(offset + 60, abs=1), body
+    status, body = await call("POST", "/api/v1/_sim/clock/advance", sk, {"seconds": -1})
+    assert_error(status, body, 400, "invalid_request")
+    status, body = await call("POST", "/api/v1/_sim/clock/advance", keys.live_sk, {"seconds": 1})
+    assert_error(status, body, 400, "production_key_refused")
+    status, body = await call("GET", "/api/v1/_sim/provider/TXN-NOPE", sk)
+    assert_error(status, body, 404, "route_not_found")  # the provider's HTML page is not API
