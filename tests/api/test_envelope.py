@@ -309,7 +309,6 @@ async def test_a_large_body_under_the_limit_is_parsed(api: Api, keys: Keys) -> N
         "/api/v1/payments/",
         "/api/v1",
         "/api/v2/ping",
-        "/",
         "/totally/elsewhere",
         "/static/icons/nope.svg",
         "/static/icons/",
@@ -367,3 +366,23 @@ async def test_auth_comes_before_the_body(api: Api) -> None:
         status, body, response = await api.post("/payments", data=raw, headers=headers)
         assert_error(status, body, 401, "missing_credentials")
         check_envelope(status, body, response)
+
+
+async def test_the_landing_page_is_html_for_a_browser_and_json_for_the_rest(api: Api) -> None:
+    browser = {"Accept": "text/html,application/xhtml+xml,*/*;q=0.8"}
+    response = await api.client.get("/", headers=browser)
+    html = await response.text()
+    assert response.status == 200 and response.content_type == "text/html"
+    assert 'href="/api/v1/openapi.json"' in html and "/checkout/&lt;token&gt;" in html
+    assert (
+        "POST /_sim/clock/advance" in html
+        and "default-src 'none'" in response.headers["Content-Security-Policy"]
+    )
+    for accept in ("application/json", "*/*"):
+        response = await api.client.get("/", headers={"Accept": accept})
+        body = await response.json()
+        assert response.status == 200, body
+        assert body["openapi"].endswith("/api/v1/openapi.json")
+        assert body["api"].endswith("/api/v1") and body["version"]
+        assert {"GET", "POST"} == {entry["method"] for entry in body["controlPlane"]}
+        assert body["checkout"]["transaction"].endswith("/c/{transaction_id}")
