@@ -56,6 +56,7 @@ def setup_routes(app: web.Application, static_dir: str) -> None:
     r.add_get("/checkout/{token}", checkout_pages.picker_page)
     r.add_post("/checkout/{token}/select", checkout_pages.select_page)
     r.add_get("/c/{transaction_id}", checkout_pages.transaction_page)
+    r.add_get("/c/{transaction_id}/status", checkout_pages.transaction_status)
 
     # Webhook subscriptions and deliveries, the live event stream, control-plane withdrawals.
     r.add_post("/api/v1/webhooks", webhooks.create_webhook)

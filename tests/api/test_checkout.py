@@ -162,7 +162,7 @@ async def test_presentment_currency_is_kept_on_the_session(api: Api) -> None:
     status, html, _ = await call(api, "GET", f"/checkout/{session['sessionId']}")
     assert status == 200
     # The buyer pays exactly the BRL asked on a BRL rail (fx decision: no double conversion).
-    assert re.search(r'id="amount-1006">250\.00 <small>BRL', html)
+    assert 'id="amount-1006" data-amount="250.00" data-currency="BRL"' in html
 
 
 async def test_tokens_are_long_random_and_reproducible_only_under_a_seed(
@@ -365,13 +365,14 @@ async def test_production_grid_has_no_sandbox_methods(api: Api) -> None:
 async def test_grid_shows_local_amounts_and_greys_out_methods_outside_limits(api: Api) -> None:
     session = await new_session(api, amount=50, country="US")
     _, html, _ = await call(api, "GET", f"/checkout/{session['sessionId']}")
-    assert 'id="amount-1025">50.00 <small>USD' in html
+    assert 'id="amount-1025" data-amount="50.00" data-currency="USD">$50.00 <small>USD' in html
     # Wire transfers start at 100 USD: shown, disabled, with the reason.
     assert re.search(r'id="method-1029"\s+disabled', html)
     assert 'id="unavailable-1029"' in html
     mexico = await new_session(api, amount=50, country="MX")
     _, html, _ = await call(api, "GET", f"/checkout/{mexico['sessionId']}")
-    assert 'id="amount-1001">855.00 <small>MXN' in html  # 50 USD at 17.10
+    # 50 USD at 17.10, in Mexican Spanish.
+    assert 'id="amount-1001" data-amount="855.00" data-currency="MXN">$855.00 <small>MXN' in html
 
 
 # -- read ------------------------------------------------------------------------------------
@@ -778,14 +779,21 @@ async def test_picker_page_is_html_with_stable_ids_and_strict_headers(api: Api) 
     status, html, response = await call(api, "GET", f"/checkout/{token}")
     assert status == 200 and response.content_type == "text/html"
     csp = response.headers["Content-Security-Policy"]
-    assert "default-src 'none'" in csp and "script" not in csp
+    # One script may run: the page's own, by the nonce this response carries.
+    nonce = re.fullmatch(r".*script-src 'nonce-([A-Za-z0-9_-]{24})';.*", csp)
+    assert "default-src 'none'" in csp and nonce and "unsafe-inline" not in csp
+    assert "style-src 'self'" in csp and "connect-src 'self'" in csp
     assert response.headers["Referrer-Policy"] == "no-referrer"
     assert response.headers["Cache-Control"] == "no-store"
     for element in ('id="method-1006"', 'id="amount-1006"', 'id="customer-name"', 'id="cancel"'):
         assert element in html
     assert f'action="/checkout/{token}/select"' in html
     assert 'src="/static/icons/pix.svg"' in html
-    assert "<script" not in html
+    scripts = re.findall(r"<script[^>]*>", html)
+    assert scripts == [f'<script nonce="{nonce[1]}" src="/static/checkout.js" defer>']
+    # A second visit gets another nonce.
+    _, _, again = await call(api, "GET", f"/checkout/{token}")
+    assert again.headers["Content-Security-Policy"] != csp
 
 
 async def test_user_supplied_strings_are_escaped(api: Api) -> None:
@@ -825,7 +833,7 @@ async def test_page_select_redirects_to_the_payment_page(api: Api) -> None:
 async def test_page_asks_for_missing_buyer_data_then_selects(api: Api) -> None:
     token = (await new_session(api, country="BR"))["sessionId"]
     _, html, _ = await call(api, "GET", f"/checkout/{token}")
-    assert 'id="needs-1006">Asks for: CPF<' in html
+    assert 'id="needs-1006">Pede: CPF<' in html  # a Brazilian session: in Portuguese
     status, html, _ = await call(
         api, "POST", f"/checkout/{token}/select", data={"paymentMethodId": "1006"}
     )
@@ -839,7 +847,7 @@ async def test_page_asks_for_missing_buyer_data_then_selects(api: Api) -> None:
         data={"paymentMethodId": "1006", "documentId": "11111111111"},
     )
     assert status == 422 and 'value="11111111111"' in html
-    assert "a value is not valid" in html
+    assert "um valor não é válido" in html
     status, _, response = await call(
         api,
         "POST",
@@ -877,8 +885,10 @@ async def test_pix_page_shows_qr_code_copy_paste_and_due_date(api: Api) -> None:
     assert status == 200
     data = stored_tx(api, body["transactionId"])["paymentData"]
     _, html, _ = await call(api, "GET", f"/c/{body['transactionId']}")
-    assert re.search(r'<svg viewBox="[0-9 ]+" class="qr"><title>Pix QR code</title>', html)
-    assert f'<textarea id="pix-code" readonly rows="4">{data["qrCode"]}</textarea>' in html
+    assert re.search(r'<svg viewBox="[0-9 ]+" class="qr"><title>[^<]+</title>', html)
+    # The code is shown whole, as text (a textarea cut it off on phones), with a copy button.
+    assert f'<p class="code-block" id="pix-code">{data["qrCode"]}</p>' in html
+    assert 'id="copy-pix-code" data-copy="pix-code"' in html
     assert f'datetime="{data["dueDate"]}"' in html
 
 

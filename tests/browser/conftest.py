@@ -18,12 +18,20 @@ import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import pytest
 
 if TYPE_CHECKING:
-    from playwright.sync_api import Browser, BrowserContext, Dialog, Page, Route
+    from playwright.sync_api import (
+        Browser,
+        BrowserContext,
+        ConsoleMessage,
+        Dialog,
+        Page,
+        Response,
+        Route,
+    )
 
 PAYORCH = [sys.executable, "-m", "payorch_cli.main"]
 CHROMIUM = Path("/usr/bin/chromium")
@@ -37,7 +45,7 @@ CHROMIUM_ARGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
-VIEWPORTS = {"phone": {"width": 390, "height": 844}, "desktop": {"width": 1280, "height": 800}}
+VIEWPORTS = {"phone": {"width": 390, "height": 844}, "desktop": {"width": 1366, "height": 900}}
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "screenshots"
 SANDBOX_SK = "sk_test_19g744zrbw5buqxqpxp5w4gj"  # mer_mercadoazul / shp_mazul_tienda
 # The merchant's site the buyer returns to; the browser context answers it (no network).
@@ -96,6 +104,10 @@ class Server:
     def advance(self, seconds: float) -> None:
         self.call("POST", "/_sim/clock/advance", {"seconds": seconds})
 
+    def simulate(self, tx_id: str, action: str) -> dict[str, Any]:
+        """Move a sandbox payment on through the API (paid, failed, expired...)."""
+        return self.call("POST", f"/api/v1/payments/{tx_id}/simulate", {"action": action})
+
     def stop(self) -> None:
         if self.proc.poll() is None:
             self.proc.terminate()
@@ -129,31 +141,52 @@ def _shop_page(route: Route) -> None:
     )
 
 
-@pytest.fixture
-def open_page(browser: Browser) -> Iterator[Callable[[str], Page]]:
-    """`open_page("phone" | "desktop")`: a fresh context (no cookies) with that viewport.
+class OpenPage(Protocol):
+    def __call__(self, viewport: str, **context: Any) -> Page: ...
 
-    Any JavaScript dialog fails the test: the pages need no script, so one means injected code.
+
+@pytest.fixture
+def open_page(browser: Browser) -> Iterator[OpenPage]:
+    """`open_page("phone" | "desktop", **context_options)`: a fresh context (no cookies) with
+    that viewport; options go to `browser.new_context` (`locale="es-MX"` sets Accept-Language,
+    `java_script_enabled=False`, `permissions=[...]`).
+
+    Any JavaScript dialog fails the test (the pages' own script opens none, so one means
+    injected code), and so does a console error or a failed request to the server (a 404
+    favicon, a script the CSP blocked).
     """
     contexts: list[BrowserContext] = []
     dialogs: list[str] = []
+    problems: list[str] = []
 
     def on_dialog(dialog: Dialog) -> None:
         dialogs.append(dialog.message)
         dialog.dismiss()
 
-    def make(viewport: str) -> Page:
-        context = browser.new_context(viewport=VIEWPORTS[viewport])  # type: ignore[arg-type]
+    def on_console(message: ConsoleMessage) -> None:
+        # A failed load is reported by on_response, where an error page's own status is fine.
+        if message.type == "error" and not message.text.startswith("Failed to load resource"):
+            problems.append(f"console: {message.text}")
+
+    def on_response(response: Response) -> None:
+        if response.status >= 400 and response.request.resource_type != "document":
+            problems.append(f"{response.status} {response.url}")
+
+    def make(viewport: str, **options: Any) -> Page:
+        context = browser.new_context(viewport=VIEWPORTS[viewport], **options)  # type: ignore[arg-type]
         context.route(f"{SHOP_ORIGIN}/**", _shop_page)
         contexts.append(context)
         page = context.new_page()
         page.on("dialog", on_dialog)
+        page.on("console", on_console)
+        page.on("response", on_response)
         return page
 
     yield make
     for context in contexts:
         context.close()
     assert not dialogs, f"a script ran and opened dialogs: {dialogs}"
+    assert not problems, f"console errors or failed requests: {problems}"
 
 
 @pytest.fixture

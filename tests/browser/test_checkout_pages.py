@@ -1,5 +1,6 @@
 """The hosted checkout pages in headless Chromium, as a buyer and an integrator's e2e suite use
-them: stable element ids, no JavaScript, phone (390x844) and desktop (1280x800) viewports.
+them: stable element ids, phone (390x844) and desktop (1366x900) viewports. Languages, the live
+status, copy buttons, printing and runs without JavaScript are in test_checkout_experience.py.
 
 Pages covered: /checkout/<token> (picker, details form, expired/unknown error page),
 /c/<transaction_id> (PIX, SPEI, cash and boleto instructions; 307 to the provider for cards),
@@ -14,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from tests.browser.conftest import RETURN_URL, Server
+from tests.browser.conftest import RETURN_URL, OpenPage, Server
 
 if TYPE_CHECKING:
     from playwright.sync_api import Page
@@ -31,7 +32,6 @@ CUSTOMER = {
     "phone": "+5511987654321",
 }
 VIEWPORTS = ["phone", "desktop"]
-OpenPage = Callable[[str], "Page"]
 Shot = Callable[["Page", str], None]
 
 
@@ -55,10 +55,12 @@ def test_selector_flow_to_pix_instructions(
     )
     page = open_page(viewport)
     page.goto(session["checkoutUrl"])
-    # The country filters the grid: Brazilian methods only, each with its icon and BRL amount.
+    # The country filters the grid: Brazilian methods only, each with its icon and BRL amount,
+    # written the Brazilian way (the machine value is in data-amount).
     expect(page.locator("#method-1006")).to_be_visible()
     expect(page.locator("#method-1001")).to_have_count(0)
-    expect(page.locator("#amount-1006")).to_have_text("252.50 BRL")
+    expect(page.locator("#amount-1006")).to_have_text("R$ 252,50 BRL")
+    expect(page.locator("#amount-1006")).to_have_attribute("data-amount", "252.50")
     expect(page.locator("#form-1006 img")).to_have_js_property("naturalWidth", 64)
     assert fits_the_viewport(page)
     shot(page, "picker")
@@ -71,7 +73,11 @@ def test_selector_flow_to_pix_instructions(
     expect(qr).to_be_visible()
     box = qr.bounding_box()
     assert box is not None and 150 <= box["width"] <= 260 and box["width"] == box["height"]
-    expect(page.locator("#pix-code")).to_have_value(tx["paymentData"]["qrCode"])
+    # The whole code is on the page as text (not in a textarea a phone cuts off).
+    expect(page.locator("#pix-code")).to_have_text(tx["paymentData"]["qrCode"])
+    assert page.locator("#pix-code").evaluate(
+        "e => e.scrollHeight <= e.clientHeight && e.scrollWidth <= e.clientWidth"
+    ), "the Pix code does not fit its box"
     expect(page.locator("#due-date")).to_be_visible()
     expect(page.locator("#due-date")).to_have_attribute("datetime", tx["paymentData"]["dueDate"])
     expect(page.locator("#return")).to_have_attribute("href", RETURN_URL)
@@ -129,7 +135,7 @@ def test_rail_needing_a_document_asks_the_buyer_for_it(
     session = server.create_session(country="BR", customer=CUSTOMER)  # no documentId
     page = open_page("phone")
     page.goto(session["checkoutUrl"])
-    expect(page.locator("#needs-1006")).to_have_text("Asks for: CPF")
+    expect(page.locator("#needs-1006")).to_have_text("Pede: CPF")  # a Brazilian session
     page.click("#method-1006")
     expect(page.locator("#details-form")).to_be_visible()
     shot(page, "details")
@@ -197,7 +203,9 @@ def test_xss_in_the_customer_name_shows_as_text(
     page = open_page("desktop")
     page.goto(session["checkoutUrl"])
     expect(page.locator("#customer-name")).to_have_text(f"{evil} <img src=x onerror=alert(2)>")
-    assert page.locator("script").count() == 0
+    # The page's one script is its own; the CSP would refuse any other.
+    assert page.locator("script").count() == 1
+    assert page.locator("script[src='/static/checkout.js']").count() == 1
     assert page.locator("#picker img[src='x']").count() == 0
     shot(page, "picker")
     # `open_page` fails the test if any dialog opened.

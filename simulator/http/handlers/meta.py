@@ -9,10 +9,17 @@ from importlib import metadata
 from aiohttp import web
 
 from simulator.http.middlewares import auth
-from simulator.http.pages.html import SECURITY_HEADERS, Markup, join, render
+from simulator.http.pages.html import SECURITY_HEADERS, Markup, PageLocale, join, render
 from simulator.http.requests import base_url
 from simulator.http.responses import json_response
+from simulator.i18n import negotiate
 from simulator.openapi.document import document_json
+
+# The landing page is for developers, in English, with its few styles inline and no script.
+ENGLISH = PageLocale(negotiate("en", None, None))
+LANDING_CSP = (
+    "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; frame-ancestors 'none'"
+)
 
 # What the landing page lists of the control plane (its full description: the OpenAPI document).
 CONTROL_PLANE = (
@@ -62,5 +69,9 @@ async def landing(request: web.Request) -> web.Response:
         Markup(f"<li><code>{escape(method)} {escape(path)}</code>: {escape(what)}</li>")
         for method, path, what in CONTROL_PLANE
     )
-    html = render("landing.html", version=version, origin=origin, control_plane=items)
-    return web.Response(text=html, content_type="text/html", headers=SECURITY_HEADERS)
+    html = render("landing.html", ENGLISH, version=version, origin=origin, control_plane=items)
+    return web.Response(
+        text=html,
+        content_type="text/html",
+        headers={**SECURITY_HEADERS, "Content-Security-Policy": LANDING_CSP},
+    )

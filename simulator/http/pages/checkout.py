@@ -1,20 +1,20 @@
-"""Hosted checkout pages: the method picker (`/checkout/<token>`) and the per-payment page
-(`/c/<transaction_id>`: a 307 to the provider's page for hosted rails, instructions otherwise).
+"""Hosted checkout pages: the method picker (`/checkout/<token>`), the per-payment page
+(`/c/<transaction_id>`: a 307 to the provider's page for hosted rails, instructions otherwise) and
+that page's status (`/c/<transaction_id>/status`, JSON, polled by the page's script).
 
-Handlers parse, call one checkout-service function and render; the HTML lives in
-`simulator/templates/checkout/`. Element ids are stable for integrators' browser tests.
+Handlers parse, call one checkout-service function and render, in the buyer's language
+(`html.locale_for`); the HTML lives in `simulator/templates/checkout/`, the instructions of each
+rail are built by `instructions.py`. Element ids are stable for integrators' browser tests (the
+README's "Hosted checkout pages" lists them).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from datetime import UTC, datetime
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
-from simulator.clock import isoformat, parse_iso
 from simulator.domain.checkout import MethodOption, Picker, full_name
 from simulator.domain.checkout_request import (
     SELECT_CUSTOMER_RULES,
@@ -22,42 +22,36 @@ from simulator.domain.checkout_request import (
     parse_select_request,
 )
 from simulator.domain.errors import ApiError
-from simulator.domain.rails import Layout, layout_of
 from simulator.domain.views import icon_path
 from simulator.http.keys import CHECKOUT, CONTEXT, STORE
-from simulator.http.pages.codes import boleto_barcode_digits, itf_svg, qr_svg
-from simulator.http.pages.html import Markup, error_page, html_errors, join, link, page, render
+from simulator.http.pages.html import (
+    Markup,
+    error_page,
+    html_errors,
+    join,
+    keep_lang,
+    link,
+    locale_for,
+    page,
+    render,
+)
+from simulator.http.pages.instructions import (
+    Decimals,
+    closed_text,
+    instructions_html,
+    moment,
+    status_text,
+    test_badge,
+)
 from simulator.http.requests import base_url, client_ip
+from simulator.http.responses import json_response
+from simulator.i18n import N_, PageLocale
 
 if TYPE_CHECKING:
-    from simulator.domain.records import TransactionRecord
+    from simulator.domain.catalog import PaymentMethod
 
-STATUS_TEXT = {
-    "pending": "Waiting for your payment",
-    "completed": "Payment received",
-    "failed": "Payment failed",
-    "expired": "Payment expired",
-    "refunded": "Payment refunded",
-}
-CLOSED_TEXT = {
-    "completed": "Thank you: this payment has been received.",
-    "refunded": "This payment was received and later refunded.",
-}
 # Buyer fields a rail may ask for (keys of missing_required_fields) -> the select form's field.
 FORM_FIELDS = {"documentId": "documentId", "email": "email", "userName": "fullName"}
-
-
-Decimals = Callable[[str], int]  # minor-unit digits of a currency (Fx.decimals)
-
-
-def money(amount: Decimal, decimals: int) -> str:
-    return f"{amount:,.{decimals}f}"
-
-
-def when(moment: float | str) -> tuple[str, str]:
-    """(machine ISO-8601, human UTC text) for a <time> element."""
-    at = parse_iso(moment) if isinstance(moment, str) else datetime.fromtimestamp(moment, UTC)
-    return isoformat(at), at.strftime("%d %b %Y, %H:%M UTC")
 
 
 # -- /checkout/<token> -----------------------------------------------------------------------
@@ -66,52 +60,89 @@ def when(moment: float | str) -> tuple[str, str]:
 @html_errors
 async def picker_page(request: web.Request) -> web.StreamResponse:
     picker = request.app[CHECKOUT].open_page(request.match_info["token"], client_ip(request))
+    loc = locale_for(request, picker.session["country"])
     if picker.session["completedTxId"]:
         # A completed session is locked to its transaction: revisits go to the payment page.
-        raise web.HTTPSeeOther(f"/c/{picker.session['completedTxId']}")
+        raise web.HTTPSeeOther(keep_lang(f"/c/{picker.session['completedTxId']}", loc))
     fx = request.app[CONTEXT].fx
-    return page("Choose how to pay", _picker_html(picker, fx.decimals))
-
-
-def _picker_html(picker: Picker, decimals: Decimals) -> Markup:
-    session = picker.session
-    token = session["id"]
-    tiles = [_method_html(token, option, decimals) for option in picker.options]
-    expires_iso, expires_text = when(session["expiresAt"])
-    return render(
-        "checkout/picker.html",
-        shop=picker.shop_name,
-        amount=money(Decimal(session["amount"]), decimals(session["currency"])),
-        currency=session["currency"],
-        customer_name=full_name(session["customer"]),
-        customer_email=session["customer"]["email"],
-        methods=join(tiles) if tiles else render("checkout/empty.html"),
-        expires_iso=expires_iso,
-        expires_text=expires_text,
-        cancel=link("cancel", session["returnUrl"], "Cancel and return to the shop"),
+    return page(
+        request,
+        loc,
+        loc.gettext(N_("Choose how to pay")),
+        _picker_html(loc, picker, fx.decimals),
+        environment=picker.session["environment"],
     )
 
 
-def _method_html(token: str, option: MethodOption, decimals: Decimals) -> Markup:
+def _headline(picker: Picker) -> tuple[Decimal, str] | None:
+    """What the buyer pays, when every method charges the same local amount (one country's
+    grid): shown first, rather than the merchant's price in another currency."""
+    amounts = {(o.amount_local, o.currency_local) for o in picker.options if not o.unavailable}
+    return amounts.pop() if len(amounts) == 1 else None
+
+
+def _picker_html(loc: PageLocale, picker: Picker, decimals: Decimals) -> Markup:
+    session = picker.session
+    token = session["id"]
+    tiles = [_method_html(loc, token, option, decimals) for option in picker.options]
+    price = Decimal(session["amount"]), session["currency"]
+    amount, currency = _headline(picker) or price
+    presentment = Markup("")
+    if currency != price[1]:
+        text = loc.money_text(*price, decimals(price[1]))
+        presentment = render("checkout/presentment.html", loc, amount=text)
+    shown, code = loc.money(amount, currency, decimals(currency))
+    order_id = session.get("merchantOrderId")
+    return render(
+        "checkout/picker.html",
+        loc,
+        shop=picker.shop_name,
+        amount=shown,
+        amount_value=f"{amount:.{decimals(currency)}f}",
+        currency=currency,
+        currency_code=code,
+        presentment=presentment,
+        name=render("checkout/customer_name.html", loc, name=full_name(session["customer"])),
+        customer_email=session["customer"]["email"],
+        order=render("checkout/order.html", loc, order_id=order_id) if order_id else Markup(""),
+        methods=join(tiles) if tiles else render("checkout/empty.html", loc),
+        expires=render("checkout/expires.html", loc, **moment(loc, session["expiresAt"])),
+        cancel=link(
+            loc, "cancel", session["returnUrl"], loc.gettext(N_("Cancel and return to the shop"))
+        ),
+    )
+
+
+def _method_html(loc: PageLocale, token: str, option: MethodOption, decimals: Decimals) -> Markup:
     method = option.method
     if option.unavailable:
-        note = render("checkout/unavailable.html", id=method.id, reason=option.unavailable)
+        # The domain's reason is for integrators (English, with limits in USD); the buyer gets it
+        # in their words.
+        reason = loc.gettext(N_("Not available for this amount."))
+        note = render("checkout/unavailable.html", loc, id=method.id, reason=reason)
     elif option.needs:
         labels = ", ".join(field.label for field in option.needs)
-        note = render("checkout/needs_hint.html", id=method.id, labels=labels)
+        note = render("checkout/needs_hint.html", loc, id=method.id, labels=labels)
     else:
         note = Markup("")
+    places = decimals(option.currency_local)
+    amount, currency = loc.money(option.amount_local, option.currency_local, places)
     return render(
         "checkout/method.html",
+        loc,
         state_class=" unavailable" if option.unavailable else "",
         id=method.id,
-        action=f"/checkout/{token}/select",
+        action=keep_lang(f"/checkout/{token}/select", loc),
         disabled="disabled" if option.unavailable else "",
+        aria_label=loc.gettext(N_("Pay with $method"), method=method.name),
         name=method.name,
+        badge=test_badge(loc, method),
         label=method.method_label,
         icon=icon_path(method),
-        amount=money(option.amount_local, decimals(option.currency_local)),
-        currency=option.currency_local,
+        amount=amount,
+        amount_value=f"{option.amount_local:.{places}f}",
+        currency=currency,
+        currency_suffix=render("checkout/currency_suffix.html", loc, currency=currency),
         extra=note,
     )
 
@@ -129,20 +160,25 @@ async def select_page(request: web.Request) -> web.StreamResponse:
     posted = form.get("paymentMethodId")
     method_id = posted if isinstance(posted, str) else None
     origin = base_url(request)
+    # The session as stored, for the page's language and footer only (select checks it).
+    session = request.app[CHECKOUT].sessions.get(token)
+    loc = locale_for(request, session["country"] if session else None)
+    environment = session["environment"] if session else None
     try:
         select = parse_select_request(_select_body(method_id, typed), origin + SELECT_HELP)
         with request.app[STORE].batch():
             tx = request.app[CHECKOUT].select(token, select, client_ip(request), origin)
     except ApiError as error:
         if error.code == "checkout_session_already_completed":
-            raise web.HTTPSeeOther(f"/c/{(error.details or {})['existingTxId']}") from None
+            existing = (error.details or {})["existingTxId"]
+            raise web.HTTPSeeOther(keep_lang(f"/c/{existing}", loc)) from None
         if error.code == "checkout_session_not_found":
             raise
-        fields = _collectable(error)
-        if fields and method_id is not None:
-            return _details_page(request, token, method_id, error, fields, typed)
-        return error_page(request, error, back_href=f"/checkout/{token}")
-    raise web.HTTPSeeOther(f"/c/{tx['id']}")
+        if _collectable(error) and method_id is not None:
+            return _details_page(request, loc, environment, token, method_id, error, typed)
+        back = keep_lang(f"/checkout/{token}", loc)
+        return error_page(request, error, loc=loc, back_href=back, environment=environment)
+    raise web.HTTPSeeOther(keep_lang(f"/c/{tx['id']}", loc))
 
 
 def _select_body(method_id: str | None, typed: dict[str, str]) -> dict[str, Any]:
@@ -165,16 +201,19 @@ def _collectable(error: ApiError) -> list[dict[str, str]]:
 
 def _details_page(
     request: web.Request,
+    loc: PageLocale,
+    environment: str | None,
     token: str,
     method_id: str,
     error: ApiError,
-    fields: list[dict[str, str]],
     typed: dict[str, str],
 ) -> web.Response:
-    method = request.app[CONTEXT].catalog.methods[method_id]
+    method: PaymentMethod = request.app[CONTEXT].catalog.methods[method_id]
+    fields = _collectable(error)
     inputs = join(
         render(
             "checkout/need.html",
+            loc,
             name=(name := FORM_FIELDS[field["key"]]),
             type="email" if name == "email" else "text",
             value=typed.get(name, ""),
@@ -184,21 +223,33 @@ def _details_page(
         )
         for field in fields
     )
+    message = (
+        loc.gettext(N_("Please check the details below: a value is not valid."))
+        if (error.details or {}).get("malformedFields")
+        else loc.gettext(
+            N_("To pay with $method, please add the details below."), method=method.name
+        )
+    )
     content = render(
         "checkout/details.html",
+        loc,
         method_name=method.name,
-        message=(
-            "Please check the details below: a value is not valid."
-            if (error.details or {}).get("malformedFields")
-            else f"To pay with {method.name}, please add the details below."
-        ),
-        action=f"/checkout/{token}/select",
+        message=message,
+        action=keep_lang(f"/checkout/{token}/select", loc),
         method_id=method_id,
         inputs=inputs,
-        back=f"/checkout/{token}",
+        back=keep_lang(f"/checkout/{token}", loc),
     )
     # 422 like the API: the select did not happen; the page is the way to complete it.
-    return page("A few more details", content, status=422)
+    return page(
+        request,
+        loc,
+        loc.gettext(N_("A few more details")),
+        content,
+        status=422,
+        environment=environment,
+        switch_path=f"/checkout/{token}",
+    )
 
 
 # -- /c/<transaction_id> ---------------------------------------------------------------------
@@ -207,77 +258,31 @@ def _details_page(
 @html_errors
 async def transaction_page(request: web.Request) -> web.StreamResponse:
     tx = request.app[CHECKOUT].transaction(request.match_info["transaction_id"])
+    loc = locale_for(request, tx["country"])
     if form_path := tx.get("paymentFormPath"):
         # Hosted rail: the provider's own page takes over (spec: 307, server-side).
-        raise web.HTTPTemporaryRedirect(base_url(request) + form_path)
-    decimals = request.app[CONTEXT].fx.decimals
-    return page(tx["paymentMethodName"], _instructions_html(tx, decimals))
+        raise web.HTTPTemporaryRedirect(base_url(request) + keep_lang(form_path, loc))
+    ctx = request.app[CONTEXT]
+    return page(
+        request,
+        loc,
+        tx["paymentMethodName"],
+        instructions_html(loc, tx, ctx.catalog, ctx.fx.decimals),
+        environment=tx["environment"],
+        refresh=tx["status"] == "pending",
+    )
 
 
-def _instructions_html(tx: TransactionRecord, decimals: Decimals) -> Markup:
+async def transaction_status(request: web.Request) -> web.Response:
+    """The payment's status for its page's script: public like the page (it tells only what the
+    page shows), in the page's language (`?lang=`), never cached."""
+    tx = request.app[CHECKOUT].transaction(request.match_info["transaction_id"])
+    loc = locale_for(request, tx["country"])
     status = tx["status"]
-    if status == "pending":
-        body = _payment_data_html(tx["paymentData"])
-    else:
-        body = render(
-            "checkout/closed.html",
-            message=CLOSED_TEXT.get(status, "This payment can no longer be paid."),
-        )
-    return render(
-        "checkout/instructions.html",
-        tx_id=tx["id"],
-        status=status,
-        status_text=STATUS_TEXT.get(status, status),
-        icon=tx["iconPath"],
-        method_name=tx["paymentMethodName"],
-        amount=money(Decimal(tx["amountLocal"]), decimals(tx["currencyLocal"])),
-        currency=tx["currencyLocal"],
-        body=body,
-        return_link=link("return", tx.get("returnUrl"), "Return to the shop"),
-    )
-
-
-def _payment_data_html(data: dict[str, str]) -> Markup:
-    facts = [
-        render("checkout/fact.html", term=term, fact_id=fact_id, value=data[key])
-        for key, term, fact_id in (
-            ("bankName", "Bank", "bank-name"),
-            ("beneficiaryName", "Beneficiary", "beneficiary"),
-        )
-        if data.get(key)
-    ]
-    bank = join(facts)
-    due = Markup("")
-    if data.get("dueDate"):
-        due_iso, due_text = when(data["dueDate"])
-        due = render("checkout/due.html", due_iso=due_iso, due_text=due_text)
-    layout = layout_of(data["method"])
-    if layout is Layout.CLABE and data.get("clabe"):
-        return render(
-            "checkout/spei.html",
-            bank=bank,
-            clabe=data["clabe"],
-            reference=data.get("reference", ""),
-            due=due,
-        )
-    if layout is Layout.QR and data.get("qrCode"):
-        qr = qr_svg(data["qrCode"], "Pix QR code")
-        return render("checkout/pix.html", qr=qr, code=data["qrCode"], bank=bank, due=due)
-    if data.get("barcode"):
-        return _barcode_html(data["barcode"], layout is Layout.BOLETO, due)
-    return render(
-        "checkout/reference.html", bank=bank, reference=data.get("reference", ""), due=due
-    )
-
-
-def _barcode_html(code: str, boleto: bool, due: Markup) -> Markup:
-    digits = boleto_barcode_digits(code) if boleto and len(code) == 47 else code
-    heading, hint = (
-        ("Pay your boleto", "Pay at any bank, lottery outlet or in your bank's app.")
-        if boleto
-        else ("Pay in cash", "Show this barcode at the store's till and pay in cash.")
-    )
-    image = itf_svg(digits, "Payment barcode") if digits.isdigit() else Markup("")
-    return render(
-        "checkout/barcode.html", heading=heading, hint=hint, image=image, code=code, due=due
-    )
+    body = {
+        "transactionId": tx["id"],
+        "status": status,
+        "statusText": status_text(loc, status),
+        "message": closed_text(loc, status) if status != "pending" else None,
+    }
+    return json_response(body, headers={"Cache-Control": "no-store", "Content-Language": loc.tag})

@@ -1,13 +1,16 @@
-"""Server-rendered pages: `string.Template` files under `simulator/templates`, escaped by default.
+"""Server-rendered pages: `string.Template` files under `simulator/templates`, escaped by default,
+in the buyer's language.
 
 Every value substituted into a template is HTML-escaped unless it is `Markup` (HTML this module or
-another template already produced), so a user-supplied string can only ever show up as text.
+another template already produced), so a user-supplied string can only ever show up as text. A
+template's `_{...}` texts are translated first (`simulator.i18n`), then its `$values` filled in.
 """
 
 from __future__ import annotations
 
 import functools
 import logging
+import secrets
 from collections.abc import Awaitable, Callable, Iterable
 from html import escape
 from importlib import resources
@@ -16,25 +19,46 @@ from urllib.parse import urlsplit
 
 from aiohttp import web
 
+from simulator.domain.countries import ISO3_TO_ISO2
 from simulator.domain.errors import ApiError
 from simulator.http.keys import REQUEST_ID
+from simulator.i18n import (
+    LANGUAGES,
+    N_,
+    PageLocale,
+    language_name,
+    negotiate,
+    translate_markers,
+)
 
 log = logging.getLogger(__name__)
 
 PageHandler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
-# No script may run on these pages (they need none); inline styles and same-origin images only.
-# form-action allows http(s) because Chromium applies it to the redirect after a form post, and
-# the provider page's buttons end at the merchant's returnUrl.
+# No-JavaScript pages refresh themselves this often while a payment is pending (with JavaScript
+# the page polls its status every second instead).
+NO_SCRIPT_REFRESH_SECONDS = 10
+
+
+def content_security_policy(nonce: str) -> str:
+    """Only the page's own script (by its per-response nonce) runs, and it may only fetch from
+    this origin; styles and images come from this origin (and inline SVG / data: images).
+    form-action allows http(s) because Chromium applies it to the redirect after a form post, and
+    the provider page's buttons end at the merchant's returnUrl."""
+    return (
+        f"default-src 'none'; script-src 'nonce-{nonce}'; connect-src 'self'; "
+        "img-src 'self' data:; style-src 'self'; form-action 'self' http: https:; "
+        "base-uri 'none'; frame-ancestors 'none'"
+    )
+
+
 SECURITY_HEADERS = {
-    "Content-Security-Policy": (
-        "default-src 'none'; img-src 'self' data:; style-src 'unsafe-inline'; "
-        "form-action 'self' http: https:; base-uri 'none'; frame-ancestors 'none'"
-    ),
     # Checkout URLs carry the session token: never leak it to the next site in a Referer.
     "Referrer-Policy": "no-referrer",
     "X-Content-Type-Options": "nosniff",
     "Cache-Control": "no-store",
+    # The language follows the Accept-Language header when nothing else decides it.
+    "Vary": "Accept-Language",
 }
 
 
@@ -53,20 +77,42 @@ def _html(value: object) -> str:
 
 
 @functools.cache
-def _template(name: str) -> Template:
+def _source(name: str) -> str:
     path = resources.files("simulator") / "templates"
     for part in name.split("/"):
         path = path / part
-    return Template(path.read_text(encoding="utf-8"))
+    # Without the file's final line break, so that an inline snippet adds no space.
+    return path.read_text(encoding="utf-8").removesuffix("\n")
 
 
-def render(template: str, /, **values: object) -> Markup:
-    """Fill `template` (e.g. "checkout/picker.html"); a missing value is a KeyError."""
-    return Markup(_template(template).substitute({k: _html(v) for k, v in values.items()}))
+@functools.cache
+def _template(name: str, language: str) -> Template:
+    return Template(translate_markers(_source(name), language))
+
+
+def render(template: str, loc: PageLocale, /, **values: object) -> Markup:
+    """Fill `template` (e.g. "checkout/picker.html") in `loc`'s language; a missing value is a
+    KeyError."""
+    filled = _template(template, loc.language).substitute({k: _html(v) for k, v in values.items()})
+    return Markup(filled)
 
 
 def join(parts: Iterable[Markup]) -> Markup:
     return Markup("".join(parts))
+
+
+def locale_for(request: web.Request, country: str | None = None) -> PageLocale:
+    """The page's language for this request and the payment's country (ISO-3, or None)."""
+    iso2 = ISO3_TO_ISO2.get(country) if country else None
+    query = request.query.get("lang")
+    return PageLocale(negotiate(query, request.headers.get("Accept-Language"), iso2))
+
+
+def keep_lang(path: str, loc: PageLocale) -> str:
+    """`path` carrying a language the buyer chose with `?lang=`, so the next page keeps it."""
+    if not loc.choice.explicit:
+        return path
+    return f"{path}{'&' if '?' in path else '?'}lang={loc.tag}"
 
 
 def safe_href(url: str | None) -> str | None:
@@ -77,60 +123,139 @@ def safe_href(url: str | None) -> str | None:
     return url if parts.scheme in ("http", "https") and parts.netloc else None
 
 
-def link(link_id: str, url: str | None, text: str) -> Markup:
+def link(loc: PageLocale, link_id: str, url: str | None, text: str) -> Markup:
     """A link out of the pages (to the merchant's returnUrl), or nothing for an unusable URL."""
     href = safe_href(url)
     if href is None:
         return Markup("")
-    return render("return_link.html", link_id=link_id, href=href, text=text)
+    return render("return_link.html", loc, link_id=link_id, href=href, text=text)
 
 
-def page(title: str, content: Markup, *, status: int = 200) -> web.Response:
-    return web.Response(
-        text=render("layout.html", title=title, content=content),
-        status=status,
-        content_type="text/html",
-        headers=SECURITY_HEADERS,
+ENVIRONMENT_TEXT = {
+    "sandbox": N_("Sandbox: a test payment, no real money moves."),
+    "production": N_("Production mode, simulated by payorch: no real money moves."),
+}
+
+
+def _languages(loc: PageLocale, path: str) -> Markup:
+    links = join(
+        render(
+            "language_link.html",
+            loc,
+            code=code,
+            href=f"{path}?lang={code}",
+            name=language_name(code),
+            current=Markup(' aria-current="true"') if code == loc.language else Markup(""),
+        )
+        for code in LANGUAGES
     )
+    return render("languages.html", loc, links=links)
+
+
+def page(
+    request: web.Request,
+    loc: PageLocale,
+    title: str,
+    content: Markup,
+    *,
+    status: int = 200,
+    environment: str | None = None,
+    refresh: bool = False,
+    switch_path: str | None = None,
+) -> web.Response:
+    """The whole page. `environment` (sandbox or production) is said in the footer; `refresh`
+    reloads the page without JavaScript (a pending payment); the language links point at
+    `switch_path`, by default the page itself when it was a GET."""
+    nonce = secrets.token_urlsafe(18)
+    if switch_path is None and request.method == "GET":
+        switch_path = request.path
+    text = render(
+        "layout.html",
+        loc,
+        lang=loc.tag,
+        title=title,
+        content=content,
+        nonce=nonce,
+        refresh=(
+            render("refresh.html", loc, seconds=NO_SCRIPT_REFRESH_SECONDS)
+            if refresh
+            else Markup("")
+        ),
+        environment=(
+            render(
+                "environment.html",
+                loc,
+                environment=environment,
+                text=loc.gettext(ENVIRONMENT_TEXT[environment]),
+            )
+            if environment in ENVIRONMENT_TEXT
+            else Markup("")
+        ),
+        languages=_languages(loc, switch_path) if switch_path else Markup(""),
+    )
+    headers = {
+        **SECURITY_HEADERS,
+        "Content-Security-Policy": content_security_policy(nonce),
+        "Content-Language": loc.tag,
+    }
+    return web.Response(text=text, status=status, content_type="text/html", headers=headers)
 
 
 # Friendly words for the errors a buyer can meet; anything else shows the error's own message.
 _FRIENDLY: dict[str, tuple[str, str]] = {
     "checkout_session_not_found": (
-        "This checkout link is not available",
-        "The link is unknown or has expired (checkout links last 24 hours). Go back to the shop "
-        "and start the payment again.",
+        N_("This checkout link is not available"),
+        N_(
+            "The link is unknown or has expired (checkout links last 24 hours). Go back to the "
+            "shop and start the payment again."
+        ),
     ),
     "transaction_not_found": (
-        "We could not find this payment",
-        "The link is unknown. Go back to the shop and start the payment again.",
+        N_("We could not find this payment"),
+        N_("The link is unknown. Go back to the shop and start the payment again."),
     ),
-    "route_not_found": ("Page not found", "There is nothing at this address."),
+    "route_not_found": (N_("Page not found"), N_("There is nothing at this address.")),
 }
 
 
 def error_page(
-    request: web.Request, error: ApiError, *, back_href: str | None = None
+    request: web.Request,
+    error: ApiError,
+    *,
+    loc: PageLocale | None = None,
+    back_href: str | None = None,
+    environment: str | None = None,
 ) -> web.Response:
-    title, message = _FRIENDLY.get(error.code, ("We could not complete this step", error.message))
+    loc = loc or locale_for(request)
+    title, message = _FRIENDLY.get(error.code, (N_("We could not complete this step"), ""))
+    message = loc.gettext(message) if message else error.message
     details = error.details or {}
     fields = [*details.get("missingFields", []), *details.get("malformedFields", [])]
     items = join(
-        render("field_item.html", label=f.get("label", f.get("key")), help=f.get("help", ""))
+        render("field_item.html", loc, label=f.get("label", f.get("key")), help=f.get("help", ""))
         for f in fields
         if isinstance(f, dict)
     )
-    back = render("back_link.html", href=back_href) if back_href else Markup("")
+    back = render("back_link.html", loc, href=back_href) if back_href else Markup("")
     content = render(
         "error.html",
-        title=title,
+        loc,
+        title=loc.gettext(title),
         message=message,
-        fields=render("field_list.html", items=items) if items else Markup(""),
+        fields=render("field_list.html", loc, items=items) if items else Markup(""),
         back=back,
         code=error.code,
         request_id=request.get(REQUEST_ID, ""),
     )
-    return page(title, content, status=error.status)
+    return page(
+        request,
+        loc,
+        loc.gettext(title),
+        content,
+        status=error.status,
+        environment=environment,
+        switch_path=back_href,
+    )
 
 
 def html_errors(handler: PageHandler) -> PageHandler:

@@ -13,7 +13,17 @@ from aiohttp import web
 
 from simulator.domain.errors import ApiError
 from simulator.http.keys import CONTEXT, PAYMENTS, STORE
-from simulator.http.pages.html import html_errors, link, page, render, safe_href
+from simulator.http.pages.html import (
+    html_errors,
+    keep_lang,
+    link,
+    locale_for,
+    page,
+    render,
+    safe_href,
+)
+from simulator.http.pages.instructions import status_text, test_badge
+from simulator.i18n import N_
 
 if TYPE_CHECKING:
     from simulator.domain.records import TransactionRecord
@@ -31,26 +41,38 @@ def _hosted_tx(request: web.Request) -> TransactionRecord:
 @html_errors
 async def provider_page(request: web.Request) -> web.StreamResponse:
     tx = _hosted_tx(request)
+    loc = locale_for(request, tx["country"])
     if tx["status"] == "pending":
-        body = render("provider/actions.html", base=f"/_sim/provider/{tx['id']}")
+        query = keep_lang("", loc)
+        body = render("provider/actions.html", loc, base=f"/_sim/provider/{tx['id']}", query=query)
     else:
+        back = loc.gettext(N_("Return to the shop"))
         body = render(
-            "provider/done.html",
-            return_link=link("return", tx.get("returnUrl"), "Return to the shop"),
+            "provider/done.html", loc, return_link=link(loc, "return", tx.get("returnUrl"), back)
         )
+    catalog = request.app[CONTEXT].catalog
     decimals = request.app[CONTEXT].fx.decimals(tx["currencyLocal"])
+    local = Decimal(tx["amountLocal"])
+    amount, currency = loc.money(local, tx["currencyLocal"], decimals)
+    shop = catalog.shops.get(tx["shopId"])
     content = render(
         "provider/page.html",
+        loc,
         provider=tx["paymentMethodName"],
+        badge=test_badge(loc, catalog.methods.get(tx["paymentMethodId"])),
         tx_id=tx["id"],
         method=tx["paymentMethod"],
         icon=tx["iconPath"],
-        amount=f"{Decimal(tx['amountLocal']):,.{decimals}f}",
-        currency=tx["currencyLocal"],
+        shop=shop.name if shop is not None else "",
+        amount=amount,
+        amount_value=f"{local:.{decimals}f}",
+        currency=currency,
+        currency_suffix=render("checkout/currency_suffix.html", loc, currency=currency),
         status=tx["status"],
+        status_text=status_text(loc, tx["status"]),
         body=body,
     )
-    return page(tx["paymentMethodName"], content)
+    return page(request, loc, tx["paymentMethodName"], content, environment=tx["environment"])
 
 
 @html_errors
@@ -63,5 +85,6 @@ async def provider_action(request: web.Request) -> web.StreamResponse:
     if tx["status"] == "pending":
         with request.app[STORE].batch():
             request.app[PAYMENTS].apply(tx, action, simulator=tx["environment"] == "sandbox")
-    target = safe_href(tx.get("returnUrl")) or f"/_sim/provider/{tx['id']}"
+    loc = locale_for(request, tx["country"])
+    target = safe_href(tx.get("returnUrl")) or keep_lang(f"/_sim/provider/{tx['id']}", loc)
     raise web.HTTPSeeOther(target)
