@@ -114,8 +114,10 @@ def parse_payment_request(body: dict[str, Any]) -> PaymentRequest:
         else:
             values[key] = value.strip() or None
 
-    hosted = body.get("hostedCheckout", False)
-    if not isinstance(hosted, bool):
+    hosted = body.get("hostedCheckout")
+    if hosted is None:  # null is absent, as for every optional field
+        hosted = False
+    elif not isinstance(hosted, bool):
         issues.append(_issue("hostedCheckout", "must be a boolean"))
         hosted = False
 
