@@ -218,6 +218,7 @@ class CheckoutService:
             return self._one_shot(principal, body, base_url, help_url)
         request = parse_session_request(body, help_url)
         self.ctx.fx.rate(request.currency)  # 422 fx_unavailable now, not when the buyer picks
+        self._check_precision(request.amount, request.currency, help_url)
         shop = resolve_shop(principal, self.ctx.catalog, request.shop_id)
         grid = self._grid(principal.environment, shop, request.country)
         if not grid:
@@ -263,11 +264,21 @@ class CheckoutService:
             request = parse_payment_request({**body, "hostedCheckout": True})
         except ApiError as error:
             raise as_checkout_error(error, help_url) from None
+        currency = self.ctx.fx.check_currency(request.currency or "USD")
+        self.ctx.fx.rate(currency)
+        self._check_precision(request.amount, currency, help_url)
         shop = resolve_shop(principal, self.ctx.catalog, request.shop_id)
         self._check_enabled(principal.environment, shop, request.payment_method_id or "")
         # No request_ip: the integrator's own address is not the buyer's (spec, selector mode).
         tx = self.payments.create(principal, shop, request)
         return one_shot_view(self.payments.view(tx, base_url, on_create=True))
+
+    def _check_precision(self, amount: Decimal, currency: str, help_url: str) -> None:
+        """An amount finer than its currency, in checkout's one 400 shape (the amount issue)."""
+        try:
+            self.ctx.fx.check_precision(amount, currency)
+        except ApiError as error:
+            raise as_checkout_error(error, help_url) from None
 
     # -- reads ------------------------------------------------------------------------------
 

@@ -13,7 +13,7 @@ from decimal import Decimal
 
 from simulator.domain.catalog import FxTable
 from simulator.domain.errors import ApiError, invalid_request
-from simulator.domain.money import round_to, usd
+from simulator.domain.money import has_decimals_at_most, round_to, usd
 
 _ISO4217 = re.compile(r"^[A-Z]{3}$")
 HUNDRED = Decimal(100)
@@ -38,6 +38,18 @@ class Fx:
 
     def decimals(self, currency: str) -> int:
         return self._table.decimals.get(currency, 2)
+
+    def check_precision(self, amount: Decimal, currency: str) -> None:
+        """400 amount_invalid for an amount with more decimals than `currency` has (10.005 USD,
+        10.5 CLP): it would otherwise be rounded silently into a charge nobody asked for."""
+        decimals = self.decimals(currency)
+        if not has_decimals_at_most(amount, decimals):
+            raise ApiError(
+                "amount_invalid",
+                f"{currency} amounts have {decimals} decimal places at most; got {amount}.",
+                param="amount",
+                details={"currency": currency, "decimals": decimals},
+            )
 
     def check_currency(self, value: object, *, param: str = "currency") -> str:
         if not isinstance(value, str) or not _ISO4217.match(value.strip().upper()):

@@ -268,6 +268,7 @@ class PaymentService:
             )
         currency = ctx.fx.check_currency(request.currency or "USD")
         ctx.fx.rate(currency)  # fx_unavailable before anything else is looked up
+        ctx.fx.check_precision(request.amount, currency)
         country = normalize_country(request.country) if request.country else None
         method = self.resolve_method(principal, shop, request, country)
         if country is None:

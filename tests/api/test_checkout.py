@@ -290,6 +290,31 @@ async def test_malformed_fields_are_issues(api: Api, field: str, value: Any) -> 
 
 
 @pytest.mark.parametrize(
+    ("body", "currency"),
+    [
+        ({"amount": 10.005}, "USD"),
+        ({"amount": 10.005, "currency": "MXN"}, "MXN"),
+        ({"amount": 5000.5, "currency": "CLP"}, "CLP"),
+        ({"amount": 10.005, "paymentMethodId": "1001", "userName": "Ana Souza"}, "USD"),
+        ({"amount": 5000.5, "currency": "CLP", "paymentMethodId": "1001"}, "CLP"),
+    ],
+)
+async def test_an_amount_finer_than_its_currency_is_refused_in_both_modes(
+    api: Api, body: dict[str, Any], currency: str
+) -> None:
+    """Refused, not rounded (10.005 USD used to become a 10.01 USD session), in checkout's one
+    400 shape: the problem is the `amount` issue."""
+    payload = {"customer": CUSTOMER, **body}
+    status, data, _ = await call(api, "POST", "/checkout/sessions", KEYS.sandbox_sk, json=payload)
+    details = assert_error(status, data, 400, "invalid_request")["details"]
+    assert [issue["path"] for issue in details["issues"]] == ["amount"]
+    assert currency in details["issues"][0]["message"]
+    assert details["missingFields"] == []
+    status, page, _ = await api.get("/payments", KEYS.sandbox_sk)
+    assert page["pagination"]["total"] == 0
+
+
+@pytest.mark.parametrize(
     ("amount", "country", "status", "code"),
     [
         (100_001, None, 400, "amount_above_maximum"),  # the converted-charge cap

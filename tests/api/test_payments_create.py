@@ -376,10 +376,12 @@ async def test_absurd_amounts_are_a_clear_400(api: Api) -> None:
 
 
 async def test_the_cap_applies_to_the_amount_rounded_to_cents(api: Api) -> None:
-    body = {"paymentMethodId": "1029", "userName": "John Smith"}
-    error = await create_error(api, {**body, "amount": 100000.005}, 400, "amount_above_maximum")
+    # A presentment amount's USD headline (MXN / 17.10 x 0.98) is rounded to cents, then capped:
+    # 1,744,898.05 MXN is 100,000.0052 USD (100,000.01), 1,744,898.01 MXN 100,000.0029 (100,000).
+    body = {"paymentMethodId": "1029", "userName": "John Smith", "currency": "MXN"}
+    error = await create_error(api, {**body, "amount": 1744898.05}, 400, "amount_above_maximum")
     assert error["details"]["maxUsd"] == 100000
-    tx = await api.pay(**body, amount=100000.004)
+    tx = await api.pay(**body, amount=1744898.01)
     assert num(tx["amount"]) == 100000
 
 
@@ -434,6 +436,25 @@ async def test_non_positive_or_non_numeric_amount_is_invalid(api: Api) -> None:
         body = {"amount": amount, "paymentMethodId": "1001"}
         error = await create_error(api, body, 400, "amount_invalid")
         assert error["param"] == "amount", amount
+
+
+@pytest.mark.parametrize(
+    ("amount", "currency"),
+    [(10.005, "USD"), (10.005, None), (1234.567, "MXN"), (5000.5, "CLP"), (1e-9, "USD")],
+)
+async def test_an_amount_finer_than_its_currency_is_refused_not_rounded(
+    api: Api, amount: float, currency: str | None
+) -> None:
+    """The precision is the input currency's (CLP has none), never the rail's or USD's."""
+    body: dict[str, Any] = {"amount": amount, "paymentMethodId": "1001"}
+    if currency:
+        body["currency"] = currency
+    error = await create_error(api, body, 400, "amount_invalid")
+    assert error["param"] == "amount"
+    assert error["details"]["currency"] == (currency or "USD")
+    # The same amount at the currency's own precision is a charge.
+    assert (await api.pay(amount=50000, currency="CLP"))["inputAmount"] == 50000
+    assert num((await api.pay(amount=10.01))["amount"]) == Decimal("10.01")
 
 
 # -- method resolution and the cascade ----------------------------------------------------------
