@@ -45,6 +45,9 @@ TEXT_LIMITS = {
     "documentId": 60,
 }
 ACCOUNT_FIELDS = (*TEXT_LIMITS, "country", "metadata", "depositMethodId")
+# An e-mail and a country code have a format, which an empty string does not meet; other blank
+# fields count as absent (a required one is listed in `details.required`).
+BLANK_IS_INVALID = frozenset({"email", "country"})
 METADATA_MAX_KEYS = 20
 METADATA_MAX_VALUE = 500
 METADATA_MAX_KEY = 40  # not in the spec; keeps keys to identifier size
@@ -515,6 +518,9 @@ def _check_account_body(body: dict[str, Any]) -> dict[str, Any]:
             issues.append({"path": key, "message": "must be a string"})
         elif value.strip():
             fields[key] = value.strip()
+        elif key in BLANK_IS_INVALID:
+            # Not absent (only null is): a bad value, refused whether or not the account exists.
+            issues.append({"path": key, "message": "must not be blank"})
     for key, limit in TEXT_LIMITS.items():
         if key in fields and len(fields[key]) > limit:
             issues.append({"path": key, "message": f"at most {limit} characters"})

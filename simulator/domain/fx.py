@@ -15,7 +15,8 @@ from simulator.domain.catalog import FxTable
 from simulator.domain.errors import ApiError, invalid_request
 from simulator.domain.money import has_decimals_at_most, round_to, usd
 
-_ISO4217 = re.compile(r"^[A-Z]{3}$")
+ISO4217 = re.compile(r"[A-Z]{3}")
+CURRENCY_PROBLEM = "expected a 3-letter upper-case ISO-4217 code"
 HUNDRED = Decimal(100)
 
 
@@ -52,13 +53,15 @@ class Fx:
             )
 
     def check_currency(self, value: object, *, param: str = "currency") -> str:
-        if not isinstance(value, str) or not _ISO4217.match(value.strip().upper()):
+        """An ISO-4217 code as the standard writes it: three upper-case letters (`usd`, ` USD`
+        and an empty string are refused, not repaired; see docs/decisions.md)."""
+        if not isinstance(value, str) or not ISO4217.fullmatch(value):
             raise invalid_request(
-                f"`{param}` must be a 3-letter ISO-4217 code.",
-                [{"path": param, "message": "expected a 3-letter ISO-4217 code"}],
+                f"`{param}` must be a 3-letter upper-case ISO-4217 code (e.g. USD).",
+                [{"path": param, "message": CURRENCY_PROBLEM}],
                 param=param,
             )
-        return value.strip().upper()
+        return value
 
     def rate(self, currency: str) -> Decimal:
         if currency == "USD":

@@ -157,7 +157,7 @@ async def test_selector_session_is_created_awaiting_a_method(api: Api) -> None:
 
 
 async def test_presentment_currency_is_kept_on_the_session(api: Api) -> None:
-    session = await new_session(api, amount=250, currency="brl", country="BR")
+    session = await new_session(api, amount=250, currency="BRL", country="br")
     assert (session["amount"], session["currency"]) == (250, "BRL")
     status, html, _ = await call(api, "GET", f"/checkout/{session['sessionId']}")
     assert status == 200
@@ -274,7 +274,11 @@ async def test_every_problem_is_reported_at_once(api: Api) -> None:
         ("amount", "50"),
         ("amount", True),
         ("country", "ZZ"),
+        ("country", ""),
         ("currency", "US"),
+        ("currency", ""),
+        ("currency", "brl"),
+        ("currency", " BRL "),
         ("returnUrl", "javascript:alert(1)"),
         ("returnUrl", "/relative"),
         ("merchantOrderId", "o" * 121),

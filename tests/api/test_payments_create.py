@@ -323,7 +323,7 @@ async def test_presentment_in_the_rail_currency_charges_exactly_the_input(api: A
 
 
 async def test_usd_or_no_currency_has_no_input_fields(api: Api) -> None:
-    for currency in (None, "USD", "usd"):
+    for currency in (None, "USD"):
         body: dict[str, Any] = {"amount": 20}
         if currency is not None:
             body["currency"] = currency
@@ -331,6 +331,30 @@ async def test_usd_or_no_currency_has_no_input_fields(api: Api) -> None:
         assert tx["currency"] == "USD" and num(tx["amount"]) == 20, currency
         assert "inputCurrency" not in tx and "inputAmount" not in tx, currency
         assert num(tx["amountLocal"]) == Decimal("342.00"), currency
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("currency", ""),
+        ("currency", "  "),
+        ("currency", "usd"),
+        ("currency", "Mxn"),
+        ("currency", " USD "),
+        ("country", ""),
+        ("country", "   "),
+    ],
+)
+async def test_a_blank_or_lower_case_currency_or_a_blank_country_is_invalid(
+    api: Api, field: str, value: str
+) -> None:
+    """Only null (or leaving the field out) means the default; ISO-4217 codes are upper case."""
+    body = {"amount": 20, "paymentMethodId": "1001", field: value}
+    error = await create_error(api, body, 400, "invalid_request")
+    assert error["param"] == field
+    assert [issue["path"] for issue in error["details"]["issues"]] == [field]
+    tx = await api.pay(amount=20, **{field: None})
+    assert tx["currency"] == "USD" and tx["country"] == "MEX"
 
 
 async def test_currency_without_a_rate_is_fx_unavailable(api: Api) -> None:
