@@ -374,7 +374,7 @@ class Operation:
         issues: list[Issue] = []
         for parameter in self.query:
             raw = query.get(parameter.name)
-            if raw is None or raw == "":  # an empty parameter is an absent one
+            if raw is None:  # only a parameter left out is absent: `channel=` is a bad value
                 continue
             value: Any = raw
             if parameter.integer:
