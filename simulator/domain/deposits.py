@@ -25,7 +25,7 @@ from simulator.domain.auth import Principal
 from simulator.domain.catalog import DepositMethod, Shop
 from simulator.domain.context import DomainContext
 from simulator.domain.countries import normalize_country
-from simulator.domain.documents import is_valid_clabe, is_valid_email
+from simulator.domain.documents import clabe_problem, is_valid_email
 from simulator.domain.errors import ApiError, issues_error
 from simulator.domain.ids import new_id
 from simulator.domain.money import ZERO, dec, parse_amount, round_to
@@ -321,8 +321,11 @@ class DepositService:
         shop = self.shop_of(principal)
         issues = [{"path": k, "message": "unknown field"} for k in body if k not in DEPOSIT_FIELDS]
         clabe = body.get("clabe")
-        if not isinstance(clabe, str) or not is_valid_clabe(clabe) or not clabe.isdigit():
-            issues.append({"path": "clabe", "message": "an 18-digit CLABE is required"})
+        problem = (
+            clabe_problem(clabe) if isinstance(clabe, str) else "an 18-digit CLABE is required"
+        )
+        if problem:
+            issues.append({"path": "clabe", "message": problem})
         payer_name = body.get("payerName")
         if payer_name is not None and (
             not isinstance(payer_name, str) or len(payer_name) > MAX_PAYER_NAME

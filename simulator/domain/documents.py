@@ -246,6 +246,17 @@ def is_valid_clabe(s: str) -> bool:
     return _is_ascii_digits(digits, 18) and digits[17] == clabe_check_digit(digits[:17])
 
 
+def clabe_problem(value: str) -> str:
+    """What is wrong with a CLABE sent as 18 plain digits, in words; "" when nothing is. A wrong
+    check digit is named, with the one the first 17 digits call for."""
+    if not _is_ascii_digits(value, 18):
+        return f"a CLABE has exactly 18 digits (0-9); got {len(value)} characters"
+    expected = clabe_check_digit(value[:17])
+    if value[17] != expected:
+        return f"the check digit (the 18th) is {value[17]}; for these 17 digits it is {expected}"
+    return ""
+
+
 # --- Argentina: CBU --------------------------------------------------------------------------
 
 

@@ -523,6 +523,15 @@ async def test_a_transfer_to_an_unknown_clabe_is_refused(
     assert_error(got, out, status, code)
 
 
+async def test_a_wrong_clabe_check_digit_is_named_with_the_right_one(api: Api, keys: Keys) -> None:
+    body = {"clabe": "646180000000000008", "amount": 10}
+    got, out, _ = await api.post("/_sim/deposits", keys.sandbox_sk, json=body)
+    issues = assert_error(got, out, 400, "invalid_request")["details"]["issues"]
+    assert issues == [
+        {"path": "clabe", "message": "the check digit (the 18th) is 8; for these 17 digits it is 9"}
+    ]
+
+
 @pytest.mark.parametrize(
     ("extra", "status", "code"),
     [

@@ -353,6 +353,15 @@ async def test_the_recipient_must_be_an_object(api: Api, recipient: Any) -> None
     assert error["param"] == "recipient"
 
 
+async def test_a_wrong_clabe_check_digit_names_the_right_one(api: Api) -> None:
+    status, body, _ = await send(
+        api, "sbx_po_mx_spei", 500, {**SPEI, "account": "012180001183597199"}
+    )
+    issues = assert_error(status, body, 400, "invalid_request")["details"]["issues"]
+    message = "the check digit (the 18th) is 9; for these 17 digits it is 8"
+    assert issues == [{"path": "recipient.account", "message": message}]
+
+
 async def test_synthetic_methods_check_the_recipient_too(api: Api) -> None:
     status, body, _ = await send(api, "sbx_po_mx_spei", 500, {**SPEI, "account": "123"})
     error = assert_error(status, body, 400, "invalid_request")
