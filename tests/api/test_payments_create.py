@@ -31,6 +31,7 @@ CPF = "52998224725"  # valid check digits
 RFC = "XAXX010101000"  # SAT's generic RFC, always valid
 CC = "1020304050"
 DNI_AR = "12345678"
+CUIT_AR = "20-12345678-6"  # the same person's CUIT/CUIL, check digit valid
 DNI_PE = "45678912"
 PHONE_CO = "+573001234567"
 
@@ -511,6 +512,18 @@ async def test_codes_not_in_the_shop_listing_exhaust_the_cascade(api: Api, keys:
 async def test_restricted_shop_charges_its_own_methods(api: Api, keys: Keys) -> None:
     tx = await api.pay(keys.restricted_sk, paymentMethodId="1006", documentId=CPF)
     assert tx["paymentMethodId"] == "1006"
+
+
+@pytest.mark.parametrize("document", [DNI_AR, CUIT_AR, "20123456786", "33693450239"])
+async def test_argentina_takes_a_dni_a_cuit_or_a_cuil(api: Api, document: str) -> None:
+    tx = await api.pay(paymentMethodId="1016", documentId=document)
+    assert tx["country"] == "ARG"
+
+
+async def test_argentina_refuses_a_cuit_with_a_wrong_check_digit(api: Api) -> None:
+    body = {"amount": 50, "paymentMethodId": "1016", "documentId": "20-12345678-5"}
+    error = await create_error(api, body, 422, "missing_required_fields")
+    assert [f["key"] for f in error["details"]["malformedFields"]] == ["documentId"]
 
 
 async def test_production_decline_exhausts_the_cascade(api: Api, keys: Keys) -> None:
