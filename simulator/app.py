@@ -123,7 +123,9 @@ def create_app(
     app[keys.SCHEDULER] = scheduler
     app[keys.BUS] = bus
     app[keys.CONTEXT] = ctx
-    app[keys.AUTHENTICATOR] = Authenticator(catalog, signing_secret, store.table("refresh_tokens"))
+    app[keys.AUTHENTICATOR] = Authenticator(
+        catalog, signing_secret, store.table("refresh_tokens"), store.batch
+    )
     app[keys.PAYMENTS] = payments
     app[keys.REFUNDS] = refunds
     app[keys.IDEMPOTENCY] = IdempotencyCache(store.table("idempotency"), clock)

@@ -338,3 +338,4 @@ class RefreshTokenRecord(TypedDict):
     expiresAt: float
     revoked: bool
     revokedAt: NotRequired[float]
+    next: NotRequired[str]  # set when rotated: the id of the token that replaced it
