@@ -32,6 +32,7 @@ from simulator.domain.money import dec
 from simulator.domain.payment_request import PaymentRequest, parse_payment_request
 from simulator.domain.payments import PaymentService, checkout_path
 from simulator.domain.ports import Table
+from simulator.domain.provider_links import opens_from_transaction_page
 from simulator.domain.views import absolute
 
 if TYPE_CHECKING:
@@ -313,7 +314,8 @@ class CheckoutService:
         """The payment behind a `/c/<transaction_id>` link (public by id, like the provider's
         own page; it shows what the buyer needs to pay and nothing about who they are)."""
         tx = self.ctx.transactions.get(transaction_id)
-        if tx is None:
+        if tx is None or (tx["paymentFormPath"] and not opens_from_transaction_page(tx)):
+            # A production direct charge's provider page is reached by its own link only.
             raise ApiError("transaction_not_found", f"No transaction {transaction_id}.")
         return tx
 
@@ -395,6 +397,10 @@ class CheckoutService:
             catalog.merchants[record["merchantId"]], shop, environment, "secret", "checkout"
         )
         tx = self.payments.create(principal, shop, payment)
+        # The buyer's link to it (the select answers it): the page it opens leads on to the
+        # provider's page of a hosted rail.
+        tx["checkoutPath"] = checkout_path(tx["id"], tx.get("returnUrl"))
+        self.ctx.transactions.save(tx)  # type: ignore[arg-type]  # payments.create: a dict
         now = self.ctx.now()
         # The document was forwarded with the charge; like the transaction, keep no copy.
         record["customer"] = {**record["customer"], "documentId": None}

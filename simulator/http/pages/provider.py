@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from aiohttp import web
 
 from simulator.domain.errors import ApiError
+from simulator.domain.provider_links import hosted_payment
 from simulator.http.keys import CONTEXT, PAYMENTS, STORE
 from simulator.http.pages.html import html_errors, link, page, render, safe_href
 
@@ -22,17 +23,22 @@ ACTIONS = {"approve": "paid", "decline": "failed", "abandon": "expired"}
 
 
 def _hosted_tx(request: web.Request) -> TransactionRecord:
-    tx = request.app[PAYMENTS].ctx.transactions.get(request.match_info["id"])
-    if tx is None or tx.get("paymentFormPath") is None:
+    tx = hosted_payment(request.app[PAYMENTS].ctx.transactions, request.match_info["id"])
+    if tx is None:
         raise ApiError("transaction_not_found", "No payment to take on this provider page.")
     return tx
+
+
+def _own_path(tx: TransactionRecord) -> str:
+    """The page's own link (with its token in production), for its buttons and the way back."""
+    return tx["paymentFormPath"] or ""
 
 
 @html_errors
 async def provider_page(request: web.Request) -> web.StreamResponse:
     tx = _hosted_tx(request)
     if tx["status"] == "pending":
-        body = render("provider/actions.html", base=f"/_sim/provider/{tx['id']}")
+        body = render("provider/actions.html", base=_own_path(tx))
     else:
         body = render(
             "provider/done.html",
@@ -67,5 +73,5 @@ async def provider_action(request: web.Request) -> web.StreamResponse:
                 action,
                 simulator=tx["environment"] == "sandbox",
             )
-    target = safe_href(tx.get("returnUrl")) or f"/_sim/provider/{tx['id']}"
+    target = safe_href(tx.get("returnUrl")) or _own_path(tx)
     raise web.HTTPSeeOther(target)
