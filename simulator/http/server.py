@@ -1,10 +1,13 @@
 """The connection layer under the app: aiohttp's HTTP protocol with the API's own limits.
 
 aiohttp reads a request head for as long as a client takes to send it (a client sending one
-byte at a time held its connection for good). `ConnectionHandler`, aiohttp's per-connection
-protocol with that edge bounded, gives every request head `header_timeout` seconds from the
-connection's start, or from its first byte on a kept-alive connection, after which the
-connection is closed; an idle kept-alive connection is closed after `keepalive_timeout`.
+byte at a time held its connection for good), and answers a request it cannot parse (a malformed
+header, an over-long line, a bad method) with its own plain-text 400 before any middleware runs.
+`ConnectionHandler` is aiohttp's per-connection protocol with those two edges changed: every
+request head has `header_timeout` seconds from the connection's start, or from its first byte on
+a kept-alive connection, after which the connection is closed (an idle kept-alive connection is
+closed after `keepalive_timeout`); and what aiohttp cannot parse is answered in the API's error
+envelope, `invalid_request` with a request id, like every other error.
 
 aiohttp builds that protocol itself, with no setting to pick another class, so `Application`
 (what `create_app` returns) makes the server that builds it. Both hooks are aiohttp internals
@@ -19,6 +22,11 @@ from typing import Any
 
 from aiohttp import web
 from aiohttp.web_protocol import RequestHandler
+from aiohttp.web_request import BaseRequest
+
+from simulator.domain.errors import ApiError
+from simulator.domain.ids import token_hex
+from simulator.http.responses import error_response
 
 HEADER_TIMEOUT = 10.0  # seconds to send a whole request head (nginx: 60, Node: 60, ours: 10)
 KEEPALIVE_TIMEOUT = 75.0  # an idle kept-alive connection (nginx's default; above clients' own)
@@ -50,6 +58,31 @@ class ConnectionHandler(RequestHandler):
         elif data and self._head_timer is None and self._awaiting_head():
             self._arm_head_timer()  # the start of the next head on a kept-alive connection
 
+    def handle_error(
+        self,
+        request: BaseRequest,
+        status: int = 500,
+        exc: BaseException | None = None,
+        message: str | None = None,
+    ) -> web.StreamResponse:
+        """aiohttp's answer to a request it could not parse (or handle): the error envelope.
+
+        aiohttp logs the error, and refuses if a response has started, as before."""
+        super().handle_error(request, status, exc, message)
+        request_id = "req_" + token_hex(12)
+        if status >= 500:
+            error = ApiError("internal_error")
+        else:
+            reason = _printable(message or (str(exc) if exc else "") or "unreadable request")
+            error = ApiError(
+                "invalid_request",
+                "The HTTP request could not be read: malformed request line or headers.",
+                details={"reason": reason},
+            )
+        response = error_response(error, request_id)
+        response.force_close()  # what follows on the connection cannot be trusted either
+        return response
+
     def _awaiting_head(self) -> bool:
         """No request is being handled: the connection waits for the next request's head.
         (Body bytes arrive while a handler runs, so they never start the deadline.)"""
@@ -69,6 +102,12 @@ class ConnectionHandler(RequestHandler):
         self._head_timer = None
         if self._awaiting_head():  # still no whole head: a client this slow gets no more time
             self.force_close()
+
+
+def _printable(text: str, limit: int = 200) -> str:
+    """aiohttp's reason, on one line of printable ASCII (it quotes the offending bytes)."""
+    line = " ".join(text.split())
+    return "".join(c if " " <= c <= "~" else "?" for c in line)[:limit]
 
 
 class Server(web.Server):

@@ -9,6 +9,8 @@ timeout is cut off and its queued events dropped (simulator/events/stream.py).
 from __future__ import annotations
 
 import asyncio
+import json
+import re
 import socket
 import time
 from pathlib import Path
@@ -162,3 +164,36 @@ async def test_an_event_reader_that_stops_reading_is_cut_off_and_released(
     assert stream.readers(SCOPE) == 0  # unsubscribed: its queue is gone with it
     assert await closed_by_server(reader, within=5)
     writer.close()
+
+
+# -- requests aiohttp cannot parse ------------------------------------------------------------
+
+MALFORMED = [
+    b"GET /api/v1/ping HTTP/1.1\r\nHost: x\r\nBad Header: 1\r\n\r\n",  # a space in a name
+    b"GET /api/v1/ping HTTP/1.1\r\nHost: x\r\nX-Test: a\x01b\r\n\r\n",  # a control character
+    b"GET /api/v1/ping HTTP/1.1\r\nHost: x\r\nX-Long: " + b"a" * 9000 + b"\r\n\r\n",
+    b"GET /api/v1/ping HTTP/1.1\r\nHost: x\r\nno colon here\r\n\r\n",
+    b"POST /api/v1/payments HTTP/1.1\r\nHost: x\r\nContent-Length: ten\r\n\r\n",
+    b"G\x00T /api/v1/ping HTTP/1.1\r\nHost: x\r\n\r\n",  # not a method
+    b"GET /api/v1/ping HTTP/9.9\r\nHost: x\r\n\r\n",
+]
+
+
+async def test_a_request_aiohttp_cannot_parse_gets_the_error_envelope(api: Api) -> None:
+    for raw in MALFORMED:
+        reader, writer = await connect(api)
+        writer.write(raw)
+        await writer.drain()
+        head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 5)
+        body = await asyncio.wait_for(reader.read(), 5)  # the server closes the connection
+        writer.close()
+        lines = head.decode("latin-1").split("\r\n")
+        headers = {k.lower(): v.strip() for k, _, v in (line.partition(":") for line in lines[1:])}
+        assert re.match(r"HTTP/1\.[01] 400 ", lines[0]), (raw[:40], head, body)
+        assert headers["content-type"].startswith("application/json"), (raw[:40], head)
+        error = json.loads(body)["error"]
+        assert error["code"] == "invalid_request" and error["type"] == "invalid_request_error"
+        assert error["requestId"].startswith("req_") == headers["x-request-id"].startswith("req_")
+        assert error["requestId"] == headers["x-request-id"]
+        assert error["message"] and error["details"]["reason"], error
+        assert all(" " <= c <= "~" for c in error["details"]["reason"]), error
