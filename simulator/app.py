@@ -40,6 +40,7 @@ from simulator.http.idempotency import IdempotencyCache
 from simulator.http.middlewares import request_middleware
 from simulator.http.rendered import RenderedTransactions
 from simulator.http.routes import setup_routes
+from simulator.http.server import KEEPALIVE_TIMEOUT, Application
 from simulator.openapi.validation import compiled as compiled_operations
 from simulator.scheduler import Scheduler
 from simulator.settings import Settings
@@ -110,13 +111,18 @@ def create_app(
         scheduler.register(kind, handler)
     scheduler.register("claim.resolve", lambda payload: refunds.resolve(payload["claimId"]))
 
-    app = web.Application(
+    app = Application(
         middlewares=[request_middleware],
         client_max_size=settings.body_limit,
         # Request bodies are never inflated: a compressed one is refused (415) before it is
         # read, so a gzip bomb costs nothing, and an encoding aiohttp cannot decode (br without
         # Brotli) still reaches the envelope instead of failing in the HTTP parser.
-        handler_args={"auto_decompress": False},
+        # A request head has `header_timeout` seconds; an idle kept-alive connection 75.
+        handler_args={
+            "auto_decompress": False,
+            "header_timeout": settings.header_timeout,
+            "keepalive_timeout": KEEPALIVE_TIMEOUT,
+        },
     )
     app[keys.SETTINGS] = settings
     app[keys.CLOCK] = clock
@@ -126,7 +132,7 @@ def create_app(
     app[keys.BUS] = bus
     app[keys.CONTEXT] = ctx
     app[keys.AUTHENTICATOR] = Authenticator(
-        catalog, signing_secret, store.table("refresh_tokens"), rng
+        catalog, signing_secret, store.table("refresh_tokens"), rng, batch=store.batch
     )
     app[keys.PAYMENTS] = payments
     app[keys.REFUNDS] = refunds

@@ -27,3 +27,6 @@ class Settings:
     # Webhook deliveries only to loopback hosts (others are recorded as failed, never sent): for
     # fuzzing, where generated subscription URLs must not send traffic off this machine.
     webhooks_loopback_only: bool = False
+    # Seconds a client has to send a whole request head (from connecting, or from its first
+    # byte on a kept-alive connection) before its connection is closed (simulator/http/server.py).
+    header_timeout: float = 10.0

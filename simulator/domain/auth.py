@@ -9,7 +9,8 @@ import base64
 import hashlib
 import hmac
 import random
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
@@ -101,11 +102,13 @@ class Authenticator:
         signing_secret: bytes,
         refresh_tokens: RefreshTokens,
         rng: random.Random | None = None,
+        batch: Callable[[], AbstractContextManager[None]] = nullcontext,
     ):
         self._catalog = catalog
         self._secret = signing_secret
         self._refresh = refresh_tokens
         self._rng = rng  # draws `jti`s and refresh tokens
+        self._batch = batch
         self._by_key_id = {key_id(c.secret): c for c in catalog.credentials}
 
     # -- issuing -------------------------------------------------------------------------------
@@ -152,6 +155,16 @@ class Authenticator:
                 details={"issues": [{"path": "refreshToken", "message": "required string"}]},
             )
         record = self._refresh.get(_hash_refresh(refresh_token))
+        if record is not None and record["revoked"] and "next" in record:
+            # Rotated already: whoever holds the chain now may be a thief (OAuth 2.0 Security
+            # BCP, refresh token rotation), so every later token of it stops working too.
+            with self._batch():
+                self._revoke_chain(record, now)
+            raise ApiError(
+                "invalid_token",
+                "This refresh token was already used; every token issued from it is revoked. "
+                "Call POST /auth/token again.",
+            )
         if record is None or record["revoked"]:
             raise ApiError("invalid_token", "Unknown or already used refresh token.")
         if record["expiresAt"] <= now:
@@ -160,10 +173,27 @@ class Authenticator:
         if credential is None:
             raise ApiError("invalid_api_key", "The key behind this refresh token was rotated.")
         self._check_standing(credential.merchant, credential.shop)
-        self._refresh.put(record["id"], {**record, "revoked": True, "revokedAt": now})
-        pair = self._token_pair(credential, now)
+        with self._batch():
+            pair = self._token_pair(credential, now)
+            successor = _hash_refresh(pair["refreshToken"])
+            self._refresh.put(
+                record["id"], {**record, "revoked": True, "revokedAt": now, "next": successor}
+            )
         pair["refreshExpiresIn"] = REFRESH_TOKEN_SECONDS
         return pair
+
+    def _revoke_chain(self, record: RefreshTokenRecord, now: float) -> None:
+        """Revoke every token issued after `record` by rotation (each names its successor)."""
+        seen = {record["id"]}
+        successor = record.get("next")
+        while successor is not None and successor not in seen:
+            seen.add(successor)
+            current = self._refresh.get(successor)
+            if current is None:
+                return
+            if not current["revoked"]:
+                self._refresh.put(current["id"], {**current, "revoked": True, "revokedAt": now})
+            successor = current.get("next")
 
     def _token_pair(self, credential: Credential, now: float) -> dict[str, Any]:
         kid = key_id(credential.secret)

@@ -33,6 +33,7 @@ from simulator.domain.money import dec
 from simulator.domain.payment_request import PaymentRequest, parse_payment_request
 from simulator.domain.payments import PaymentService, checkout_path
 from simulator.domain.ports import Table
+from simulator.domain.provider_links import opens_from_transaction_page
 from simulator.domain.views import absolute
 
 if TYPE_CHECKING:
@@ -219,6 +220,7 @@ class CheckoutService:
             return self._one_shot(principal, body, base_url, help_url)
         request = parse_session_request(body, help_url)
         self.ctx.fx.rate(request.currency)  # 422 fx_unavailable now, not when the buyer picks
+        self._check_precision(request.amount, request.currency, help_url)
         shop = resolve_shop(principal, self.ctx.catalog, request.shop_id)
         grid = self._grid(principal.environment, shop, request.country)
         if not grid:
@@ -264,11 +266,21 @@ class CheckoutService:
             request = parse_payment_request({**body, "hostedCheckout": True})
         except ApiError as error:
             raise as_checkout_error(error, help_url) from None
+        currency = self.ctx.fx.check_currency(request.currency or "USD")
+        self.ctx.fx.rate(currency)
+        self._check_precision(request.amount, currency, help_url)
         shop = resolve_shop(principal, self.ctx.catalog, request.shop_id)
         self._check_enabled(principal.environment, shop, request.payment_method_id or "")
         # No request_ip: the integrator's own address is not the buyer's (spec, selector mode).
         tx = self.payments.create(principal, shop, request)
         return one_shot_view(self.payments.view(tx, base_url, on_create=True))
+
+    def _check_precision(self, amount: Decimal, currency: str, help_url: str) -> None:
+        """An amount finer than its currency, in checkout's one 400 shape (the amount issue)."""
+        try:
+            self.ctx.fx.check_precision(amount, currency)
+        except ApiError as error:
+            raise as_checkout_error(error, help_url) from None
 
     # -- reads ------------------------------------------------------------------------------
 
@@ -303,7 +315,8 @@ class CheckoutService:
         """The payment behind a `/c/<transaction_id>` link (public by id, like the provider's
         own page; it shows what the buyer needs to pay and nothing about who they are)."""
         tx = self.ctx.transactions.get(transaction_id)
-        if tx is None:
+        if tx is None or (tx["paymentFormPath"] and not opens_from_transaction_page(tx)):
+            # A production direct charge's provider page is reached by its own link only.
             raise ApiError("transaction_not_found", f"No transaction {transaction_id}.")
         return tx
 
@@ -385,6 +398,10 @@ class CheckoutService:
             catalog.merchants[record["merchantId"]], shop, environment, "secret", "checkout"
         )
         tx = self.payments.create(principal, shop, payment)
+        # The buyer's link to it (the select answers it): the page it opens leads on to the
+        # provider's page of a hosted rail.
+        tx["checkoutPath"] = checkout_path(tx["id"], tx.get("returnUrl"))
+        self.ctx.transactions.save(tx)
         now = self.ctx.now()
         # The document was forwarded with the charge; like the transaction, keep no copy.
         record["customer"] = {**record["customer"], "documentId": None}

@@ -15,6 +15,7 @@ from urllib.parse import urlsplit
 from simulator.domain.countries import normalize_country
 from simulator.domain.documents import is_valid_email
 from simulator.domain.errors import ApiError, issues_error
+from simulator.domain.fx import CURRENCY_PROBLEM, ISO4217
 from simulator.domain.money import parse_amount
 
 # Where `details.helpUrl` points: the operation in the OpenAPI document every server publishes
@@ -157,10 +158,10 @@ def parse_session_request(body: dict[str, Any], help_url: str) -> SessionRequest
     currency = "USD"
     if body.get("currency") is not None:
         raw = body["currency"]
-        if isinstance(raw, str) and len(raw.strip()) == 3 and raw.strip().isalpha():
-            currency = raw.strip().upper()
+        if isinstance(raw, str) and ISO4217.fullmatch(raw):
+            currency = raw
         else:
-            problems.invalid("currency", "expected a 3-letter ISO-4217 code")
+            problems.invalid("currency", CURRENCY_PROBLEM)
     country = None
     if body.get("country") is not None:
         try:

@@ -193,6 +193,11 @@ class DeliveryService:
     def find(self, delivery_id: str) -> DeliveryRecord | None:
         return self._table.get(delivery_id)
 
+    def endpoint(self, delivery: DeliveryRecord) -> str | None:
+        """Where the delivery goes now: its subscription's URL (None: a managed inbox, or gone)."""
+        sub = self._webhooks.find(delivery["webhookId"])
+        return None if sub is None else sub["url"]
+
     def plan(self, delivery_id: str, *, replay: bool = False) -> AttemptPlan | None:
         """What to send now, or None when nothing is to be sent (and why is recorded)."""
         delivery = self._table.get(delivery_id)

@@ -25,7 +25,7 @@ from simulator.domain.auth import Principal
 from simulator.domain.catalog import DepositMethod, Shop
 from simulator.domain.context import DomainContext
 from simulator.domain.countries import normalize_country
-from simulator.domain.documents import is_valid_clabe, is_valid_email
+from simulator.domain.documents import clabe_problem, is_valid_email
 from simulator.domain.errors import ApiError, issues_error
 from simulator.domain.ids import new_id
 from simulator.domain.money import ZERO, dec, parse_amount, round_to
@@ -45,6 +45,9 @@ TEXT_LIMITS = {
     "documentId": 60,
 }
 ACCOUNT_FIELDS = (*TEXT_LIMITS, "country", "metadata", "depositMethodId")
+# An e-mail and a country code have a format, which an empty string does not meet; other blank
+# fields count as absent (a required one is listed in `details.required`).
+BLANK_IS_INVALID = frozenset({"email", "country"})
 METADATA_MAX_KEYS = 20
 METADATA_MAX_VALUE = 500
 METADATA_MAX_KEY = 40  # not in the spec; keeps keys to identifier size
@@ -314,8 +317,11 @@ class DepositService:
         shop = self.shop_of(principal)
         issues = [{"path": k, "message": "unknown field"} for k in body if k not in DEPOSIT_FIELDS]
         clabe = body.get("clabe")
-        if not isinstance(clabe, str) or not is_valid_clabe(clabe) or not clabe.isdigit():
-            issues.append({"path": "clabe", "message": "an 18-digit CLABE is required"})
+        problem = (
+            clabe_problem(clabe) if isinstance(clabe, str) else "an 18-digit CLABE is required"
+        )
+        if problem:
+            issues.append({"path": "clabe", "message": problem})
         payer_name = body.get("payerName")
         if payer_name is not None and (
             not isinstance(payer_name, str) or len(payer_name) > MAX_PAYER_NAME
@@ -510,6 +516,9 @@ def _check_account_body(body: dict[str, Any]) -> dict[str, Any]:
             issues.append({"path": key, "message": "must be a string"})
         elif value.strip():
             fields[key] = value.strip()
+        elif key in BLANK_IS_INVALID:
+            # Not absent (only null is): a bad value, refused whether or not the account exists.
+            issues.append({"path": key, "message": "must not be blank"})
     for key, limit in TEXT_LIMITS.items():
         if key in fields and len(fields[key]) > limit:
             issues.append({"path": key, "message": f"at most {limit} characters"})

@@ -246,6 +246,17 @@ def is_valid_clabe(s: str) -> bool:
     return _is_ascii_digits(digits, 18) and digits[17] == clabe_check_digit(digits[:17])
 
 
+def clabe_problem(value: str) -> str:
+    """What is wrong with a CLABE sent as 18 plain digits, in words; "" when nothing is. A wrong
+    check digit is named, with the one the first 17 digits call for."""
+    if not _is_ascii_digits(value, 18):
+        return f"a CLABE has exactly 18 digits (0-9); got {len(value)} characters"
+    expected = clabe_check_digit(value[:17])
+    if value[17] != expected:
+        return f"the check digit (the 18th) is {value[17]}; for these 17 digits it is {expected}"
+    return ""
+
+
 # --- Argentina: CBU --------------------------------------------------------------------------
 
 
@@ -281,6 +292,24 @@ def generate_cbu(rng: Random) -> str:
         + account
         + _cbu_check_digit(account, _CBU_W2)
     )
+
+
+# --- Argentina: CUIT / CUIL ------------------------------------------------------------------
+
+# Persons (CUIL, or CUIT for the self-employed): 20, 23, 24, 27; companies: 30, 33, 34.
+_CUIT_PREFIXES = frozenset({"20", "23", "24", "27", "30", "33", "34"})
+_CUIT_WEIGHTS = (5, 4, 3, 2, 7, 6, 5, 4, 3, 2)
+
+
+def is_valid_cuit(s: str) -> bool:
+    """Argentine tax id (CUIT) or labour id (CUIL): prefix (2) + DNI or company number (8) +
+    check digit, written bare or as 20-12345678-6. The check digit is 11 minus the weighted sum
+    mod 11 (11 -> 0); a sum that would need 10 is never issued (AFIP moves it to prefix 23/33)."""
+    digits = normalize_digits(s)
+    if not _is_ascii_digits(digits, 11) or digits[:2] not in _CUIT_PREFIXES:
+        return False
+    check = 11 - sum(int(d) * w for d, w in zip(digits, _CUIT_WEIGHTS, strict=False)) % 11
+    return check != 10 and digits[10] == str(check % 11)
 
 
 # --- Chile: RUT ------------------------------------------------------------------------------
@@ -350,6 +379,8 @@ def is_valid_document(iso3: str, value: str) -> bool:
         return is_valid_cpf(value) or is_valid_cnpj(value)
     if country == "CHL":
         return is_valid_rut(value)
+    if country == "ARG" and is_valid_cuit(value):
+        return True  # or a DNI (digits only, below), as local integrators send either
     normalized = normalize_digits(value)
     if country in _DIGIT_LENGTHS:
         return _is_ascii_digits(normalized, _DIGIT_LENGTHS[country])

@@ -13,9 +13,10 @@ from decimal import Decimal
 
 from simulator.domain.catalog import FxTable
 from simulator.domain.errors import ApiError, invalid_request
-from simulator.domain.money import round_to, usd
+from simulator.domain.money import has_decimals_at_most, round_to, usd
 
-_ISO4217 = re.compile(r"^[A-Z]{3}$")
+ISO4217 = re.compile(r"[A-Z]{3}")
+CURRENCY_PROBLEM = "expected a 3-letter upper-case ISO-4217 code"
 HUNDRED = Decimal(100)
 
 
@@ -39,14 +40,28 @@ class Fx:
     def decimals(self, currency: str) -> int:
         return self._table.decimals.get(currency, 2)
 
+    def check_precision(self, amount: Decimal, currency: str) -> None:
+        """400 amount_invalid for an amount with more decimals than `currency` has (10.005 USD,
+        10.5 CLP): it would otherwise be rounded silently into a charge nobody asked for."""
+        decimals = self.decimals(currency)
+        if not has_decimals_at_most(amount, decimals):
+            raise ApiError(
+                "amount_invalid",
+                f"{currency} amounts have {decimals} decimal places at most; got {amount}.",
+                param="amount",
+                details={"currency": currency, "decimals": decimals},
+            )
+
     def check_currency(self, value: object, *, param: str = "currency") -> str:
-        if not isinstance(value, str) or not _ISO4217.match(value.strip().upper()):
+        """An ISO-4217 code as the standard writes it: three upper-case letters (`usd`, ` USD`
+        and an empty string are refused, not repaired; see docs/decisions.md)."""
+        if not isinstance(value, str) or not ISO4217.fullmatch(value):
             raise invalid_request(
-                f"`{param}` must be a 3-letter ISO-4217 code.",
-                [{"path": param, "message": "expected a 3-letter ISO-4217 code"}],
+                f"`{param}` must be a 3-letter upper-case ISO-4217 code (e.g. USD).",
+                [{"path": param, "message": CURRENCY_PROBLEM}],
                 param=param,
             )
-        return value.strip().upper()
+        return value
 
     def rate(self, currency: str) -> Decimal:
         if currency == "USD":

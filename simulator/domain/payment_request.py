@@ -33,6 +33,8 @@ STRING_FIELDS = tuple(MAX_LENGTHS)
 # The caller's own references: echoed verbatim (never trimmed), so a list filter on the exact value
 # sent at creation finds the transaction.
 VERBATIM_FIELDS = frozenset({"merchantOrderId", "tag1", "tag2", "tag3"})
+# Codes with a default: only null (or leaving them out) asks for it; a blank one is a bad value.
+CODE_FIELDS = frozenset({"currency", "country"})
 ALLOWED_FIELDS = frozenset({*STRING_FIELDS, "amount", "hostedCheckout", "customer"})
 _STRING_FIELD_SET = frozenset(STRING_FIELDS)
 _FIELD_RANK = {key: rank for rank, key in enumerate(STRING_FIELDS)}
@@ -111,11 +113,15 @@ def parse_payment_request(body: dict[str, Any]) -> PaymentRequest:
             issues.append(_issue(key, f"at most {MAX_LENGTHS[key]} characters"))
         elif key in VERBATIM_FIELDS:
             values[key] = value
+        elif key in CODE_FIELDS and not value.strip():
+            issues.append(_issue(key, "must not be blank (null or absent means the default)"))
         else:
             values[key] = value.strip() or None
 
-    hosted = body.get("hostedCheckout", False)
-    if not isinstance(hosted, bool):
+    hosted = body.get("hostedCheckout")
+    if hosted is None:  # null is absent, as for every optional field
+        hosted = False
+    elif not isinstance(hosted, bool):
         issues.append(_issue("hostedCheckout", "must be a boolean"))
         hosted = False
 

@@ -24,6 +24,7 @@ from simulator.domain.ids import new_id
 from simulator.domain.ledger import AVAILABLE, RESERVE
 from simulator.domain.money import MAX_CHARGE_USD, dec
 from simulator.domain.payment_request import PaymentRequest
+from simulator.domain.provider_links import form_link
 from simulator.domain.rails import RAILS, Charge
 from simulator.domain.refunds import RefundService
 from simulator.domain.states import (
@@ -277,6 +278,7 @@ class PaymentService:
             )
         currency = ctx.fx.check_currency(request.currency or "USD")
         ctx.fx.rate(currency)  # fx_unavailable before anything else is looked up
+        ctx.fx.check_precision(request.amount, currency)
         country = normalize_country(request.country) if request.country else None
         method = self.resolve_method(principal, shop, request, country)
         if country is None:
@@ -317,7 +319,9 @@ class PaymentService:
             expiresAt=now + PLACEHOLDER_EXPIRY,
         )
         if method.flow == "hosted":
-            tx["paymentFormPath"] = f"/_sim/provider/{tx_id}"
+            tx["paymentFormPath"], token = form_link(tx_id, principal.environment)
+            if token is not None:
+                tx["providerToken"] = token
         else:
             tx["paymentData"] = self._instructions(
                 method, provider, conversion.amount_local, tx_id, due_at

@@ -258,7 +258,7 @@ class PayoutService:
     def transfer(self, principal: Principal, body: dict[str, Any]) -> dict[str, Any]:
         """Move USD from the pay-in available balance to the payout USD balance, atomically."""
         _only_fields(body, ("amount", "currency"))
-        if body.get("currency", "USD") != "USD":
+        if body.get("currency") not in (None, "USD"):  # null is absent
             raise invalid_request(
                 "Transfers move USD (the pay-in balance's currency); swap afterwards.",
                 [{"path": "currency", "message": "must be USD"}],

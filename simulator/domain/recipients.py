@@ -14,8 +14,8 @@ from typing import Any
 
 from simulator.domain.catalog import RECIPIENT_FIELD_TYPES, PayoutMethod, RecipientField
 from simulator.domain.documents import (
+    clabe_problem,
     is_valid_cbu,
-    is_valid_clabe,
     is_valid_cnpj,
     is_valid_cpf,
     is_valid_curp,
@@ -53,9 +53,7 @@ def _check_select(value: str, field: RecipientField, *_: Any) -> str:
 
 
 def _check_clabe(value: str, *_: Any) -> str:
-    if not _digits(value, 18):
-        return "a CLABE has exactly 18 digits"
-    return "" if is_valid_clabe(value) else "the CLABE check digit does not match"
+    return clabe_problem(value)
 
 
 def _check_cbu(value: str, *_: Any) -> str:
@@ -143,8 +141,8 @@ def check_recipient(method: PayoutMethod, recipient: Any) -> dict[str, str]:
     fields = {field.key: field for field in method.recipient_fields}
     issues = [
         {"path": f"recipient.{key}", "message": f"unknown field for {method.id}"}
-        for key in recipient
-        if key not in fields
+        for key, value in recipient.items()
+        if key not in fields and value is not None  # null is absent, even on another rail's field
     ]
     values: dict[str, str] = {}
     for key, field in fields.items():

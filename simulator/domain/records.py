@@ -38,6 +38,7 @@ class TransactionRecord(TypedDict):
     reserve: str  # USD
     settlementDelay: str  # "T+N"
     paymentFormPath: str | None  # hosted rails: the simulated provider's page
+    providerToken: NotRequired[str]  # production hosted rails: the secret of that page's link
     paymentData: dict[str, str]  # what the buyer needs to pay (CLABE, barcode, QR code...)
     hostedCheckout: bool
     returnUrl: str | None
@@ -357,3 +358,4 @@ class RefreshTokenRecord(TypedDict):
     expiresAt: float
     revoked: bool
     revokedAt: NotRequired[float]
+    next: NotRequired[str]  # set when rotated: the id of the token that replaced it

@@ -256,9 +256,11 @@ class WebhookService:
             url = body["url"]
             sub["url"] = None if url is None else check_url(url, principal.environment)
             sub["managed"] = sub["url"] is None
-        if "events" in body:
+        # Null leaves `events` and `active` as they are (an absent field); on `url` and
+        # `description` it is a value: the managed inbox, no description.
+        if body.get("events") is not None:
             sub["events"] = check_events(body["events"])
-        if "active" in body:
+        if body.get("active") is not None:
             if not isinstance(body["active"], bool):
                 raise _invalid("active", "`active` must be true or false.")
             sub["active"] = body["active"]

@@ -61,7 +61,9 @@ class WithdrawalService:
         amount = parse_amount(body["amount"])
         if not has_decimals_at_most(amount, 2):
             raise ApiError("amount_invalid", "USD amounts have 2 decimals at most.", param="amount")
-        outcome = body.get("outcome", "completed")
+        outcome = body.get("outcome")
+        if outcome is None:  # null is absent
+            outcome = "completed"
         if outcome not in OUTCOMES:
             raise ApiError(
                 "invalid_request",

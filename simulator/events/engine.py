@@ -7,10 +7,16 @@ workers, as many as the shared client session keeps connections to that host: a 
 queues behind itself and not in front of others, and a delivery is planned, signed and timed
 only when a connection is there for it (its 10 s start when it is sent, not while it queues).
 
-Retries are scheduler jobs on the simulated clock (persisted: they survive a restart). A retry
-job waits for its attempt, up to `retry_wait` real seconds, so that `clock/advance` walks a
-fast endpoint's whole schedule deterministically, with each attempt stamped at its due time;
-an endpoint that was slow last time gets no wait, so a hanging one cannot stall other jobs.
+Retries are scheduler jobs on the simulated clock (persisted: they survive a restart). Each
+attempt is stamped with its job's due time and its outcome recorded when it completes, the next
+retry due from that time. The clock never waits on a receiver's network: only while
+`clock/advance` walks the clock (`walking_the_clock`), and only for a receiver on this machine
+(a loopback URL: tests, a local dev server), does a retry job wait for its attempt, up to
+`retry_wait` real seconds and `ADVANCE_WAIT_SECONDS` in all, so that one advance walks a fast
+local endpoint's whole schedule deterministically; an endpoint that was slow last time gets no
+wait, so a hanging one cannot stall other jobs. A remote receiver's attempt (an unresolvable
+host included) goes out in the background: a retry that falls due while it is in flight runs
+the next time the clock moves.
 At start, pending deliveries with no retry job waiting (in flight at a crash) are re-queued.
 """
 
@@ -20,8 +26,8 @@ import asyncio
 import logging
 import time
 from collections import deque
-from collections.abc import AsyncIterator, Callable, Coroutine
-from contextlib import AbstractContextManager
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterator
+from contextlib import AbstractContextManager, contextmanager
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
@@ -44,6 +50,7 @@ log = logging.getLogger(__name__)
 
 ATTEMPT_TIMEOUT_SECONDS = 10.0  # design.md 2.3: a 2xx within 10 s is success
 RETRY_WAIT_SECONDS = 2.0
+ADVANCE_WAIT_SECONDS = 3.0  # all the real time one clock/advance may wait for local receivers
 CONNECTIONS_PER_HOST = 16
 CONNECTIONS_TOTAL = 256
 
@@ -92,6 +99,8 @@ class DeliveryEngine:
         self._tasks: set[asyncio.Task[Any]] = set()
         self._in_flight: set[str] = set()  # automatic attempts: never two at once per delivery
         self._slow: set[str] = set()  # webhook ids whose last attempt outlasted retry_wait
+        self._walks = 0  # clock advances under way
+        self._wait_until = 0.0  # monotonic deadline of their waiting for local receivers
         self._session: aiohttp.ClientSession | None = None
         self._loopback_only = loopback_only
 
@@ -105,9 +114,35 @@ class DeliveryEngine:
     async def on_retry_job(self, payload: dict[str, Any]) -> None:
         delivery_id = payload["deliveryId"]
         delivery = self._deliveries.find(delivery_id)
-        task = self._spawn(self._attempt(delivery_id))
-        if delivery is not None and delivery["webhookId"] not in self._slow:
-            await asyncio.wait({task}, timeout=self._retry_wait)
+        # Stamped now, at the job's due time, however long the attempt then takes.
+        task = self._spawn(self._attempt(delivery_id, at=self._clock.timestamp()))
+        wait = self._wait_for(delivery)
+        if wait > 0:
+            await asyncio.wait({task}, timeout=wait)
+
+    @contextmanager
+    def walking_the_clock(self, budget: float = ADVANCE_WAIT_SECONDS) -> Iterator[None]:
+        """While `clock/advance` runs due jobs: retry jobs of local receivers may wait for their
+        attempt, for `budget` real seconds in all (see the module's docstring)."""
+        self._walks += 1
+        self._wait_until = max(self._wait_until, time.monotonic() + budget)
+        try:
+            yield
+        finally:
+            self._walks -= 1
+            if not self._walks:
+                self._wait_until = 0.0
+
+    def _wait_for(self, delivery: DeliveryRecord | None) -> float:
+        """How long a retry job waits for its attempt: 0 but for a local, not slow receiver
+        while the clock is walked and its budget lasts."""
+        left = self._wait_until - time.monotonic()
+        if left <= 0 or delivery is None or delivery["webhookId"] in self._slow:
+            return 0.0
+        url = self._deliveries.endpoint(delivery)
+        if url is None or not is_loopback(urlsplit(url).hostname or ""):
+            return 0.0
+        return min(self._retry_wait, left)
 
     async def replay(self, delivery_id: str) -> DeliveryRecord | None:
         """One more attempt, freshly signed; answers once it is recorded (bounded by timeout)."""
@@ -202,7 +237,9 @@ class DeliveryEngine:
             if not lane.workers and not lane.waiting and self._lanes.get(key) is lane:
                 del self._lanes[key]
 
-    async def _attempt(self, delivery_id: str, *, replay: bool = False) -> DeliveryRecord | None:
+    async def _attempt(
+        self, delivery_id: str, *, replay: bool = False, at: float | None = None
+    ) -> DeliveryRecord | None:
         if not replay:
             if delivery_id in self._in_flight:
                 return None
@@ -212,15 +249,15 @@ class DeliveryEngine:
                 plan = self._deliveries.plan(delivery_id, replay=replay)
             if plan is None:
                 return self._deliveries.find(delivery_id)
-            result = await self._send(plan)
+            result = await self._send(plan, at)
             with self._batch():
                 return self._deliveries.record(plan, result)
         finally:
             if not replay:
                 self._in_flight.discard(delivery_id)
 
-    async def _send(self, plan: AttemptPlan) -> AttemptResult:
-        at = self._clock.timestamp()
+    async def _send(self, plan: AttemptPlan, at: float | None = None) -> AttemptResult:
+        at = self._clock.timestamp() if at is None else at
         sent_at = self._wall()
         timestamp = max(int(sent_at), plan.min_timestamp)
         headers = delivery_headers(

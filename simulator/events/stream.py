@@ -20,8 +20,11 @@ from simulator.jsonio import dumps
 if TYPE_CHECKING:
     from simulator.domain.records import EventRecord
 
-MAX_BACKLOG = 10_000  # events queued for one slow reader before its stream is closed
+MAX_BACKLOG = 1_000  # events queued for one slow reader before its stream is closed
 KEEPALIVE_SECONDS = 15.0
+# A frame (or keep-alive) the reader does not take within this many seconds ends its stream: a
+# reader that stopped reading would otherwise hold its connection and buffers for good.
+WRITE_TIMEOUT_SECONDS = 10.0
 
 Scope = tuple[str, str]
 # bytes: one SSE frame to write; None: end the stream (shutdown or a reader too far behind).
@@ -36,11 +39,15 @@ def sse_frame(event: EventRecord) -> bytes:
 
 class EventStream:
     def __init__(
-        self, events: Table[EventRecord], keepalive_seconds: float = KEEPALIVE_SECONDS
+        self,
+        events: Table[EventRecord],
+        keepalive_seconds: float = KEEPALIVE_SECONDS,
+        write_timeout_seconds: float = WRITE_TIMEOUT_SECONDS,
     ) -> None:
         self._events = events
         self._readers: dict[Scope, set[asyncio.Queue[Frame]]] = defaultdict(set)
         self.keepalive_seconds = keepalive_seconds
+        self.write_timeout_seconds = write_timeout_seconds
 
     def on_event(self, event: EventRecord) -> None:
         if not self._readers.get((event["merchantId"], event["environment"])):

@@ -238,13 +238,18 @@ class _Checker:
         return list(found.values())
 
     def _trimmed(self, instance: Any, schema: Mapping[str, Any]) -> Any:
-        """`instance` as the domain reads it: `x-trim` strings trimmed, blank ones dropped.
+        """`instance` as the domain reads it: `x-trim` strings trimmed, blank ones dropped
+        (kept, to be refused, with `x-trim: strict`).
 
         Only what is validated changes; the handler still gets the body as sent.
         """
         schema = self._schemas.resolve(schema)
         if isinstance(instance, str):
-            return (instance.strip() or _ABSENT) if schema.get("x-trim") else instance
+            trim = schema.get("x-trim")
+            if not trim:
+                return instance
+            text = instance.strip()
+            return text if text or trim == "strict" else _ABSENT
         if not isinstance(instance, dict):
             return instance
         if "if" in schema:  # pick the branch the body takes (checkout's two modes)
@@ -369,7 +374,7 @@ class Operation:
         issues: list[Issue] = []
         for parameter in self.query:
             raw = query.get(parameter.name)
-            if raw is None or raw == "":  # an empty parameter is an absent one
+            if raw is None:  # only a parameter left out is absent: `channel=` is a bad value
                 continue
             value: Any = raw
             if parameter.integer:

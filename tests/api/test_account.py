@@ -467,10 +467,21 @@ async def test_method_filter(api: Api, keys: Keys) -> None:
     assert body["totalAvailable"] > 0
 
 
-async def test_empty_filters_are_absent(api: Api, keys: Keys) -> None:
-    body = await listing(api, keys.sandbox_sk, "?country=&channel=&method=")
+async def test_an_empty_free_text_filter_filters_nothing(api: Api, keys: Keys) -> None:
+    body = await listing(api, keys.sandbox_sk, "?method=")
     assert body["filters"] == {"country": None, "channel": None, "method": None}
     assert body["count"] == body["totalAvailable"]
+
+
+@pytest.mark.parametrize(
+    "query", ["?channel=", "?country=", "?channel=online", "?country=&method="]
+)
+async def test_an_empty_code_or_enum_filter_is_refused(api: Api, keys: Keys, query: str) -> None:
+    """`channel` is an enum and `country` a code: an empty value is not one of them (only
+    leaving the parameter out means "any")."""
+    status, body, _ = await api.get(f"/payment-methods{query}", keys.sandbox_sk)
+    error = assert_error(status, body, 400, "invalid_request")
+    assert error["param"] == query[1:].split("=")[0]
 
 
 # -- GET /payment-methods: environments and shops ------------------------------------------------

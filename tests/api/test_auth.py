@@ -191,14 +191,34 @@ async def test_refresh_rotates_both_tokens(api: Api, keys: Keys) -> None:
     assert second["refreshToken"] != first["refreshToken"]
     status, ping, _ = await api.get("/ping", second["accessToken"])
     assert status == 200 and ping["merchant"] == MERCHANT
-    # The old refresh token stopped working once the new one was issued ...
-    status, body = await refresh(api, first["refreshToken"])
-    assert_refused(status, body)
-    # ... and the new one keeps the chain going (once).
+    # The new one keeps the chain going (once) ...
     status, third = await refresh(api, second["refreshToken"])
     assert status == 200, third
-    status, body = await refresh(api, second["refreshToken"])
-    assert_refused(status, body)
+    # ... and each old one stopped working once it was replaced (presenting one again also
+    # revokes the chain: see the next test).
+    for used in (first, second):
+        status, body = await refresh(api, used["refreshToken"])
+        assert_refused(status, body)
+
+
+async def test_reusing_a_rotated_refresh_token_revokes_the_whole_chain(
+    api: Api, keys: Keys
+) -> None:
+    """OAuth 2.0 Security BCP (refresh token rotation): a rotated token presented again means
+    two parties hold the chain, and the server cannot tell which is the thief, so the token
+    that replaced it (and any later one) stops working too. Another chain is not touched."""
+    first = await issue(api, keys.sandbox_pk, keys.sandbox_sk)
+    other = await issue(api, keys.sandbox_pk, keys.sandbox_sk)
+    _, second = await refresh(api, first["refreshToken"])
+    _, third = await refresh(api, second["refreshToken"])
+    status, replay = await refresh(api, first["refreshToken"])
+    assert_refused(status, replay)
+    for token in (second["refreshToken"], third["refreshToken"]):
+        status, body = await refresh(api, token)
+        assert_refused(status, body)
+    assert "revoked" in replay["error"]["message"]
+    status, fresh = await refresh(api, other["refreshToken"])
+    assert status == 200, fresh
 
 
 async def test_refresh_keeps_the_production_environment(api: Api, keys: Keys) -> None:

@@ -157,7 +157,7 @@ async def test_selector_session_is_created_awaiting_a_method(api: Api) -> None:
 
 
 async def test_presentment_currency_is_kept_on_the_session(api: Api) -> None:
-    session = await new_session(api, amount=250, currency="brl", country="BR")
+    session = await new_session(api, amount=250, currency="BRL", country="br")
     assert (session["amount"], session["currency"]) == (250, "BRL")
     status, html, _ = await call(api, "GET", f"/checkout/{session['sessionId']}")
     assert status == 200
@@ -276,7 +276,11 @@ async def test_every_problem_is_reported_at_once(api: Api) -> None:
         ("amount", "50"),
         ("amount", True),
         ("country", "ZZ"),
+        ("country", ""),
         ("currency", "US"),
+        ("currency", ""),
+        ("currency", "brl"),
+        ("currency", " BRL "),
         ("returnUrl", "javascript:alert(1)"),
         ("returnUrl", "/relative"),
         ("merchantOrderId", "o" * 121),
@@ -289,6 +293,31 @@ async def test_malformed_fields_are_issues(api: Api, field: str, value: Any) -> 
     details = assert_error(status, data, 400, "invalid_request")["details"]
     assert [issue["path"] for issue in details["issues"]] == [field]
     assert details["missingFields"] == []
+
+
+@pytest.mark.parametrize(
+    ("body", "currency"),
+    [
+        ({"amount": 10.005}, "USD"),
+        ({"amount": 10.005, "currency": "MXN"}, "MXN"),
+        ({"amount": 5000.5, "currency": "CLP"}, "CLP"),
+        ({"amount": 10.005, "paymentMethodId": "1001", "userName": "Ana Souza"}, "USD"),
+        ({"amount": 5000.5, "currency": "CLP", "paymentMethodId": "1001"}, "CLP"),
+    ],
+)
+async def test_an_amount_finer_than_its_currency_is_refused_in_both_modes(
+    api: Api, body: dict[str, Any], currency: str
+) -> None:
+    """Refused, not rounded (10.005 USD used to become a 10.01 USD session), in checkout's one
+    400 shape: the problem is the `amount` issue."""
+    payload = {"customer": CUSTOMER, **body}
+    status, data, _ = await call(api, "POST", "/checkout/sessions", KEYS.sandbox_sk, json=payload)
+    details = assert_error(status, data, 400, "invalid_request")["details"]
+    assert [issue["path"] for issue in details["issues"]] == ["amount"]
+    assert currency in details["issues"][0]["message"]
+    assert details["missingFields"] == []
+    status, page, _ = await api.get("/payments", KEYS.sandbox_sk)
+    assert page["pagination"]["total"] == 0
 
 
 @pytest.mark.parametrize(

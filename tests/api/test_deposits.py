@@ -205,8 +205,26 @@ async def test_phone_is_required_only_by_shops_that_ask(api: Api, keys: Keys) ->
 
 
 async def test_blank_strings_count_as_missing(api: Api) -> None:
-    status, body = await create(api, email="   ")
-    assert assert_error(status, body, 400, "invalid_request")["details"]["required"] == ["email"]
+    status, body = await create(api, phone="   ")
+    assert assert_error(status, body, 400, "invalid_request")["details"]["required"] == ["phone"]
+
+
+@pytest.mark.parametrize(("field", "value"), [("email", ""), ("email", "  "), ("country", "")])
+async def test_a_blank_email_or_country_is_invalid_whether_or_not_the_account_exists(
+    api: Api, field: str, value: str
+) -> None:
+    """`email` is `format: email` and `country` a code: blank is a bad value, not an absent one
+    (only null is), so it is refused before the end user's account is looked up."""
+    for exists in (False, True):
+        status, body = await create(api, **{field: value})
+        error = assert_error(status, body, 400, "invalid_request")
+        assert [issue["path"] for issue in error["details"]["issues"]] == [field], exists
+        if not exists:
+            _, page, _ = await api.get("/me/deposit-accounts", KEYS.sandbox_sk)
+            assert page["pagination"]["total"] == 0
+            await account(api)
+    status, body = await create(api, email=None, country=None)
+    assert status == 200 and body["created"] is False, body
 
 
 @pytest.mark.parametrize(
@@ -503,6 +521,15 @@ async def test_a_transfer_to_an_unknown_clabe_is_refused(
 ) -> None:
     got, out, _ = await api.post("/_sim/deposits", keys.sandbox_sk, json=body)
     assert_error(got, out, status, code)
+
+
+async def test_a_wrong_clabe_check_digit_is_named_with_the_right_one(api: Api, keys: Keys) -> None:
+    body = {"clabe": "646180000000000008", "amount": 10}
+    got, out, _ = await api.post("/_sim/deposits", keys.sandbox_sk, json=body)
+    issues = assert_error(got, out, 400, "invalid_request")["details"]["issues"]
+    assert issues == [
+        {"path": "clabe", "message": "the check digit (the 18th) is 8; for these 17 digits it is 9"}
+    ]
 
 
 @pytest.mark.parametrize(

@@ -31,6 +31,7 @@ CPF = "52998224725"  # valid check digits
 RFC = "XAXX010101000"  # SAT's generic RFC, always valid
 CC = "1020304050"
 DNI_AR = "12345678"
+CUIT_AR = "20-12345678-6"  # the same person's CUIT/CUIL, check digit valid
 DNI_PE = "45678912"
 PHONE_CO = "+573001234567"
 
@@ -323,7 +324,7 @@ async def test_presentment_in_the_rail_currency_charges_exactly_the_input(api: A
 
 
 async def test_usd_or_no_currency_has_no_input_fields(api: Api) -> None:
-    for currency in (None, "USD", "usd"):
+    for currency in (None, "USD"):
         body: dict[str, Any] = {"amount": 20}
         if currency is not None:
             body["currency"] = currency
@@ -331,6 +332,30 @@ async def test_usd_or_no_currency_has_no_input_fields(api: Api) -> None:
         assert tx["currency"] == "USD" and num(tx["amount"]) == 20, currency
         assert "inputCurrency" not in tx and "inputAmount" not in tx, currency
         assert num(tx["amountLocal"]) == Decimal("342.00"), currency
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("currency", ""),
+        ("currency", "  "),
+        ("currency", "usd"),
+        ("currency", "Mxn"),
+        ("currency", " USD "),
+        ("country", ""),
+        ("country", "   "),
+    ],
+)
+async def test_a_blank_or_lower_case_currency_or_a_blank_country_is_invalid(
+    api: Api, field: str, value: str
+) -> None:
+    """Only null (or leaving the field out) means the default; ISO-4217 codes are upper case."""
+    body = {"amount": 20, "paymentMethodId": "1001", field: value}
+    error = await create_error(api, body, 400, "invalid_request")
+    assert error["param"] == field
+    assert [issue["path"] for issue in error["details"]["issues"]] == [field]
+    tx = await api.pay(amount=20, **{field: None})
+    assert tx["currency"] == "USD" and tx["country"] == "MEX"
 
 
 async def test_currency_without_a_rate_is_fx_unavailable(api: Api) -> None:
@@ -376,10 +401,12 @@ async def test_absurd_amounts_are_a_clear_400(api: Api) -> None:
 
 
 async def test_the_cap_applies_to_the_amount_rounded_to_cents(api: Api) -> None:
-    body = {"paymentMethodId": "1029", "userName": "John Smith"}
-    error = await create_error(api, {**body, "amount": 100000.005}, 400, "amount_above_maximum")
+    # A presentment amount's USD headline (MXN / 17.10 x 0.98) is rounded to cents, then capped:
+    # 1,744,898.05 MXN is 100,000.0052 USD (100,000.01), 1,744,898.01 MXN 100,000.0029 (100,000).
+    body = {"paymentMethodId": "1029", "userName": "John Smith", "currency": "MXN"}
+    error = await create_error(api, {**body, "amount": 1744898.05}, 400, "amount_above_maximum")
     assert error["details"]["maxUsd"] == 100000
-    tx = await api.pay(**body, amount=100000.004)
+    tx = await api.pay(**body, amount=1744898.01)
     assert num(tx["amount"]) == 100000
 
 
@@ -436,6 +463,25 @@ async def test_non_positive_or_non_numeric_amount_is_invalid(api: Api) -> None:
         assert error["param"] == "amount", amount
 
 
+@pytest.mark.parametrize(
+    ("amount", "currency"),
+    [(10.005, "USD"), (10.005, None), (1234.567, "MXN"), (5000.5, "CLP"), (1e-9, "USD")],
+)
+async def test_an_amount_finer_than_its_currency_is_refused_not_rounded(
+    api: Api, amount: float, currency: str | None
+) -> None:
+    """The precision is the input currency's (CLP has none), never the rail's or USD's."""
+    body: dict[str, Any] = {"amount": amount, "paymentMethodId": "1001"}
+    if currency:
+        body["currency"] = currency
+    error = await create_error(api, body, 400, "amount_invalid")
+    assert error["param"] == "amount"
+    assert error["details"]["currency"] == (currency or "USD")
+    # The same amount at the currency's own precision is a charge.
+    assert (await api.pay(amount=50000, currency="CLP"))["inputAmount"] == 50000
+    assert num((await api.pay(amount=10.01))["amount"]) == Decimal("10.01")
+
+
 # -- method resolution and the cascade ----------------------------------------------------------
 
 
@@ -466,6 +512,18 @@ async def test_codes_not_in_the_shop_listing_exhaust_the_cascade(api: Api, keys:
 async def test_restricted_shop_charges_its_own_methods(api: Api, keys: Keys) -> None:
     tx = await api.pay(keys.restricted_sk, paymentMethodId="1006", documentId=CPF)
     assert tx["paymentMethodId"] == "1006"
+
+
+@pytest.mark.parametrize("document", [DNI_AR, CUIT_AR, "20123456786", "33693450239"])
+async def test_argentina_takes_a_dni_a_cuit_or_a_cuil(api: Api, document: str) -> None:
+    tx = await api.pay(paymentMethodId="1016", documentId=document)
+    assert tx["country"] == "ARG"
+
+
+async def test_argentina_refuses_a_cuit_with_a_wrong_check_digit(api: Api) -> None:
+    body = {"amount": 50, "paymentMethodId": "1016", "documentId": "20-12345678-5"}
+    error = await create_error(api, body, 422, "missing_required_fields")
+    assert [f["key"] for f in error["details"]["malformedFields"]] == ["documentId"]
 
 
 async def test_production_decline_exhausts_the_cascade(api: Api, keys: Keys) -> None:

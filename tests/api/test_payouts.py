@@ -269,6 +269,8 @@ async def test_fund_sandbox_is_refused_in_production(api: Api, keys: Keys) -> No
         ({"amount": 10}, 400, "missing_field", "currency"),
         ({"currency": "EUR", "amount": 10}, 400, "invalid_request", "currency"),
         ({"currency": "usdx", "amount": 10}, 400, "invalid_request", "currency"),
+        ({"currency": "usd", "amount": 10}, 400, "invalid_request", "currency"),
+        ({"currency": "", "amount": 10}, 400, "invalid_request", "currency"),
         ({"currency": "USD", "amount": 10, "extra": 1}, 400, "invalid_request", "extra"),
     ],
 )
@@ -431,6 +433,8 @@ async def test_swap_executes_at_the_quote(api: Api, keys: Keys) -> None:
         ("from=USD&to=USD&amount=10", 400, "invalid_request", "to"),
         ("from=USD&to=GBP&amount=10", 400, "invalid_request", "to"),
         ("from=JPY&to=USD&amount=10", 400, "invalid_request", "from"),
+        ("from=usd&to=MXN&amount=10", 400, "invalid_request", "from"),
+        ("from=USD&to=mxn&amount=10", 400, "invalid_request", "to"),
         ("from=USD&to=MXN&amount=abc", 422, "amount_invalid", "amount"),
         ("from=USD&to=MXN&amount=-1", 422, "amount_invalid", "amount"),
         ("from=USD&to=MXN&amount=0.001", 422, "amount_invalid", "amount"),

@@ -353,6 +353,29 @@ async def test_the_recipient_must_be_an_object(api: Api, recipient: Any) -> None
     assert error["param"] == "recipient"
 
 
+@pytest.mark.parametrize(("document", "ok"), [("20123456786", True), ("20123456785", False)])
+async def test_an_argentine_recipient_may_be_named_by_cuit_or_cuil(
+    api: Api, document: str, ok: bool
+) -> None:
+    await fund(api, "ARS", FUNDING["ARS"])
+    recipient = {**RECIPIENTS["po_ar_bank"], "documentId": document}
+    status, body, _ = await send(api, "po_ar_bank", AMOUNTS["ARS"], recipient)
+    if ok:
+        assert status == 200, body
+    else:
+        error = assert_error(status, body, 400, "invalid_request")
+        assert error["param"] == "recipient.documentId"
+
+
+async def test_a_wrong_clabe_check_digit_names_the_right_one(api: Api) -> None:
+    status, body, _ = await send(
+        api, "sbx_po_mx_spei", 500, {**SPEI, "account": "012180001183597199"}
+    )
+    issues = assert_error(status, body, 400, "invalid_request")["details"]["issues"]
+    message = "the check digit (the 18th) is 9; for these 17 digits it is 8"
+    assert issues == [{"path": "recipient.account", "message": message}]
+
+
 async def test_synthetic_methods_check_the_recipient_too(api: Api) -> None:
     status, body, _ = await send(api, "sbx_po_mx_spei", 500, {**SPEI, "account": "123"})
     error = assert_error(status, body, 400, "invalid_request")

@@ -6,6 +6,7 @@ import hashlib
 import hmac
 import itertools
 import json
+import socket
 import time
 from typing import Any
 
@@ -195,6 +196,44 @@ async def test_schedule_exhausted_means_failed(api: Api, receiver: Receiver) -> 
     gaps = [round(b - a, 2) for a, b in itertools.pairwise(ats)]
     assert gaps == list(RETRY_DELAYS)  # 1m, 5m, 30m, 2h, 6h, 12h, 24h
     assert len(receiver.received) == 8
+
+
+async def test_advancing_the_clock_never_waits_on_a_receivers_network(
+    api: Api, keys: Keys, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two days past five paid payments, with two subscriptions to a host that does not
+    resolve (slowly, as a resolver does when it cannot reach its server): the advance answers
+    at once (it took 20 s), and each attempt the clock passed is recorded once it completes,
+    stamped at its due time, with the next retry due from there."""
+    resolve = socket.getaddrinfo
+
+    def unresolvable(host: Any, *args: Any, **kwargs: Any) -> Any:
+        if host in ("nonexistent.invalid", b"nonexistent.invalid"):
+            time.sleep(0.2)
+            raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+        return resolve(host, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", unresolvable)
+    subs = [
+        await subscribe(api, f"https://nonexistent.invalid/hook/{n}", ["payment.completed"])
+        for n in (1, 2)
+    ]
+    for _ in range(5):
+        await paid_payment(api)
+    await drain(api.client)  # the first attempts: failed when the resolver gave up
+    started = time.monotonic()
+    await api.advance(2 * 86_400)
+    assert time.monotonic() - started < 1.0  # it walked 2 x 5 one-minute retries
+    await drain(api.client)
+    for sub in subs:
+        listed = await deliveries(api, sub["id"])
+        assert len(listed) == 5
+        for delivery in listed:
+            first, retry = delivery["attempts"]
+            assert seconds(retry["at"]) - seconds(first["at"]) == RETRY_DELAYS[0]
+            assert retry["httpStatus"] is None and "nonexistent.invalid" in retry["error"]
+            assert delivery["status"] == "pending"
+            assert seconds(delivery["nextAttemptAt"]) == seconds(retry["at"]) + RETRY_DELAYS[1]
 
 
 async def test_410_gone_deactivates(api: Api, keys: Keys, receiver: Receiver) -> None:

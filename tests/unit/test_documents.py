@@ -376,6 +376,15 @@ def test_document_kind_for_country(iso3: str, kind: str) -> None:
         ("ARG", "12.345.678", True),
         ("ARG", "1234567", True),
         ("ARG", "123456", False),
+        # CUIT/CUIL: 11 digits, a known prefix and a mod-11 check digit (AFIP's own CUIT first).
+        ("ARG", "33-69345023-9", True),
+        ("ARG", "33693450239", True),
+        ("ARG", "20-12345678-6", True),
+        ("ARG", "27123456780", True),
+        ("ARG", "20-12345678-5", False),  # wrong check digit
+        ("ARG", "33693450238", False),
+        ("ARG", "10123456784", False),  # not a CUIT/CUIL prefix
+        ("ARG", "123456789", False),  # neither a DNI nor a CUIT
         ("PER", "12345678", True),
         ("PER", "1234567", False),
         ("USA", "123-45-6789", True),

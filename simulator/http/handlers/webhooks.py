@@ -129,15 +129,18 @@ async def event_stream(request: web.Request) -> web.StreamResponse:
     await response.prepare(request)
     with stream.subscribe(principal_of(request).scope) as queue:
         try:
-            await response.write(b"retry: 3000\n: connected\n\n")
-            while True:
+            frame: bytes | None = b"retry: 3000\n: connected\n\n"
+            while frame is not None:  # None: server shutting down, or the reader fell behind
+                # A reader that stops reading leaves the write waiting for room for good: one
+                # that takes nothing for the write timeout is cut off, its buffers dropped.
+                await asyncio.wait_for(response.write(frame), stream.write_timeout_seconds)
                 try:
                     frame = await asyncio.wait_for(queue.get(), stream.keepalive_seconds)
                 except TimeoutError:
                     frame = b": keep-alive\n\n"  # also how a vanished reader is noticed
-                if frame is None:  # server shutting down, or this reader fell too far behind
-                    break
-                await response.write(frame)
+        except TimeoutError:
+            if request.transport is not None:
+                request.transport.abort()  # close() would wait to flush to a reader who won't read
         except ConnectionResetError:
             pass  # the reader went away
     return response

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from aiohttp import web
 
 from simulator.domain.errors import ApiError
+from simulator.domain.provider_links import hosted_payment
 from simulator.http.keys import CONTEXT, PAYMENTS, STORE
 from simulator.http.pages.html import (
     html_errors,
@@ -32,10 +33,15 @@ ACTIONS = {"approve": "paid", "decline": "failed", "abandon": "expired"}
 
 
 def _hosted_tx(request: web.Request) -> TransactionRecord:
-    tx = request.app[PAYMENTS].ctx.transactions.get(request.match_info["id"])
-    if tx is None or tx.get("paymentFormPath") is None:
+    tx = hosted_payment(request.app[PAYMENTS].ctx.transactions, request.match_info["id"])
+    if tx is None:
         raise ApiError("transaction_not_found", "No payment to take on this provider page.")
     return tx
+
+
+def _own_path(tx: TransactionRecord) -> str:
+    """The page's own link (with its token in production), for its buttons and the way back."""
+    return tx["paymentFormPath"] or ""
 
 
 @html_errors
@@ -44,7 +50,7 @@ async def provider_page(request: web.Request) -> web.StreamResponse:
     loc = locale_for(request, tx["country"])
     if tx["status"] == "pending":
         query = keep_lang("", loc)
-        body = render("provider/actions.html", loc, base=f"/_sim/provider/{tx['id']}", query=query)
+        body = render("provider/actions.html", loc, base=_own_path(tx), query=query)
     else:
         back = loc.gettext(N_("Return to the shop"))
         body = render(
@@ -86,5 +92,5 @@ async def provider_action(request: web.Request) -> web.StreamResponse:
         with request.app[STORE].batch():
             request.app[PAYMENTS].apply(tx, action, simulator=tx["environment"] == "sandbox")
     loc = locale_for(request, tx["country"])
-    target = safe_href(tx.get("returnUrl")) or keep_lang(f"/_sim/provider/{tx['id']}", loc)
+    target = safe_href(tx.get("returnUrl")) or keep_lang(_own_path(tx), loc)
     raise web.HTTPSeeOther(target)

@@ -1,0 +1,131 @@
+"""The connection layer under the app: aiohttp's HTTP protocol with the API's own limits.
+
+aiohttp reads a request head for as long as a client takes to send it (a client sending one
+byte at a time held its connection for good), and answers a request it cannot parse (a malformed
+header, an over-long line, a bad method) with its own plain-text 400 before any middleware runs.
+`ConnectionHandler` is aiohttp's per-connection protocol with those two edges changed: every
+request head has `header_timeout` seconds from the connection's start, or from its first byte on
+a kept-alive connection, after which the connection is closed (an idle kept-alive connection is
+closed after `keepalive_timeout`); and what aiohttp cannot parse is answered in the API's error
+envelope, `invalid_request` with a request id, like every other error.
+
+aiohttp builds that protocol itself, with no setting to pick another class, so `Application`
+(what `create_app` returns) makes the server that builds it. Both hooks are aiohttp internals
+(`Application._make_handler`, `Server.__call__`); tests/api/test_connections.py holds them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import warnings
+from typing import Any
+
+from aiohttp import web
+from aiohttp.web_protocol import RequestHandler
+from aiohttp.web_request import BaseRequest
+
+from simulator.domain.errors import ApiError
+from simulator.domain.ids import token_hex
+from simulator.http.responses import error_response
+
+HEADER_TIMEOUT = 10.0  # seconds to send a whole request head (nginx: 60, Node: 60, ours: 10)
+KEEPALIVE_TIMEOUT = 75.0  # an idle kept-alive connection (nginx's default; above clients' own)
+
+
+class ConnectionHandler(RequestHandler):
+    """One connection: aiohttp's protocol, with a deadline on each request head."""
+
+    def __init__(
+        self, manager: web.Server, *, header_timeout: float = HEADER_TIMEOUT, **kwargs: Any
+    ) -> None:
+        super().__init__(manager, **kwargs)
+        self.header_timeout = header_timeout
+        self._head_timer: asyncio.TimerHandle | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        super().connection_made(transport)
+        self._arm_head_timer()  # the first request's head, byte one included
+
+    def connection_lost(self, exc: BaseException | None) -> None:
+        self._disarm_head_timer()
+        super().connection_lost(exc)
+
+    def data_received(self, data: bytes) -> None:
+        heads = self._request_count
+        super().data_received(data)
+        if self._request_count != heads:
+            self._disarm_head_timer()  # a whole head arrived: its handler takes over
+        elif data and self._head_timer is None and self._awaiting_head():
+            self._arm_head_timer()  # the start of the next head on a kept-alive connection
+
+    def handle_error(
+        self,
+        request: BaseRequest,
+        status: int = 500,
+        exc: BaseException | None = None,
+        message: str | None = None,
+    ) -> web.StreamResponse:
+        """aiohttp's answer to a request it could not parse (or handle): the error envelope.
+
+        aiohttp logs the error, and refuses if a response has started, as before."""
+        super().handle_error(request, status, exc, message)
+        request_id = "req_" + token_hex(12)
+        if status >= 500:
+            error = ApiError("internal_error")
+        else:
+            reason = _printable(message or (str(exc) if exc else "") or "unreadable request")
+            error = ApiError(
+                "invalid_request",
+                "The HTTP request could not be read: malformed request line or headers.",
+                details={"reason": reason},
+            )
+        response = error_response(error, request_id)
+        response.force_close()  # what follows on the connection cannot be trusted either
+        return response
+
+    def _awaiting_head(self) -> bool:
+        """No request is being handled: the connection waits for the next request's head.
+        (Body bytes arrive while a handler runs, so they never start the deadline.)"""
+        waiter = self._waiter
+        return waiter is not None and not waiter.done()
+
+    def _arm_head_timer(self) -> None:
+        if self.header_timeout > 0:
+            self._head_timer = self._loop.call_later(self.header_timeout, self._head_overdue)
+
+    def _disarm_head_timer(self) -> None:
+        if self._head_timer is not None:
+            self._head_timer.cancel()
+            self._head_timer = None
+
+    def _head_overdue(self) -> None:
+        self._head_timer = None
+        if self._awaiting_head():  # still no whole head: a client this slow gets no more time
+            self.force_close()
+
+
+def _printable(text: str, limit: int = 200) -> str:
+    """aiohttp's reason, on one line of printable ASCII (it quotes the offending bytes)."""
+    line = " ".join(text.split())
+    return "".join(c if " " <= c <= "~" else "?" for c in line)[:limit]
+
+
+class Server(web.Server):
+    """aiohttp's server, making `ConnectionHandler`s."""
+
+    def __call__(self) -> RequestHandler:
+        return ConnectionHandler(self, loop=self._loop, **self._kwargs)
+
+
+# aiohttp discourages subclassing its Application (it warns at class creation); this one only
+# swaps the server class, which aiohttp offers no other way to do.
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore", DeprecationWarning)
+
+    class Application(web.Application):
+        """`web.Application` whose connections are `ConnectionHandler`s."""
+
+        def _make_handler(self, **kwargs: Any) -> web.Server:
+            server = super()._make_handler(**kwargs)
+            server.__class__ = Server
+            return server

@@ -1,0 +1,199 @@
+"""Connections held by clients that are too slow, on raw sockets (the HTTP client libraries do
+not send a head one byte at a time or stop reading on request).
+
+Both bounds are per connection: a request head must arrive whole within `header_timeout`
+(simulator/http/server.py), and an event-stream reader that takes nothing for the stream's write
+timeout is cut off and its queued events dropped (simulator/events/stream.py).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import socket
+import time
+from pathlib import Path
+from typing import Any
+
+from simulator.app import create_app
+from simulator.http.keys import BUS, STREAM
+from simulator.settings import Settings
+from tests.conftest import KEYS, Api
+
+HEADER_TIMEOUT = 0.5
+SCOPE = ("mer_mercadoazul", "sandbox")
+
+
+async def server(aiohttp_client: Any, tmp_path: Path) -> Api:
+    settings = Settings(
+        data_dir=tmp_path / "data",
+        tick_seconds=0,
+        seed=1234,
+        rate_limit=False,
+        header_timeout=HEADER_TIMEOUT,
+    )
+    return Api(await aiohttp_client(create_app(settings)))
+
+
+async def connect(api: Api, receive_buffer: int | None = None) -> tuple[Any, Any]:
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    if receive_buffer is not None:  # before connecting, so the TCP window starts small
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, receive_buffer)
+    sock.setblocking(False)
+    await asyncio.get_running_loop().sock_connect(sock, (api.client.host, api.client.port))
+    return await asyncio.open_connection(sock=sock)
+
+
+async def closed_by_server(reader: asyncio.StreamReader, within: float) -> bool:
+    """Whether the server ends the connection within `within` seconds (everything it sent
+    before is read and dropped)."""
+    try:
+        async with asyncio.timeout(within):
+            while await reader.read(65536):
+                pass
+    except TimeoutError:
+        return False
+    except ConnectionError:
+        pass
+    return True
+
+
+def request(path: str = "/api/v1/ping", body: bytes = b"", method: str = "GET") -> bytes:
+    head = (
+        f"{method} {path} HTTP/1.1\r\nHost: localhost\r\n"
+        f"Authorization: Bearer {KEYS.sandbox_sk}\r\n"
+    )
+    if body:
+        head += f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n"
+    return head.encode() + b"\r\n"
+
+
+async def response_status(reader: asyncio.StreamReader) -> int:
+    head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 5)
+    length = next(
+        int(line.split(b":", 1)[1])
+        for line in head.split(b"\r\n")
+        if line.lower().startswith(b"content-length:")
+    )
+    await reader.readexactly(length)
+    return int(head.split(b" ", 2)[1])
+
+
+# -- request heads ----------------------------------------------------------------------------
+
+
+async def test_a_head_sent_one_byte_at_a_time_is_cut_off(
+    aiohttp_client: Any, tmp_path: Path
+) -> None:
+    api = await server(aiohttp_client, tmp_path)
+    reader, writer = await connect(api)
+    started = time.monotonic()
+    sending = asyncio.ensure_future(_trickle(writer, request(), every=0.05))
+    try:
+        assert await closed_by_server(reader, within=HEADER_TIMEOUT + 3)
+    finally:
+        sending.cancel()
+        writer.close()
+    # Sending kept going all along: bytes arriving do not extend the deadline.
+    assert time.monotonic() - started < HEADER_TIMEOUT + 2
+
+
+async def _trickle(writer: asyncio.StreamWriter, data: bytes, every: float) -> None:
+    for byte in data:
+        writer.write(bytes([byte]))
+        await writer.drain()
+        await asyncio.sleep(every)
+
+
+async def test_a_connection_that_sends_nothing_is_closed(
+    aiohttp_client: Any, tmp_path: Path
+) -> None:
+    api = await server(aiohttp_client, tmp_path)
+    reader, writer = await connect(api)
+    assert await closed_by_server(reader, within=HEADER_TIMEOUT + 3)
+    writer.close()
+
+
+async def test_a_prompt_client_keeps_its_connection_between_requests(
+    aiohttp_client: Any, tmp_path: Path
+) -> None:
+    """The deadline is for heads only: a body sent after its head, and an idle kept-alive
+    connection longer than the deadline, are left alone."""
+    api = await server(aiohttp_client, tmp_path)
+    reader, writer = await connect(api)
+    body = b'{"amount": 5, "paymentMethodId": "1001"}'
+    writer.write(request("/api/v1/payments", body, "POST"))
+    await writer.drain()
+    await asyncio.sleep(HEADER_TIMEOUT / 2)
+    writer.write(body)
+    assert await response_status(reader) == 200
+    await asyncio.sleep(HEADER_TIMEOUT * 3)  # idle, kept alive
+    writer.write(request())
+    assert await response_status(reader) == 200
+    writer.close()
+
+
+# -- event streams ----------------------------------------------------------------------------
+
+
+async def test_an_event_reader_that_stops_reading_is_cut_off_and_released(
+    aiohttp_client: Any, tmp_path: Path
+) -> None:
+    api = await server(aiohttp_client, tmp_path)
+    app = api.client.server.app
+    stream = app[STREAM]
+    stream.write_timeout_seconds = 0.3
+    reader, writer = await connect(api, receive_buffer=4096)
+    writer.write(request("/_sim/events"))
+    await writer.drain()
+    head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 5)
+    assert head.startswith(b"HTTP/1.1 200") and b"text/event-stream" in head
+    assert stream.readers(SCOPE) == 1
+    # The reader reads nothing more; the events keep coming, about 6 MB of them.
+    padding = "x" * 60_000
+    for number in range(100):
+        app[BUS].emit(*SCOPE, "payment.completed", {"id": f"TXN-{number}", "note": padding})
+        await asyncio.sleep(0)
+        if stream.readers(SCOPE) == 0:
+            break
+    for _ in range(100):
+        if stream.readers(SCOPE) == 0:
+            break
+        await asyncio.sleep(0.05)
+    assert stream.readers(SCOPE) == 0  # unsubscribed: its queue is gone with it
+    assert await closed_by_server(reader, within=5)
+    writer.close()
+
+
+# -- requests aiohttp cannot parse ------------------------------------------------------------
+
+MALFORMED = [
+    b"GET /api/v1/ping HTTP/1.1\r\nHost: x\r\nBad Header: 1\r\n\r\n",  # a space in a name
+    b"GET /api/v1/ping HTTP/1.1\r\nHost: x\r\nX-Test: a\x01b\r\n\r\n",  # a control character
+    b"GET /api/v1/ping HTTP/1.1\r\nHost: x\r\nX-Long: " + b"a" * 9000 + b"\r\n\r\n",
+    b"GET /api/v1/ping HTTP/1.1\r\nHost: x\r\nno colon here\r\n\r\n",
+    b"POST /api/v1/payments HTTP/1.1\r\nHost: x\r\nContent-Length: ten\r\n\r\n",
+    b"G\x00T /api/v1/ping HTTP/1.1\r\nHost: x\r\n\r\n",  # not a method
+    b"GET /api/v1/ping HTTP/9.9\r\nHost: x\r\n\r\n",
+]
+
+
+async def test_a_request_aiohttp_cannot_parse_gets_the_error_envelope(api: Api) -> None:
+    for raw in MALFORMED:
+        reader, writer = await connect(api)
+        writer.write(raw)
+        await writer.drain()
+        head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 5)
+        body = await asyncio.wait_for(reader.read(), 5)  # the server closes the connection
+        writer.close()
+        lines = head.decode("latin-1").split("\r\n")
+        headers = {k.lower(): v.strip() for k, _, v in (line.partition(":") for line in lines[1:])}
+        assert re.match(r"HTTP/1\.[01] 400 ", lines[0]), (raw[:40], head, body)
+        assert headers["content-type"].startswith("application/json"), (raw[:40], head)
+        error = json.loads(body)["error"]
+        assert error["code"] == "invalid_request" and error["type"] == "invalid_request_error"
+        assert error["requestId"].startswith("req_") == headers["x-request-id"].startswith("req_")
+        assert error["requestId"] == headers["x-request-id"]
+        assert error["message"] and error["details"]["reason"], error
+        assert all(" " <= c <= "~" for c in error["details"]["reason"]), error
