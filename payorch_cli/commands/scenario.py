@@ -19,7 +19,10 @@ app = command_group("Run and check scenario files (docs/scenarios.md).")
 
 Paths = Annotated[
     list[Path],
-    typer.Argument(help="Scenario files, or directories searched for *.yaml with `scenario:`."),
+    typer.Argument(
+        metavar="PATHS",
+        help="Scenario files, or directories searched for *.yaml with `scenario:`.",
+    ),
 ]
 
 

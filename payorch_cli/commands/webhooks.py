@@ -216,7 +216,7 @@ def report(url: str, outcomes: list[Outcome]) -> list[str]:
 
 @app.command("audit")
 def audit(
-    url: Annotated[str, typer.Argument(help="Your webhook endpoint.")],
+    url: Annotated[str, typer.Argument(metavar="URL", help="Your webhook endpoint.")],
     secret: Annotated[str, typer.Option("--secret", help="The endpoint's signing secret.")],
     old_secret: Annotated[
         str | None,
