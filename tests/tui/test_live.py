@@ -107,7 +107,10 @@ async def test_api_error_is_a_notification_with_its_code(server: LiveServer) -> 
     app = tui(server)
     async with app.run_test(size=(80, 24)) as pilot:
         await until(pilot, lambda: tx_id in table(app).rows, what="the row")
-        await pilot.press("u", "y")  # refund a pending payment: the API refuses
+        # Refund a pending payment (the footer no longer offers it; a stale row could): the
+        # API refuses.
+        app.request_simulate(tx_id, "refunded")
+        await pilot.press("y")
         await until(
             pilot,
             lambda: any(s == "error" and "invalid_request" in m for s, _, m in app.notices),

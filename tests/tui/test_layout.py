@@ -1,0 +1,90 @@
+"""What the screens offer and show: only the simulate actions the selected payment's status
+allows."""
+
+from __future__ import annotations
+
+import pytest
+from textual.pilot import Pilot
+from textual.widgets import Footer
+from textual.widgets._footer import FooterKey
+
+from payorch_cli.tui.app import PayorchApp
+from payorch_cli.tui.screens.transactions import TransactionsScreen
+from payorch_cli.tui.widgets.transactions import TransactionsTable
+from tests.tui.fakes import CHARGEBACK_ID, TRANSACTIONS, FakeBackend
+from tests.tui.helpers import settle
+
+
+def fixed_app(**kw: object) -> PayorchApp:
+    return PayorchApp(FakeBackend(**kw), monotonic=lambda: 0.0)  # type: ignore[arg-type]
+
+
+async def press(pilot: Pilot[None], *keys: str) -> None:
+    for key in keys:
+        await pilot.press(key)
+        await settle(pilot)
+
+
+def footer_keys(app: PayorchApp) -> list[str]:
+    """The descriptions of the keys the footer shows, palette excluded, in order."""
+    footer = app.screen.query_one(Footer)
+    return [
+        key.description for key in footer.query(FooterKey) if not key.has_class("-command-palette")
+    ]
+
+
+def rows_by_status() -> dict[str, int]:
+    """The index of a row of each kind in the fake's list (first one wins)."""
+    found: dict[str, int] = {}
+    for index, tx in enumerate(TRANSACTIONS):
+        kind = "chargeback" if tx["id"] == CHARGEBACK_ID else tx["status"]
+        found.setdefault(kind, index)
+    return found
+
+
+OFFERED = {
+    "pending": ["Paid", "Failed", "Expired"],
+    "completed": ["Refunded", "Chargeback"],
+    "chargeback": [],  # completed, but charged back: neither refund nor a second chargeback
+    "failed": [],
+    "refunded": [],
+    "expired": [],
+}
+
+
+@pytest.mark.parametrize("kind", list(OFFERED))
+async def test_only_the_actions_a_status_allows_are_offered(kind: str) -> None:
+    backend = FakeBackend()
+    app = PayorchApp(backend, monotonic=lambda: 0.0)
+    async with app.run_test(size=(120, 35)) as pilot:
+        await settle(pilot)
+        app.chargebacks.add(CHARGEBACK_ID)
+        app.reload_all()
+        await settle(pilot)
+        table = app.screen.query_one(TransactionsTable)
+        table.move_cursor(row=rows_by_status()[kind])
+        await settle(pilot)
+        actions = {"Paid", "Failed", "Expired", "Refunded", "Chargeback"}
+        offered = [k for k in footer_keys(app) if k in actions]
+        assert offered == OFFERED[kind]
+        # A key whose action does not apply does nothing, and the palette does not list it.
+        names = ["Paid", "Failed", "Expired", "Refunded", "Chargeback"]
+        for key, action in zip("pfxuc", names, strict=True):
+            if action not in offered:
+                await press(pilot, key)
+        assert isinstance(app.screen, TransactionsScreen) and backend.calls == []
+        commands = [c.title for c in app.get_system_commands(app.screen)]
+        marks = [c.split(":")[0].removeprefix("Mark ") for c in commands if c.startswith("Mark ")]
+        assert marks == [a.lower() for a in OFFERED[kind]]
+        # The detail screen offers the same.
+        await press(pilot, "enter")
+        detail = [k for k in footer_keys(app) if k in actions]
+        assert detail == OFFERED[kind]
+
+
+async def test_production_keys_are_offered_no_simulate_action() -> None:
+    app = fixed_app(environment="production")
+    async with app.run_test(size=(120, 35)) as pilot:
+        await settle(pilot)
+        assert app.identity is not None and not app.identity.sandbox
+        assert not {"Paid", "Failed", "Expired"} & set(footer_keys(app))
