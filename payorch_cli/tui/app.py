@@ -186,6 +186,10 @@ class PayorchApp(App[None]):
         self._paint_headers()
         self.screen.refresh_bindings()  # production keys get no simulate actions
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        # The footer does not offer the screen already shown.
+        return not (action == "switch_mode" and parameters and parameters[0] == self.current_mode)
+
     def _sync_clock(self) -> None:
         if self.identity is not None and not self.identity.sandbox:
             return  # the control plane refuses live keys: no clock to show

@@ -1,18 +1,30 @@
-"""What the screens offer and show: only the simulate actions the selected payment's status
-allows."""
+"""What every screen shows at 80x24, 120x35 and 200x50: a footer whose keys are never cut (those
+that do not fit are left out whole; the palette key always shows), and only the simulate actions
+the selected payment's status allows."""
 
 from __future__ import annotations
 
 import pytest
 from textual.pilot import Pilot
-from textual.widgets import Footer
 from textual.widgets._footer import FooterKey
 
 from payorch_cli.tui.app import PayorchApp
 from payorch_cli.tui.screens.transactions import TransactionsScreen
+from payorch_cli.tui.widgets.footer import FittingFooter
 from payorch_cli.tui.widgets.transactions import TransactionsTable
 from tests.tui.fakes import CHARGEBACK_ID, TRANSACTIONS, FakeBackend
-from tests.tui.helpers import settle
+from tests.tui.helpers import screen_text, settle
+
+SIZES = ((80, 24), (120, 35), (200, 50))
+# How to reach each main screen and the screens pushed over them.
+SCREENS = {
+    "transactions": (),
+    "transaction-detail": ("enter",),
+    "balances": ("2",),
+    "deliveries": ("3",),
+    "delivery": ("3", "enter"),
+}
+ALL_KEYS = ("Search", "Status", "Method", "Balances", "Deliveries", "Clock+", "Key", "Quit")
 
 
 def fixed_app(**kw: object) -> PayorchApp:
@@ -27,10 +39,38 @@ async def press(pilot: Pilot[None], *keys: str) -> None:
 
 def footer_keys(app: PayorchApp) -> list[str]:
     """The descriptions of the keys the footer shows, palette excluded, in order."""
-    footer = app.screen.query_one(Footer)
+    footer = app.screen.query_one(FittingFooter)
     return [
         key.description for key in footer.query(FooterKey) if not key.has_class("-command-palette")
     ]
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda size: f"{size[0]}x{size[1]}")
+@pytest.mark.parametrize("screen", list(SCREENS))
+async def test_the_footer_never_cuts_a_key(screen: str, size: tuple[int, int]) -> None:
+    app = fixed_app()
+    async with app.run_test(size=size) as pilot:
+        await settle(pilot)
+        await press(pilot, *SCREENS[screen])
+        footer = app.screen.query_one(FittingFooter)
+        [palette] = footer.query(".-command-palette")
+        keys = [k for k in footer.query(FooterKey) if k is not palette]
+        assert keys, "the footer shows keys"
+        for key in keys:
+            assert key.region.right <= palette.region.x, (key.description, key.region)
+        last_line = screen_text(app).splitlines()[-1]
+        for key in keys:
+            assert f"{key.key_display} {key.description}" in last_line, last_line
+        assert "^p palette" in last_line
+
+
+async def test_at_120_columns_the_transactions_footer_shows_every_key() -> None:
+    app = fixed_app()
+    async with app.run_test(size=(120, 35)) as pilot:
+        await settle(pilot)
+        shown = footer_keys(app)
+        assert [k for k in ALL_KEYS if k not in shown] == []
+        assert "Transactions" not in shown  # the screen already shown is not offered
 
 
 def rows_by_status() -> dict[str, int]:
