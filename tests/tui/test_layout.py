@@ -1,6 +1,6 @@
 """What every screen shows at 80x24, 120x35 and 200x50: a footer whose keys are never cut (those
-that do not fit are left out whole; the palette key always shows), and only the simulate actions
-the selected payment's status allows."""
+that do not fit are left out whole; the palette key always shows), amounts right-aligned, and
+only the simulate actions the selected payment's status allows."""
 
 from __future__ import annotations
 
@@ -71,6 +71,21 @@ async def test_at_120_columns_the_transactions_footer_shows_every_key() -> None:
         shown = footer_keys(app)
         assert [k for k in ALL_KEYS if k not in shown] == []
         assert "Transactions" not in shown  # the screen already shown is not offered
+
+
+async def test_local_amounts_are_right_aligned() -> None:
+    app = fixed_app()
+    async with app.run_test(size=(120, 35)) as pilot:
+        await settle(pilot)
+        lines = screen_text(app).splitlines()
+        ends = set()
+        for tx in TRANSACTIONS:
+            local = f"{tx['amountLocal']:,.2f} {tx['currencyLocal']}"
+            [line] = [line for line in lines if tx["id"] in line]
+            ends.add(line.index(local) + len(local))
+        assert len(ends) == 1, ends
+        header = next(line for line in lines if "Transaction" in line and "Local" in line)
+        assert header.index("Local") + len("Local") in ends
 
 
 def rows_by_status() -> dict[str, int]:

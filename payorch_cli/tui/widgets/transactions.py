@@ -9,26 +9,30 @@ from textual.widgets import DataTable, Static
 
 from payorch_cli.tui import present
 
-# (key, label); widths fit 80 columns up to the method; the order id spills to the right.
+# (key, label, amounts are right-aligned); widths fit 80 columns up to the method; the order id
+# spills to the right.
 COLUMNS = (
-    ("created", "Created"),
-    ("id", "Transaction"),
-    ("status", "Status"),
-    ("amount", "USD"),
-    ("local", "Local"),
-    ("method", "Method"),
-    ("order", "Order id"),
+    ("created", "Created", False),
+    ("id", "Transaction", False),
+    ("status", "Status", False),
+    ("amount", "USD", True),
+    ("local", "Local", True),
+    ("method", "Method", False),
+    ("order", "Order id", False),
 )
 
 
 def row_cells(tx: dict[str, Any], *, chargeback: bool) -> list[Any]:
     timestamps = present.obj(tx.get("timestamps"))
     return [
-        present.when(timestamps.get("created")),
+        present.when(timestamps.get("created"), seconds=False),
         present.transaction_id(tx),
         present.status_text(tx.get("status"), chargeback=chargeback),
         Text(present.money(tx.get("amount")), justify="right"),
-        Text(present.money(tx.get("amountLocal"), present.text(tx.get("currencyLocal")))),
+        Text(
+            present.money(tx.get("amountLocal"), present.text(tx.get("currencyLocal"))),
+            justify="right",
+        ),
         present.text(tx.get("paymentMethod")),
         present.text(tx.get("merchantOrderId")),
     ]
@@ -45,8 +49,8 @@ class TransactionsTable(DataTable[Any]):
     def on_mount(self) -> None:
         self.cursor_type = "row"
         self.zebra_stripes = True
-        for key, label in COLUMNS:
-            self.add_column(label, key=key)
+        for key, label, right in COLUMNS:
+            self.add_column(Text(label, justify="right") if right else label, key=key)
 
     def show(self, rows: list[dict[str, Any]], chargebacks: set[str]) -> None:
         keep = self.selected_id()
@@ -68,7 +72,7 @@ class TransactionsTable(DataTable[Any]):
             return False
         self.transactions[tx_id] = {**self.transactions.get(tx_id, {}), **tx}
         cells = row_cells(self.transactions[tx_id], chargeback=chargeback)
-        for (key, _), value in zip(COLUMNS, cells, strict=True):
+        for (key, _, _), value in zip(COLUMNS, cells, strict=True):
             self.update_cell(tx_id, key, value)
         return True
 
