@@ -88,6 +88,17 @@ async def test_local_amounts_are_right_aligned() -> None:
         assert header.index("Local") + len("Local") in ends
 
 
+async def test_movement_amounts_are_right_aligned_under_their_header() -> None:
+    app = fixed_app()
+    async with app.run_test(size=(120, 35)) as pilot:
+        await press(pilot, "2")
+        lines = screen_text(app).splitlines()
+        header = next(line for line in lines if "Movement" in line and "Amount" in line)
+        end = header.index("Amount") + len("Amount")
+        rows = [line for line in lines if "chargeback_freeze" in line]
+        assert rows and all(line[:end].endswith("240.00") for line in rows), rows
+
+
 def rows_by_status() -> dict[str, int]:
     """The index of a row of each kind in the fake's list (first one wins)."""
     found: dict[str, int] = {}

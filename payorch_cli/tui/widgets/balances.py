@@ -101,7 +101,8 @@ class MovementsTable(DataTable[Any]):
         self.cursor_type = "row"
         self.zebra_stripes = True
         for key, label in self.COLUMNS:
-            self.add_column(label, key=key)
+            # The amount's header sits over its right-aligned figures, as in the list's.
+            self.add_column(Text(label, justify="right") if key == "amount" else label, key=key)
 
     def show(self, balance: dict[str, Any] | None) -> None:
         self.clear()
