@@ -205,15 +205,27 @@ class Client:
 
 
 def post_raw(url: str, body: bytes, headers: dict[str, str], timeout: float = 10.0) -> RawResponse:
-    """POST exactly these bytes and headers to any URL; the status, body and time it took."""
+    """POST exactly these bytes and headers to any URL; the status, body and time it took.
+
+    Nothing answering at the URL (refused, no such host, no connection within `timeout`) is
+    `connection_failed`; a connection the endpoint drops is `connection_dropped`; an answer
+    that does not come within `timeout` raises TimeoutError."""
     conn, target = _connection(url, timeout)
     started = time.perf_counter()
     try:
-        conn.request("POST", target, body=body, headers=headers)
-        response = conn.getresponse()
-        raw = response.read()
-    except OSError as exc:
-        raise ApiError("connection_failed", f"Cannot reach {url}: {exc}", 0) from None
+        try:
+            conn.connect()
+        except OSError as exc:
+            raise ApiError("connection_failed", f"Cannot reach {url}: {exc}", 0) from None
+        try:
+            conn.request("POST", target, body=body, headers=headers)
+            response = conn.getresponse()
+            raw = response.read()
+        except TimeoutError:
+            raise
+        except (OSError, http.client.HTTPException) as exc:
+            message = f"{url} dropped the connection: {exc!r}"
+            raise ApiError("connection_dropped", message, 0) from None
     finally:
         conn.close()
     return RawResponse(response.status, raw, (time.perf_counter() - started) * 1000)

@@ -14,14 +14,15 @@ explicit root-level flag.
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from enum import IntEnum
+from enum import Enum, IntEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+from typer.core import TyperCommand
 
 from simulator.settings import DEFAULT_DATA_DIR
 
@@ -29,11 +30,94 @@ if TYPE_CHECKING:
     from payorch_cli.client import Client
 
 
+def did_you_mean(word: str, choices: Sequence[str]) -> str:
+    """` (did you mean 'x'?)` for the closest of `choices`, or nothing when none is close."""
+    import difflib
+
+    by_lower = {choice.lower(): choice for choice in choices}
+    near = difflib.get_close_matches(word.lower(), list(by_lower), 1, 0.6)
+    return f" (did you mean {by_lower[near[0]]!r}?)" if near else ""
+
+
+def _choices(param: object) -> list[str] | None:
+    # typer keeps a parameter's Enum or Literal choices on its type descriptor.
+    found = getattr(getattr(param, "type_descriptor", None), "choices", None)
+    if not found:
+        return None
+    return [str(c.value) if isinstance(c, Enum) else str(c) for c in found]
+
+
+# pydantic's error types (typer converts values with pydantic), in plain words.
+_PLAIN = {
+    "int_parsing": "is not a whole number",
+    "int_from_float": "is not a whole number",
+    "float_parsing": "is not a number",
+    "bool_parsing": "is not true or false",
+    "finite_number": "is not a finite number",
+}
+
+
+def plain_reason(exc: typer.BadParameter) -> str | None:
+    """What was wrong with a value, in plain words and with the valid choices, for a
+    conversion error that typer reports in pydantic's words ("Input should be a valid
+    integer, unable to parse string as an integer", "Value error, 'x' is not one of ...").
+    None when the message is already ours (a `parser=` raising BadParameter)."""
+    cause = exc.__cause__
+    errors = getattr(cause, "errors", None)
+    if not callable(errors):
+        return None
+    found = errors()
+    if not found:
+        return None
+    first = found[0]
+    value = first.get("input")
+    choices = _choices(exc.param)
+    if choices is not None and isinstance(value, str):
+        return f"{value!r} is not one of {', '.join(choices)}{did_you_mean(value, choices)}"
+    reason = _PLAIN.get(str(first.get("type")))
+    if reason is not None:
+        return f"{value!r} {reason}"
+    return str(first.get("msg", "")).removeprefix("Value error, ")
+
+
+class Command(TyperCommand):
+    """Every command of the CLI (command_group makes them with it): the usage line names
+    arguments the conventional way (`ID ACTION`, `[NAME]`, `PATHS...`; typer writes `{ID}
+    {action}`), and a bad value is told in plain words with the valid choices."""
+
+    def collect_usage_pieces(self, ctx: Any) -> list[str]:
+        pieces = [self.options_metavar] if self.options_metavar else []
+        for param in self.get_params(ctx):
+            if param.param_type_name != "argument":
+                pieces.extend(param.get_usage_pieces(ctx))
+                continue
+            name = (param.metavar or param.name or "").upper()
+            if not param.required:
+                name = f"[{name}]"
+            pieces.append(name + ("..." if param.nargs != 1 else ""))
+        return pieces
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        try:
+            return super().parse_args(ctx, args)
+        except typer.BadParameter as exc:
+            exc.message = plain_reason(exc) or exc.message
+            raise
+
+
+class _Typer(typer.Typer):
+    def command(  # the same parameters, with our default class
+        self, name: str | None = None, *, cls: type[TyperCommand] | None = None, **kwargs: Any
+    ) -> Callable[[Any], Any]:
+        return super().command(name, cls=cls or Command, **kwargs)
+
+
 def command_group(help: str, **settings: Any) -> typer.Typer:
     """A typer app (the root or a command group) with the CLI's settings: help without a
-    command, and help and usage errors formatted by click rather than in rich panels (typer's
-    rich help renderer is 90 ms of every `--help`; docs/decisions.md)."""
-    return typer.Typer(help=help, no_args_is_help=True, rich_markup_mode=None, **settings)
+    command, help and usage errors formatted by click rather than in rich panels (typer's
+    rich help renderer is 90 ms of every `--help`; docs/decisions.md), and its commands made
+    with `Command`."""
+    return _Typer(help=help, no_args_is_help=True, rich_markup_mode=None, **settings)
 
 
 DataDir = Annotated[

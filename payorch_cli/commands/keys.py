@@ -1,12 +1,78 @@
-"""`payorch keys`: the fixture credentials, as a table or JSON (design.md 1.2)."""
+"""`payorch keys`: the fixture credentials, as a table or JSON (design.md 1.2).
+
+The command exists to copy keys, so a key is never cut: the table groups the credentials by
+merchant (shop, environment, publishable and secret key on one line), and a terminal too narrow
+for that line gets one block per credential instead. Nothing is cropped either way: rich prints
+with soft wrapping, so a terminal narrower still wraps a line rather than losing its end.
+"""
 
 from __future__ import annotations
 
 import json
+from itertools import groupby
+from typing import TYPE_CHECKING, Any
 
 import typer
 
 from payorch_cli.options import DEFAULT_DATA, DataDir, Fixtures, Json, resolve
+
+if TYPE_CHECKING:
+    from rich.text import Text
+
+GAP = "  "
+MERCHANT_WIDE = "(merchant-wide)"
+HEADERS = ("shop", "env", "publishable key", "secret key")
+
+
+def _cells(row: dict[str, Any]) -> tuple[str, str, str, str]:
+    return (
+        row["shopId"] or MERCHANT_WIDE,
+        row["environment"],
+        row["publishableKey"] or "-",
+        row["secretKey"],
+    )
+
+
+def _widths(rows: list[dict[str, Any]]) -> list[int]:
+    cells = [HEADERS, *(_cells(row) for row in rows)]
+    return [max(len(line[i]) for line in cells) for i in range(len(HEADERS))]
+
+
+def table_width(rows: list[dict[str, Any]]) -> int:
+    """Columns the table needs: an indent, then the four cells with their gaps."""
+    widths = _widths(rows)
+    return len(GAP) + sum(widths) + len(GAP) * (len(widths) - 1)
+
+
+def _merchant(row: dict[str, Any]) -> tuple[str, str]:
+    return row["merchantName"], row["merchantId"]
+
+
+def credential_lines(rows: list[dict[str, Any]], width: int) -> list[Text]:
+    """The credentials grouped by merchant: a table when `width` holds a credential's line,
+    else one block per credential."""
+    from rich.text import Text
+
+    widths = _widths(rows)
+    as_table = width >= table_width(rows)
+    lines = [Text("payorch credentials", style="bold"), Text("")]
+    for (name, merchant_id), group in groupby(rows, key=_merchant):
+        lines.append(Text.assemble((name, "bold"), "  ", (merchant_id, "dim")))
+        if as_table:
+            header = GAP + GAP.join(h.ljust(w) for h, w in zip(HEADERS, widths, strict=True))
+            lines.append(Text(header.rstrip(), style="dim"))
+        for row in group:
+            shop, environment, publishable, secret = _cells(row)
+            if as_table:
+                cells = (shop, environment, publishable, secret)
+                line = GAP + GAP.join(c.ljust(w) for c, w in zip(cells, widths, strict=True))
+                lines.append(Text(line.rstrip()))
+                continue
+            lines.append(Text.assemble(GAP, (shop, "cyan"), " · ", environment))
+            lines.append(Text.assemble(GAP * 2, ("publishable ", "dim"), publishable))
+            lines.append(Text.assemble(GAP * 2, ("secret      ", "dim"), secret))
+        lines.append(Text(""))
+    return lines[:-1]
 
 
 def keys(
@@ -25,17 +91,7 @@ def keys(
         print(json.dumps(rows, indent=2))
         return
     from rich.console import Console
-    from rich.table import Table
 
-    table = Table(title="payorch credentials")
-    for column in ("merchant", "shop", "env", "publishable key", "secret key"):
-        table.add_column(column)
-    for row in rows:
-        table.add_row(
-            f"{row['merchantName']} ({row['merchantId']})",
-            row["shopId"] or "(merchant-wide)",
-            row["environment"],
-            row["publishableKey"] or "-",
-            row["secretKey"],
-        )
-    Console().print(table)
+    console = Console()
+    for line in credential_lines(rows, console.width):
+        console.print(line, soft_wrap=True)

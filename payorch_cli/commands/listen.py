@@ -16,14 +16,30 @@ from typing import Annotated, Any
 
 import typer
 
-from payorch_cli.options import ApiKey, BaseUrl, api_errors, resolve
+from payorch.vocabulary import EVENT_TYPES
+from payorch_cli.options import ApiKey, BaseUrl, api_errors, did_you_mean, resolve
 
 CLEANUP_TIMEOUT_SECONDS = 5.0
 
 
 def parse_events(value: str) -> list[str] | str:
+    """`--events`: comma-separated event types, or `*` alone for all. An unknown name is a
+    usage error naming the closest type, before anything is sent."""
     names = [name.strip() for name in value.split(",") if name.strip()]
-    return "*" if names in ([], ["*"]) else names
+    if names in ([], ["*"]):
+        return "*"
+    for name in names:
+        if name == "*":
+            raise typer.BadParameter(
+                "`*` means every event: give it alone", param_hint="'--events'"
+            )
+        if name not in EVENT_TYPES:
+            raise typer.BadParameter(
+                f"unknown event {name!r}{did_you_mean(name, EVENT_TYPES)}; one of: "
+                + ", ".join(EVENT_TYPES),
+                param_hint="'--events'",
+            )
+    return names
 
 
 def attempt_line(delivery: dict[str, Any], attempt: dict[str, Any], verdict: str | None) -> str:
@@ -82,6 +98,7 @@ def listen(
     from payorch_cli.client import ApiError
     from payorch_cli.local_receiver import LocalReceiver
 
+    wanted = parse_events(events)  # a bad name is refused before anything starts
     client = resolve(ctx, base_url, api_key).client()
     receiver = None if forward_to else LocalReceiver()
     if receiver is not None:
@@ -89,7 +106,7 @@ def listen(
     target = forward_to or (receiver.url if receiver else None)
     try:
         with api_errors("listen"):
-            sub = client.create_webhook(target, parse_events(events), "payorch listen")
+            sub = client.create_webhook(target, wanted, "payorch listen")
     except typer.Exit:
         if receiver is not None:
             receiver.stop()

@@ -19,7 +19,10 @@ app = command_group("Run and check scenario files (docs/scenarios.md).")
 
 Paths = Annotated[
     list[Path],
-    typer.Argument(help="Scenario files, or directories searched for *.yaml with `scenario:`."),
+    typer.Argument(
+        metavar="PATHS",
+        help="Scenario files, or directories searched for *.yaml with `scenario:`.",
+    ),
 ]
 
 
@@ -139,16 +142,24 @@ def run(
 def validate(paths: Paths) -> None:
     """Check scenario files without running them: every problem with file:line:column."""
     loaded, _ = _load(paths)
+    skipped = [f"skip  {path}: {why}" for path, why in loaded.skipped]
     if not loaded.scenarios:
-        raise _fail(
+        lines = [
             f"payorch scenario validate: no scenario found in {', '.join(map(str, paths))}",
-            ExitStatus.USAGE,
-        )
+            *skipped,
+        ]
+        raise _fail("\n".join(lines), ExitStatus.USAGE)
     for scenario in loaded.scenarios:
         cells = len(scenario.instances())
         matrix = f", {cells} matrix cells" if scenario.matrix else ""
         sys.stdout.write(
-            f"ok  {scenario.path}: {scenario.name} ({len(scenario.steps)} steps{matrix})\n"
+            f"ok    {scenario.path}: {scenario.name} ({len(scenario.steps)} steps{matrix})\n"
+        )
+    for line in skipped:
+        sys.stdout.write(line + "\n")
+    if skipped:
+        sys.stdout.write(
+            f"{len(loaded.scenarios)} scenario file(s) valid, {len(skipped)} YAML file(s) skipped\n"
         )
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import gc
 import signal
 import sys
@@ -63,8 +64,21 @@ def serve(
         typer.echo(f"payorch serve: bad fixtures: {exc}", err=True)
         raise typer.Exit(1) from None
     except OSError as exc:
-        typer.echo(f"payorch serve: cannot listen on {host}:{port}: {exc.strerror}", err=True)
+        typer.echo(f"payorch serve: {os_problem(host, port, exc)}", err=True)
         raise typer.Exit(1) from None
+
+
+def os_problem(host: str, port: int, exc: OSError) -> str:
+    """Why serving failed, with the way out: a taken port suggests `--port 0`."""
+    if exc.filename:
+        return f"cannot use {exc.filename}: {exc.strerror or exc}"
+    if exc.errno == errno.EADDRINUSE:
+        return (
+            f"cannot listen on {host}:{port}: the port is taken (by another payorch serve or "
+            "another program); choose one with --port, or --port 0 for any free port (the "
+            "Listening line gives it)"
+        )
+    return f"cannot listen on {host}:{port}: {exc.strerror or exc}"
 
 
 async def _serve(

@@ -35,7 +35,9 @@ class PayoutAction(StrEnum):
 def payment(
     ctx: typer.Context,
     transaction_id: Annotated[str, typer.Argument(metavar="ID", help="TXN-...")],
-    action: Annotated[PaymentAction, typer.Argument(help="The outcome to simulate.")],
+    action: Annotated[
+        PaymentAction, typer.Argument(metavar="ACTION", help="The outcome to simulate.")
+    ],
     base_url: BaseUrl = None,
     api_key: ApiKey = None,
     as_json: Json = False,
@@ -55,7 +57,9 @@ def payment(
 def payout(
     ctx: typer.Context,
     payout_id: Annotated[str, typer.Argument(metavar="ID", help="po_...")],
-    action: Annotated[PayoutAction, typer.Argument(help="The outcome to simulate.")],
+    action: Annotated[
+        PayoutAction, typer.Argument(metavar="ACTION", help="The outcome to simulate.")
+    ],
     base_url: BaseUrl = None,
     api_key: ApiKey = None,
     as_json: Json = False,

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from payorch.vocabulary import EVENT_TYPES
-from payorch_cli.options import ApiKey, BaseUrl, Json, api_errors, emit, resolve
+from payorch_cli.options import ApiKey, BaseUrl, Json, api_errors, did_you_mean, emit, resolve
 
 if TYPE_CHECKING:
     from payorch_cli.client import Client
@@ -180,7 +180,10 @@ def _human(trigger: Trigger, event: dict[str, Any]) -> Any:
 
 def _event_name(value: str) -> str:
     if value not in EVENT_TYPES:
-        raise typer.BadParameter(f"unknown event {value!r}; one of: {', '.join(EVENT_TYPES)}")
+        raise typer.BadParameter(
+            f"unknown event {value!r}{did_you_mean(value, EVENT_TYPES)}; one of: "
+            + ", ".join(EVENT_TYPES)
+        )
     return value
 
 

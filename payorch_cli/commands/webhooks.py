@@ -2,7 +2,8 @@
 
 It sends one correctly signed delivery, which must be accepted (2xx), then hostile ones that
 must all be refused (any non-2xx answer), and reports what the endpoint wrongly accepted.
-Exit status 1 if anything was wrongly accepted, or the valid delivery was refused.
+Exit status 1 if anything was wrongly accepted, or the valid delivery was refused; 3 if nothing
+answers at the URL (the audit stops at the first request that cannot be delivered).
 
 The duplicate check re-sends the valid request byte for byte (same `X-Service-Delivery`, same
 `t`, same signature). The service signs every attempt of a delivery with a new `t`, so only an
@@ -21,7 +22,7 @@ from typing import Annotated, Any
 
 import typer
 
-from payorch_cli.options import command_group
+from payorch_cli.options import ExitStatus, command_group
 
 app = command_group("Webhook tools.")
 
@@ -168,22 +169,37 @@ class Outcome:
         return self.error is None and self.accepted == self.case.accept
 
 
-def run_cases(url: str, cases: list[Case], timeout: float) -> list[Outcome]:
-    from payorch_cli.client import ApiError, post_raw
+class Unreachable(Exception):
+    """Nothing answered at the URL: the audit stops there (exit 3, like the other commands)."""
 
-    outcomes = []
+
+def run_cases(url: str, cases: list[Case], timeout: float) -> list[Outcome]:
+    """Each case in turn. An endpoint that cannot be reached (refused, no such host, no
+    connection within the timeout) stops the run with Unreachable, whose `args` are the reason
+    and the outcomes before it; one that drops a connection or does not answer in time is a
+    finding of that case."""
+    from payorch_cli.client import ApiError, post_raw
+    from payorch_cli.render.errors import unreachable_reason
+
+    outcomes: list[Outcome] = []
     for case in cases:
         try:
             response = post_raw(url, case.body, case.headers, timeout)
             outcomes.append(Outcome(case, response.status, response.duration_ms, None))
         except ApiError as exc:
-            outcomes.append(Outcome(case, None, 0.0, exc.message))
+            if exc.code == "invalid_url":
+                raise typer.BadParameter(exc.message, param_hint="'URL'") from None
+            if exc.code == "connection_failed":
+                raise Unreachable(unreachable_reason(exc), outcomes) from None
+            outcomes.append(Outcome(case, None, 0.0, exc.message))  # dropped: a finding
         except TimeoutError:
             outcomes.append(Outcome(case, None, timeout * 1000, f"no answer in {timeout:g} s"))
     return outcomes
 
 
-def report(url: str, outcomes: list[Outcome]) -> list[str]:
+def report(url: str, outcomes: list[Outcome], total: int | None = None) -> list[str]:
+    """The checks that ran, one line each (a hint under each failure), and a summary; `total`
+    is how many there were to run when the audit stopped early."""
     lines = [f"Webhook endpoint audit: {url}"]
     for outcome in outcomes:
         case = outcome.case
@@ -198,9 +214,11 @@ def report(url: str, outcomes: list[Outcome]) -> list[str]:
             lines.append(f"        -> {case.hint}")
     wrongly = [o for o in outcomes if not o.case.accept and o.accepted]
     failed = [o for o in outcomes if not o.correct]
-    if not failed:
+    if total is not None and total > len(outcomes):
+        lines.append(f"Stopped after {len(outcomes)} of {total} checks.")
+    elif not failed:
         lines.append(f"All {len(outcomes)} checks passed.")
-    else:
+    if failed:
         lines.append(
             f"{len(failed)} of {len(outcomes)} checks failed; wrongly accepted: "
             + (", ".join(o.case.name for o in wrongly) or "none")
@@ -214,9 +232,22 @@ def report(url: str, outcomes: list[Outcome]) -> list[str]:
     return lines
 
 
+def _rows(outcomes: list[Outcome]) -> list[dict[str, Any]]:
+    return [
+        {
+            "check": o.case.name,
+            "expected": "accept" if o.case.accept else "refuse",
+            "status": o.status,
+            "error": o.error,
+            "correct": o.correct,
+        }
+        for o in outcomes
+    ]
+
+
 @app.command("audit")
 def audit(
-    url: Annotated[str, typer.Argument(help="Your webhook endpoint.")],
+    url: Annotated[str, typer.Argument(metavar="URL", help="Your webhook endpoint.")],
     secret: Annotated[str, typer.Option("--secret", help="The endpoint's signing secret.")],
     old_secret: Annotated[
         str | None,
@@ -226,19 +257,30 @@ def audit(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")] = False,
 ) -> None:
     """Send a valid delivery, then hostile ones; report what the endpoint wrongly accepted."""
-    outcomes = run_cases(url, build_cases(secret, old_secret, int(time.time())), timeout)
+    cases = build_cases(secret, old_secret, int(time.time()))
+    try:
+        outcomes = run_cases(url, cases, timeout)
+    except Unreachable as stop:
+        reason, done = stop.args
+        if done and as_json:
+            typer.echo(json.dumps(_rows(done), indent=2))
+        elif done:
+            for line in report(url, done, len(cases)):
+                typer.echo(line)
+        if done:
+            problem = (
+                f"{url} stopped answering at check {cases[len(done)].name!r} ({reason}); "
+                f"{len(done)} of {len(cases)} checks ran"
+            )
+        else:
+            problem = (
+                f"cannot reach {url} ({reason}); nothing was checked. Is your endpoint running, "
+                "and is the URL right?"
+            )
+        typer.echo(f"payorch webhooks audit: {problem}", err=True)
+        raise typer.Exit(ExitStatus.UNREACHABLE) from None
     if as_json:
-        rows = [
-            {
-                "check": o.case.name,
-                "expected": "accept" if o.case.accept else "refuse",
-                "status": o.status,
-                "error": o.error,
-                "correct": o.correct,
-            }
-            for o in outcomes
-        ]
-        typer.echo(json.dumps(rows, indent=2))
+        typer.echo(json.dumps(_rows(outcomes), indent=2))
     else:
         for line in report(url, outcomes):
             typer.echo(line)

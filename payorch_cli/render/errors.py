@@ -11,16 +11,20 @@ if TYPE_CHECKING:
 def error_line(exc: ApiError) -> str:
     """`code: message` for an API answer; a sentence with the next step for a dead server."""
     if exc.status == 0:
-        reason = exc.message.split(": ", 1)[-1]
-        reason = reason.split("] ", 1)[-1].lower()  # "[Errno 111] Connection refused"
-        base = exc.message.removeprefix("Cannot reach ").split(": ", 1)[0]
         if exc.code == "invalid_url":
             return exc.message
+        base = exc.message.removeprefix("Cannot reach ").split(": ", 1)[0]
         return (
-            f"cannot reach {base} ({reason}); start it with `payorch serve` or point "
-            "--base-url / PAYORCH_BASE_URL at a running server"
+            f"cannot reach {base} ({unreachable_reason(exc)}); start it with `payorch serve` or "
+            "point --base-url / PAYORCH_BASE_URL at a running server"
         )
     line = f"{exc.code}: {exc.message}"
     if exc.request_id:
         line += f" (request {exc.request_id})"
     return line
+
+
+def unreachable_reason(exc: ApiError) -> str:
+    """`connection refused` out of `Cannot reach URL: [Errno 111] Connection refused`."""
+    reason = exc.message.split(": ", 1)[-1]
+    return reason.split("] ", 1)[-1].lower()

@@ -77,5 +77,6 @@ def clock_text(state: dict[str, Any]) -> str:
     from payorch_cli.scenario.durations import format_duration
 
     offset = float(state.get("offsetSeconds") or 0)
-    ahead = format_duration(offset) if offset > 0 else "0s"
+    # Past a minute, the offset's milliseconds are the real time the advance's jobs took.
+    ahead = format_duration(offset, resolution=1 if offset >= 60 else 0.001) if offset > 0 else "0s"
     return f"{state['now']}  (simulated; {ahead} ahead of real time)"

@@ -721,11 +721,19 @@ def load_file(
     return load_text(text, name, check_credential)
 
 
-def discover(paths: Iterable[Path]) -> tuple[list[Path], list[ScenarioError]]:
+NOT_A_SCENARIO = "no top-level `scenario:` key, so not a scenario file"
+
+
+def discover(
+    paths: Iterable[Path],
+) -> tuple[list[Path], list[ScenarioError], list[tuple[Path, str]]]:
     """Scenario files under `paths`: a file named explicitly is taken as is; in a directory,
-    every *.yaml / *.yml with a top-level `scenario:` key (other YAML is left alone)."""
+    every *.yaml / *.yml with a top-level `scenario:` key. The other YAML files of a directory
+    are left alone and listed with the reason (hidden files and directories are not looked
+    at)."""
     files: list[Path] = []
     errors: list[ScenarioError] = []
+    skipped: list[tuple[Path, str]] = []
     for path in paths:
         if path.is_file():
             files.append(path)
@@ -735,10 +743,17 @@ def discover(paths: Iterable[Path]) -> tuple[list[Path], list[ScenarioError]]:
                 if hidden or candidate.suffix not in (".yaml", ".yml") or not candidate.is_file():
                     continue
                 try:
-                    if looks_like_scenario(candidate.read_text(encoding="utf-8")):
-                        files.append(candidate)
-                except (OSError, UnicodeDecodeError):
+                    text = candidate.read_text(encoding="utf-8")
+                except UnicodeDecodeError:
+                    skipped.append((candidate, "not UTF-8 text"))
                     continue
+                except OSError as exc:
+                    skipped.append((candidate, f"cannot read: {exc.strerror or exc}"))
+                    continue
+                if looks_like_scenario(text):
+                    files.append(candidate)
+                else:
+                    skipped.append((candidate, NOT_A_SCENARIO))
         else:
             errors.append(ScenarioError(Loc(str(path), 1, 1), "no such file or directory"))
-    return files, errors
+    return files, errors, skipped

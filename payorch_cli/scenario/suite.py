@@ -22,23 +22,29 @@ class Loaded:
     scenarios: list[Scenario] = field(default_factory=list)
     errors: list[ScenarioError] = field(default_factory=list)
     files: int = 0
+    # YAML files of the directories given that are not scenarios: (shown path, why).
+    skipped: list[tuple[str, str]] = field(default_factory=list)
 
 
 def load_paths(paths: Iterable[Path], credentials: Credentials | None) -> Loaded:
-    files, errors = discover(paths)
+    files, errors, skipped = discover(paths)
     loaded = Loaded(errors=list(errors), files=len(files))
+    loaded.skipped = [(_display(path), why) for path, why in skipped]
     check = credentials.check if credentials is not None else None
-    cwd = Path.cwd()
     for path in files:
         try:
-            display = str(path.resolve().relative_to(cwd))
-        except ValueError:
-            display = str(path)
-        try:
-            loaded.scenarios.append(load_file(path, check, display))
+            loaded.scenarios.append(load_file(path, check, _display(path)))
         except ScenarioFileError as exc:
             loaded.errors += exc.errors
     return loaded
+
+
+def _display(path: Path) -> str:
+    """A path as the user would write it: relative to the working directory when inside it."""
+    try:
+        return str(path.resolve().relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
 
 
 def keyword_filter(expression: str) -> Callable[[Instance], bool]:

@@ -184,6 +184,11 @@ class PayorchApp(App[None]):
     def on_identity_loaded(self, message: IdentityLoaded) -> None:
         self.identity = message.identity
         self._paint_headers()
+        self.screen.refresh_bindings()  # production keys get no simulate actions
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        # The footer does not offer the screen already shown.
+        return not (action == "switch_mode" and parameters and parameters[0] == self.current_mode)
 
     def _sync_clock(self) -> None:
         if self.identity is not None and not self.identity.sandbox:
@@ -482,8 +487,12 @@ class PayorchApp(App[None]):
             )
         selected = getattr(screen, "selected_transaction", None)
         tx_id = selected() if callable(selected) else None
+        applicable = getattr(screen, "applicable_actions", None)
+        allowed = applicable() if callable(applicable) else ()
         if tx_id:
             for action, key in zip(SIMULATE_ACTIONS, "pfxuc", strict=True):
+                if action not in allowed:
+                    continue  # the payment's status does not allow it
                 note = " (asks first)" if action in CONFIRM else ""
                 yield SystemCommand(
                     f"Mark {action}: {tx_id}",

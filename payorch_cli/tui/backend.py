@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import http.client
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -31,6 +31,32 @@ DELIVERIES_PER_WEBHOOK = 100
 SIMULATE_ACTIONS = PAYMENT_SIMULATE_ACTIONS
 STATUSES = TRANSACTION_STATUSES
 METHODS = PAYMENT_METHOD_SLUGS
+# The status each simulate action needs (the spec's simulate table; tests/unit/test_vocabulary.py
+# holds it to the simulator's). A charged-back payment can be neither refunded nor charged back
+# again, and production keys have no simulate at all.
+SIMULATE_REQUIRES: dict[str, str] = {
+    "paid": "pending",
+    "failed": "pending",
+    "expired": "pending",
+    "refunded": "completed",
+    "chargeback": "completed",
+}
+
+
+def simulate_actions(
+    tx: Mapping[str, Any] | None, *, chargeback: bool = False, sandbox: bool = True
+) -> tuple[str, ...]:
+    """The simulate actions that can apply to `tx` as it is now, in key order (none for no
+    transaction, or with a production key)."""
+    if not tx or not sandbox:
+        return ()
+    disputed = chargeback or bool(tx.get("chargebackClaimId"))
+    status = tx.get("status")
+    return tuple(
+        action
+        for action in SIMULATE_ACTIONS
+        if SIMULATE_REQUIRES[action] == status and not (disputed and status == "completed")
+    )
 
 
 @dataclass(frozen=True, slots=True)

@@ -45,6 +45,14 @@ CHROMIUM_ARGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
+# Why these tests skip, and how to enable them.
+MISSING_CHROMIUM = (
+    f"{CHROMIUM} is missing: the browser tests drive Debian's chromium; install it with "
+    "`apt-get install chromium` (as root, as .ci/run does) to run them"
+)
+MISSING_PLAYWRIGHT = (
+    "Playwright is not installed: `pip install -e '.[test]'` to run the browser tests"
+)
 VIEWPORTS = {"phone": {"width": 390, "height": 844}, "desktop": {"width": 1366, "height": 900}}
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "screenshots"
 SANDBOX_SK = "sk_test_19g744zrbw5buqxqpxp5w4gj"  # mer_mercadoazul / shp_mazul_tienda
@@ -117,8 +125,8 @@ class Server:
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
     if not CHROMIUM.exists():
-        pytest.skip(f"{CHROMIUM} is missing: install Debian's chromium (.ci/run does)")
-    sync_api = pytest.importorskip("playwright.sync_api", reason="Playwright is not installed")
+        pytest.skip(MISSING_CHROMIUM)
+    sync_api = pytest.importorskip("playwright.sync_api", reason=MISSING_PLAYWRIGHT)
     with sync_api.sync_playwright() as playwright:
         launched = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
         yield launched

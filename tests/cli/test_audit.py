@@ -31,7 +31,7 @@ HOSTILE = [
     "missing-timestamp",
 ]
 
-# check(body, headers) -> HTTP status
+# check(body, headers) -> HTTP status (0: drop the connection without answering)
 Check = Callable[[bytes, Any], int]
 
 
@@ -76,6 +76,8 @@ def endpoint() -> Iterator[Callable[[Check], str]]:
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self) -> None:
                 status = check(self.rfile.read(int(self.headers["Content-Length"])), self.headers)
+                if not status:
+                    return  # hang up without an answer
                 self.send_response(status)
                 self.send_header("Content-Length", "0")
                 self.end_headers()
@@ -134,24 +136,74 @@ def test_an_endpoint_that_refuses_valid_deliveries_fails(
     assert "fix that first" in output
 
 
-def test_unreachable_endpoint_and_json_output(unused_tcp_port: int) -> None:
+def test_an_unreachable_endpoint_stops_the_audit_with_status_3(unused_tcp_port: int) -> None:
+    url = f"http://127.0.0.1:{unused_tcp_port}/x"
+    started = time.monotonic()
     result = subprocess.run(
-        [
-            *PAYORCH,
-            "webhooks",
-            "audit",
-            f"http://127.0.0.1:{unused_tcp_port}/x",
-            "--secret",
-            SECRET,
-            "--json",
-            "--timeout",
-            "2",
-        ],
+        [*PAYORCH, "webhooks", "audit", url, "--secret", SECRET, "--json", "--timeout", "2"],
         capture_output=True,
         text=True,
         timeout=30,
     )
-    assert result.returncode == 1
-    rows = json.loads(result.stdout)
-    assert [r["check"] for r in rows] == ["valid", *HOSTILE]
-    assert all(r["error"] and not r["correct"] for r in rows)
+    assert result.returncode == 3, result.stderr
+    assert result.stdout == ""
+    [line] = result.stderr.splitlines()
+    assert line == (
+        f"payorch webhooks audit: cannot reach {url} (connection refused); nothing was checked. "
+        "Is your endpoint running, and is the URL right?"
+    )
+    assert time.monotonic() - started < 10
+
+
+@pytest.mark.parametrize("as_json", [False, True], ids=["text", "json"])
+def test_an_endpoint_that_dies_mid_audit_shows_what_ran(as_json: bool) -> None:
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers["Content-Length"]))
+            self.server.shutdown()  # answers this one; nothing listens for the next
+            self.server.server_close()
+            self.send_response(200)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    url = f"http://127.0.0.1:{server.server_address[1]}/hooks"
+    threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True).start()
+    try:
+        result = CliRunner().invoke(
+            app,
+            ["webhooks", "audit", url, "--secret", SECRET, "--timeout", "5"]
+            + (["--json"] if as_json else []),
+        )
+    finally:
+        server.server_close()
+    assert result.exit_code == 3, result.output
+    if as_json:
+        [row] = json.loads(result.stdout)
+        assert (row["check"], row["status"], row["correct"]) == ("valid", 200, True)
+    else:
+        assert "ok    valid" in result.stdout and "Stopped after 1 of 10 checks." in result.stdout
+    assert result.stderr.startswith(
+        f"payorch webhooks audit: {url} stopped answering at check 'duplicate' (connection "
+        "refused); 1 of 10 checks ran"
+    )
+
+
+def test_a_dropped_connection_is_a_finding_not_the_end(endpoint: Callable[[Check], str]) -> None:
+    seen: set[tuple[str, str]] = set()
+
+    def crashes_without_a_signature(body: bytes, headers: Any) -> int:
+        return correct(body, headers, seen) if headers.get("X-Service-Signature") else 0
+
+    code, output = run_audit(endpoint(crashes_without_a_signature), "--old-secret", OLD)
+    assert code == 1, output
+    assert failed_checks(output) == ["missing-header"]
+    assert "dropped the connection" in output and "All" not in output
+
+
+def test_a_url_that_is_not_http_is_a_usage_error() -> None:
+    code, output = run_audit("ftp://example.com/hooks")
+    assert code == 2 and "Not an http(s) URL: ftp://example.com/hooks" in output

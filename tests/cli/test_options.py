@@ -4,6 +4,8 @@ their one-line reasons (the CLI's import layering is checked in tests/unit/test_
 from __future__ import annotations
 
 import json
+import re
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -54,6 +56,29 @@ def test_an_api_error_is_one_line_with_its_code_and_status_1(payorch: Payorch) -
     [line] = result.stderr.strip().splitlines()
     assert line.startswith("payorch simulate payment: transaction_not_found: ")
     assert "(request req_" in line
+
+
+def test_the_error_line_is_the_one_the_readme_documents(payorch: Payorch) -> None:
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    found = re.search(r"one line on stderr: `([^`]+)`", readme)
+    assert found, "the README documents the error line"
+    pattern = re.escape(found.group(1))
+    for placeholder, regex in (
+        ("COMMAND", r"[a-z]+(?: [a-z]+)?"),
+        ("code", r"[a-z_]+"),
+        ("message", r".+"),
+        ("req_…", r"req_[0-9a-f]+"),
+    ):
+        pattern = pattern.replace(placeholder, regex)
+    for args in (
+        ["simulate", "payment", "TXN-NOPE", "paid"],
+        ["simulate", "payout", "po_nope", "completed"],
+        ["clock", "advance", "1s", "--api-key", "sk_test_nope"],
+    ):
+        result = runner.invoke(app, ["--base-url", payorch.base_url, *args])
+        assert result.exit_code == 1, result.output
+        [line] = result.stderr.splitlines()
+        assert re.fullmatch(pattern, line), (found.group(1), line)
 
 
 def test_an_unreachable_server_is_one_clear_line_and_status_3() -> None:

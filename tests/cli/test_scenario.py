@@ -254,6 +254,7 @@ def test_every_matcher_operator_is_documented() -> None:
 
 def write(tmp_path: Path, name: str, text: str) -> Path:
     path = tmp_path / name
+    path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(textwrap.dedent(text))
     return path
 
@@ -331,6 +332,30 @@ def test_validate_and_filters(tmp_path: Path) -> None:
     assert none.exit_code == 2 and "no scenario matched -k 'nothing'" in none.stderr
     missing = runner.invoke(app, ["scenario", "run", str(tmp_path / "nope")])
     assert missing.exit_code == 2 and "no such file or directory" in missing.stderr
+
+
+def test_validate_lists_the_yaml_files_it_skipped_and_why(tmp_path: Path) -> None:
+    write(tmp_path, "a.yaml", PASSING)
+    write(tmp_path, "config/settings.yaml", "name: not a scenario\n")
+    (tmp_path / "latin1.yml").write_bytes("scenario: caf\xe9\n".encode("latin-1"))
+    write(tmp_path, ".hidden/x.yaml", "name: never looked at\n")
+    result = runner.invoke(app, ["scenario", "validate", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("ok    ") and "a.yaml: passes (3 steps)" in lines[0]
+    assert lines[1:] == [
+        f"skip  {tmp_path / 'config/settings.yaml'}: no top-level `scenario:` key, so not a "
+        "scenario file",
+        f"skip  {tmp_path / 'latin1.yml'}: not UTF-8 text",
+        "1 scenario file(s) valid, 2 YAML file(s) skipped",
+    ]
+    (tmp_path / "a.yaml").unlink()
+    none = runner.invoke(app, ["scenario", "validate", str(tmp_path)])
+    assert none.exit_code == 2
+    assert (
+        none.stderr.splitlines()[0] == f"payorch scenario validate: no scenario found in {tmp_path}"
+    )
+    assert "settings.yaml: no top-level `scenario:` key" in none.stderr
 
 
 def test_json_report(tmp_path: Path) -> None:

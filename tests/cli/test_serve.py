@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -94,6 +95,23 @@ def test_second_server_on_same_data_dir_is_refused(server: Server, data_dir: Pat
     )
     assert result.returncode == 1
     assert "in use by another payorch server" in result.stderr
+
+
+def test_a_taken_port_suggests_port_0(data_dir: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = subprocess.run(
+            [*PAYORCH, "serve", "--port", str(port), "--data-dir", str(data_dir)],
+            capture_output=True,
+            text=True,
+            timeout=20,
+        )
+    assert result.returncode == 1
+    [line] = result.stderr.splitlines()
+    assert line.startswith(f"payorch serve: cannot listen on 127.0.0.1:{port}: the port is taken")
+    assert "--port 0 for any free port" in line
 
 
 def test_kill_9_loses_no_acknowledged_payment(data_dir: Path) -> None:

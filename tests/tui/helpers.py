@@ -1,11 +1,15 @@
-"""Waiting for the TUI in Pilot tests: until its workers are idle, or a condition holds."""
+"""Waiting for the TUI in Pilot tests (until its workers are idle, or a condition holds), and
+reading what it shows."""
 
 from __future__ import annotations
 
 import asyncio
+import io
 import time
 from collections.abc import Callable
 
+from rich.console import Console
+from textual.app import App
 from textual.pilot import Pilot
 
 # Never finishes by design (the live stream): not waited for.
@@ -39,3 +43,22 @@ async def until(
     elapsed = time.perf_counter() - started
     await pilot.pause()
     return elapsed
+
+
+def screen_text(app: App[None]) -> str:
+    """What the terminal shows, as plain text (one line per row), as a screenshot renders it."""
+    width, height = app.size
+    console = Console(
+        width=width,
+        height=height,
+        file=io.StringIO(),
+        force_terminal=True,
+        color_system=None,
+        record=True,
+        legacy_windows=False,
+        safe_box=False,
+    )
+    console.print(
+        app.screen._compositor.render_update(full=True, screen_stack=app._background_screens)
+    )
+    return console.export_text()

@@ -1,5 +1,5 @@
-"""SVG screenshots of every screen on fixed data and a fixed clock, compared with the files in
-docs/screenshots/ (which the README shows).
+"""SVG screenshots of every screen on fixed data and a fixed clock, at 80x24, 120x35 and 200x50,
+compared with the files in docs/screenshots/ (the README shows one).
 
 A change to the UI changes them: look at the new files, then accept them with
 
@@ -78,66 +78,91 @@ async def chargeback_marked(app: PayorchApp, pilot: Pilot[None]) -> None:
     app.reload_all()
 
 
-async def test_transactions(tmp_path: Path) -> None:
+async def press(pilot: Pilot[None], *keys: str) -> None:
+    for key in keys:
+        await pilot.press(key)
+        await settle(pilot)
+
+
+async def transactions(app: PayorchApp, pilot: Pilot[None]) -> None:
+    await chargeback_marked(app, pilot)
+
+
+async def transactions_filtered(app: PayorchApp, pilot: Pilot[None]) -> None:
+    await chargeback_marked(app, pilot)
+    await press(pilot, "s", "s")  # status filter: completed
+
+
+async def transaction_detail(app: PayorchApp, pilot: Pilot[None]) -> None:
+    await settle(pilot)
+    app.open_transaction(PAID["id"])
+
+
+async def balances(app: PayorchApp, pilot: Pilot[None]) -> None:
+    await press(pilot, "2")
+
+
+async def deliveries(app: PayorchApp, pilot: Pilot[None]) -> None:
+    await press(pilot, "3")
+
+
+async def delivery(app: PayorchApp, pilot: Pilot[None]) -> None:
+    await press(pilot, "3", "enter")
+
+
+async def confirm_chargeback(app: PayorchApp, pilot: Pilot[None]) -> None:
+    await settle(pilot)
+    await press(pilot, "down", "c")  # chargeback on the completed PIX payment
+
+
+async def advance_clock(app: PayorchApp, pilot: Pilot[None]) -> None:
+    await press(pilot, "a")
+
+
+async def key_switcher(app: PayorchApp, pilot: Pilot[None]) -> None:
+    await press(pilot, "k")
+
+
+# Every screen (and dialog), each at the three sizes it is checked at: the smallest terminal the
+# layout is made for, a common laptop one, and a wide one. `transactions.svg` (80x24) is the
+# README's; the others are named NAME-WxH.svg.
+SCREENS = {
+    "transactions": transactions,
+    "transactions-filtered": transactions_filtered,
+    "transaction-detail": transaction_detail,
+    "balances": balances,
+    "deliveries": deliveries,
+    "delivery": delivery,
+    "confirm-chargeback": confirm_chargeback,
+    "advance-clock": advance_clock,
+    "key-switcher": key_switcher,
+}
+SIZES = ((80, 24), (120, 35), (200, 50))
+
+
+def shot_name(screen: str, size: tuple[int, int]) -> str:
+    return screen if size == SIZES[0] else f"{screen}-{size[0]}x{size[1]}"
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda size: f"{size[0]}x{size[1]}")
+@pytest.mark.parametrize("screen", list(SCREENS))
+async def test_screenshot(screen: str, size: tuple[int, int], tmp_path: Path) -> None:
+    app = fixed_app()
+    async with app.run_test(size=size) as pilot:
+        await SCREENS[screen](app, pilot)
+        await check(app, pilot, shot_name(screen, size), tmp_path)
+
+
+def test_every_screenshot_file_is_checked() -> None:
+    made = {shot_name(screen, size) for screen in SCREENS for size in SIZES}
+    assert {path.stem for path in SCREENSHOTS.glob("*.svg")} == made
+    listed = INDEX.read_text(encoding="utf-8")
+    assert all(f"`{screen}" in listed for screen in SCREENS)
+
+
+async def test_a_refused_confirmation_sends_nothing() -> None:
     app = fixed_app()
     async with app.run_test(size=(80, 24)) as pilot:
-        await chargeback_marked(app, pilot)
-        await check(app, pilot, "transactions", tmp_path)
-
-
-async def test_transactions_wide(tmp_path: Path) -> None:
-    app = fixed_app()
-    async with app.run_test(size=(120, 30)) as pilot:
-        await chargeback_marked(app, pilot)
-        await pilot.press("s", "s")  # status filter: completed
-        await check(app, pilot, "transactions-filtered-wide", tmp_path)
-
-
-async def test_transaction_detail(tmp_path: Path) -> None:
-    app = fixed_app()
-    async with app.run_test(size=(100, 30)) as pilot:
-        await settle(pilot)
-        app.open_transaction(PAID["id"])
-        await check(app, pilot, "transaction-detail", tmp_path)
-
-
-async def test_balances(tmp_path: Path) -> None:
-    app = fixed_app()
-    async with app.run_test(size=(80, 24)) as pilot:
-        await pilot.press("2")
-        await check(app, pilot, "balances", tmp_path)
-
-
-async def test_deliveries(tmp_path: Path) -> None:
-    app = fixed_app()
-    async with app.run_test(size=(100, 24)) as pilot:
-        await pilot.press("3")
-        await check(app, pilot, "deliveries", tmp_path)
-
-
-async def test_delivery_opened(tmp_path: Path) -> None:
-    app = fixed_app()
-    async with app.run_test(size=(100, 30)) as pilot:
-        await pilot.press("3")
-        await settle(pilot)
-        await pilot.press("enter")
-        await check(app, pilot, "delivery", tmp_path)
-
-
-async def test_confirm_destructive(tmp_path: Path) -> None:
-    app = fixed_app()
-    async with app.run_test(size=(80, 24)) as pilot:
-        await settle(pilot)
-        await pilot.press("down", "c")  # chargeback on the completed PIX payment
-        await check(app, pilot, "confirm-chargeback", tmp_path)
-        await pilot.press("n")
-        await settle(pilot)
+        await confirm_chargeback(app, pilot)
+        await press(pilot, "n")
         assert not app.backend.calls  # type: ignore[attr-defined]
-
-
-async def test_clock_dialog(tmp_path: Path) -> None:
-    app = fixed_app()
-    async with app.run_test(size=(80, 24)) as pilot:
-        await settle(pilot)
-        await pilot.press("a")
-        await check(app, pilot, "advance-clock", tmp_path)

@@ -1,16 +1,23 @@
 """The copies of payorch.vocabulary's name lists that need more than the names agree with it: the
-simulator's transition tables and the CLI's typer choices. Other users import the names."""
+simulator's transition tables, the CLI's typer choices and the TUI's rule for which simulate
+actions a payment's status allows. Other users import the names."""
 
 from __future__ import annotations
 
 from payorch.vocabulary import PAYMENT_SIMULATE_ACTIONS, PAYOUT_SIMULATE_ACTIONS
 from payorch_cli.commands.simulate import PaymentAction, PayoutAction
+from payorch_cli.tui.backend import SIMULATE_REQUIRES
 from simulator.domain import payouts, states
 
 
 def test_payment_simulate_actions() -> None:
     assert tuple(states.SIMULATE_ACTIONS) == PAYMENT_SIMULATE_ACTIONS
     assert tuple(action.value for action in PaymentAction) == PAYMENT_SIMULATE_ACTIONS
+
+
+def test_the_tui_offers_an_action_only_from_the_status_it_requires() -> None:
+    required = {action: t.requires for action, t in states.SIMULATE_ACTIONS.items()}
+    assert required == SIMULATE_REQUIRES
 
 
 def test_payout_simulate_actions() -> None:

@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 from textual.app import ComposeResult
 from textual.screen import Screen
-from textual.widgets import Footer
 
+from payorch_cli.tui.widgets.footer import FittingFooter
 from payorch_cli.tui.widgets.header import StatusHeader
 
 if TYPE_CHECKING:
@@ -41,7 +41,7 @@ class LiveScreen(Screen[None]):
         yield StatusHeader()
 
     def compose_footer(self) -> ComposeResult:
-        yield Footer()
+        yield FittingFooter()
 
     def on_mount(self) -> None:
         self.payorch.register_view(self)

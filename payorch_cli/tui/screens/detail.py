@@ -13,6 +13,7 @@ from textual.widgets import Static
 
 from payorch_cli.client import ApiError
 from payorch_cli.tui import present
+from payorch_cli.tui.backend import simulate_actions
 from payorch_cli.tui.messages import Failed
 from payorch_cli.tui.screens.base import LiveScreen
 from payorch_cli.tui.widgets.detail import (
@@ -97,6 +98,7 @@ class TransactionScreen(LiveScreen):
         self.query_one(FieldsPanel).show(tx, chargeback=chargeback)
         self.query_one(BreakdownPanel).show(tx)
         self._show_timeline()
+        self.refresh_bindings()
 
     def _show_timeline(self) -> None:
         if self.tx is None:
@@ -117,6 +119,21 @@ class TransactionScreen(LiveScreen):
 
     def selected_transaction(self) -> str | None:
         return self.transaction_id
+
+    def applicable_actions(self) -> tuple[str, ...]:
+        """The simulate actions this payment's status allows (the footer and the palette offer
+        only these; none until it has loaded)."""
+        identity = self.payorch.identity
+        return simulate_actions(
+            self.tx,
+            chargeback=self.transaction_id in self.payorch.chargebacks,
+            sandbox=identity is None or identity.sandbox,
+        )
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "simulate":
+            return parameters[0] in self.applicable_actions()
+        return True
 
     def action_simulate(self, action: str) -> None:
         self.payorch.request_simulate(self.transaction_id, action)

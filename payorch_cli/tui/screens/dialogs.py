@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import ClassVar
 
@@ -15,6 +14,7 @@ from textual.widgets import Button, Input, Label, OptionList
 from textual.widgets.option_list import Option
 
 from payorch_cli.credentials import Credential
+from payorch_cli.scenario import durations
 from payorch_cli.tui.credentials import switchable
 
 
@@ -58,16 +58,15 @@ CLOCK_PRESETS = (
     ("2d", "2 days: T+2 settlement"),
     ("7d", "7 days: a chargeback resolves"),
 )
-UNITS = {"s": 1, "m": 60, "h": 3_600, "d": 86_400, "w": 604_800}
 
 
 def parse_duration(value: str) -> float | None:
-    """`90`, `90s`, `15m`, `2h`, `3d`, `1w`, `1d 6h` -> seconds; None if not one."""
-    parts = re.findall(r"(\d+(?:\.\d+)?)\s*([smhdw]?)", value.strip().lower())
-    if not parts or re.sub(r"[\d.\ssmhdw]", "", value.lower()):
+    """`90`, `90s`, `15m`, `2h`, `3d`, `1w`, `1d 6h` -> seconds; None if not one. The syntax of
+    `payorch clock advance` and scenarios (payorch_cli.scenario.durations), any case."""
+    try:
+        return durations.parse_duration(value.lower())
+    except durations.DurationError:
         return None
-    seconds = sum(float(n) * UNITS[u or "s"] for n, u in parts)
-    return seconds if seconds > 0 else None
 
 
 class AdvanceClockDialog(ModalScreen[float | None]):

@@ -19,7 +19,7 @@ from textual.containers import Horizontal
 from textual.widgets import DataTable, Input
 
 from payorch_cli.client import ApiError
-from payorch_cli.tui.backend import METHODS, PAGE_SIZE, STATUSES, Page
+from payorch_cli.tui.backend import METHODS, PAGE_SIZE, STATUSES, Page, simulate_actions
 from payorch_cli.tui.messages import Failed
 from payorch_cli.tui.screens.base import LiveScreen
 from payorch_cli.tui.widgets.transactions import (
@@ -148,6 +148,7 @@ class TransactionsScreen(LiveScreen):
             self._head = (page.rows[0].get("id") if page.rows else None, page.total)
         self.query_one(TransactionsTable).show(page.rows, self.payorch.chargebacks)
         self._show_pager()
+        self.refresh_bindings()
 
     def _show_pager(self) -> None:
         page = self.page
@@ -172,6 +173,7 @@ class TransactionsScreen(LiveScreen):
         table = self.query_one(TransactionsTable)
         tx_id = str(tx.get("id") or "")
         table.update_row(tx, chargeback=tx_id in self.payorch.chargebacks)
+        self.refresh_bindings()
         query = self.query_state
         if query.status or query.by_id:
             # The row may have left (or joined) the filtered set: the page says which.
@@ -216,6 +218,27 @@ class TransactionsScreen(LiveScreen):
 
     def selected_transaction(self) -> str | None:
         return self.query_one(TransactionsTable).selected_id()
+
+    def applicable_actions(self) -> tuple[str, ...]:
+        """The simulate actions the selected payment's status allows (the footer and the
+        palette offer only these)."""
+        table = self.query_one(TransactionsTable)
+        tx_id = table.selected_id()
+        identity = self.payorch.identity
+        return simulate_actions(
+            table.selected(),
+            chargeback=tx_id in self.payorch.chargebacks,
+            sandbox=identity is None or identity.sandbox,
+        )
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "simulate":
+            return parameters[0] in self.applicable_actions()
+        return True
+
+    @on(DataTable.RowHighlighted, "#transactions")
+    def _row_highlighted(self) -> None:
+        self.refresh_bindings()
 
     def action_simulate(self, action: str) -> None:
         tx_id = self.selected_transaction()

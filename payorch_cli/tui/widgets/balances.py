@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 from textual.widgets import DataTable, Static
@@ -12,7 +13,7 @@ from payorch_cli.tui import present
 
 
 def _section(rows: list[tuple[str, str]], title: str) -> Table:
-    grid = Table.grid(padding=(0, 1), expand=True)
+    grid = Table.grid(padding=(0, 1))
     grid.add_column(style="dim", no_wrap=True)
     grid.add_column(justify="right", no_wrap=True)
     grid.add_row(Text(title, style="bold"), "")
@@ -67,13 +68,13 @@ class PayoutPanel(Static):
                 )
             )
             return
-        table = Table.grid(padding=(0, 1), expand=True)
+        # The title above the grid, not in its first column: that column is only as wide as a
+        # currency code, which leaves the figures room on a narrow terminal.
+        table = Table.grid(padding=(0, 1))
         table.add_column(no_wrap=True)
         for _ in range(3):
             table.add_column(justify="right", no_wrap=True)
-        table.add_row(
-            Text("Payout", style="bold"), *(Text(h, style="dim") for h in ("avail", "pend", "resv"))
-        )
+        table.add_row("", *(Text(h, style="dim") for h in ("avail", "pend", "resv")))
         entries = present.items(payout.get("balances"))
         for entry in entries:
             entry = present.obj(entry)
@@ -83,7 +84,7 @@ class PayoutPanel(Static):
             )
         if not entries:
             table.add_row(Text("no balances yet", style="dim"), "", "", "")
-        self.update(table)
+        self.update(Group(Text("Payout", style="bold"), table))
 
 
 class MovementsTable(DataTable[Any]):
@@ -100,7 +101,8 @@ class MovementsTable(DataTable[Any]):
         self.cursor_type = "row"
         self.zebra_stripes = True
         for key, label in self.COLUMNS:
-            self.add_column(label, key=key)
+            # The amount's header sits over its right-aligned figures, as in the list's.
+            self.add_column(Text(label, justify="right") if key == "amount" else label, key=key)
 
     def show(self, balance: dict[str, Any] | None) -> None:
         self.clear()

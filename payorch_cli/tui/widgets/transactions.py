@@ -9,51 +9,60 @@ from textual.widgets import DataTable, Static
 
 from payorch_cli.tui import present
 
-# (key, label); widths fit 80 columns up to the method; the order id spills to the right.
+# (key, label, amounts are right-aligned); widths fit 80 columns up to the method; the order id
+# spills to the right.
 COLUMNS = (
-    ("created", "Created"),
-    ("id", "Transaction"),
-    ("status", "Status"),
-    ("amount", "USD"),
-    ("local", "Local"),
-    ("method", "Method"),
-    ("order", "Order id"),
+    ("created", "Created", False),
+    ("id", "Transaction", False),
+    ("status", "Status", False),
+    ("amount", "USD", True),
+    ("local", "Local", True),
+    ("method", "Method", False),
+    ("order", "Order id", False),
 )
 
 
 def row_cells(tx: dict[str, Any], *, chargeback: bool) -> list[Any]:
     timestamps = present.obj(tx.get("timestamps"))
     return [
-        present.when(timestamps.get("created")),
+        present.when(timestamps.get("created"), seconds=False),
         present.transaction_id(tx),
         present.status_text(tx.get("status"), chargeback=chargeback),
         Text(present.money(tx.get("amount")), justify="right"),
-        Text(present.money(tx.get("amountLocal"), present.text(tx.get("currencyLocal")))),
+        Text(
+            present.money(tx.get("amountLocal"), present.text(tx.get("currencyLocal"))),
+            justify="right",
+        ),
         present.text(tx.get("paymentMethod")),
         present.text(tx.get("merchantOrderId")),
     ]
 
 
 class TransactionsTable(DataTable[Any]):
-    """Row keys are transaction ids, so an event updates its row in place."""
+    """Row keys are transaction ids, so an event updates its row in place. The transactions
+    shown are kept too: which actions the footer offers depends on the selected one."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.transactions: dict[str, dict[str, Any]] = {}
 
     def on_mount(self) -> None:
         self.cursor_type = "row"
         self.zebra_stripes = True
-        for key, label in COLUMNS:
-            self.add_column(label, key=key)
+        for key, label, right in COLUMNS:
+            self.add_column(Text(label, justify="right") if right else label, key=key)
 
     def show(self, rows: list[dict[str, Any]], chargebacks: set[str]) -> None:
         keep = self.selected_id()
         self.clear()
-        seen: set[str] = set()
+        self.transactions = {}
         for tx in rows:
             tx_id = present.transaction_id(tx)
-            if tx_id in seen:  # a duplicate id would make DataTable raise: show it once
+            if tx_id in self.transactions:  # a duplicate id would make DataTable raise
                 continue
-            seen.add(tx_id)
+            self.transactions[tx_id] = tx
             self.add_row(*row_cells(tx, chargeback=tx_id in chargebacks), key=tx_id)
-        if keep in seen:
+        if keep in self.transactions:
             self.move_cursor(row=self.get_row_index(keep), animate=False)
 
     def update_row(self, tx: dict[str, Any], *, chargeback: bool) -> bool:
@@ -61,9 +70,16 @@ class TransactionsTable(DataTable[Any]):
         tx_id = present.transaction_id(tx)
         if tx_id not in self.rows:
             return False
-        for (key, _), value in zip(COLUMNS, row_cells(tx, chargeback=chargeback), strict=True):
+        self.transactions[tx_id] = {**self.transactions.get(tx_id, {}), **tx}
+        cells = row_cells(self.transactions[tx_id], chargeback=chargeback)
+        for (key, _, _), value in zip(COLUMNS, cells, strict=True):
             self.update_cell(tx_id, key, value)
         return True
+
+    def selected(self) -> dict[str, Any] | None:
+        """The selected row's transaction, as last shown."""
+        tx_id = self.selected_id()
+        return None if tx_id is None else self.transactions.get(tx_id)
 
     def selected_id(self) -> str | None:
         if not self.row_count:

@@ -1,0 +1,65 @@
+"""What the README tells a new user, checked against the code: the steps a fresh clone needs (the
+second shell's virtualenv, the browser tests' chromium, the deposit account that `simulate
+deposit` needs) work as written."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from payorch_cli.main import app
+from payorch_cli.scenario.fixture import Payorch
+from tests.browser.conftest import MISSING_CHROMIUM, MISSING_PLAYWRIGHT
+
+README = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+
+
+def section(title: str) -> str:
+    found = re.search(rf"^## {re.escape(title)}\n(.*?)(?=^## )", README, re.M | re.S)
+    assert found, f"no section {title!r}"
+    return found.group(1)
+
+
+def test_the_second_shell_is_told_to_activate_the_virtualenv() -> None:
+    quick = section("Quick start")
+    after = quick[quick.index("in another shell") :]
+    assert ". .venv/bin/activate" in after.split("```")[0]
+
+
+def test_the_browser_tests_name_chromium_and_how_to_install_it() -> None:
+    assert "`apt-get install chromium`" in section("Quick start")
+    assert "apt-get install chromium" in MISSING_CHROMIUM
+    assert "pip install" in MISSING_PLAYWRIGHT
+
+
+def test_running_against_a_shared_server_names_the_isolated_tag() -> None:
+    text = section("Scenarios and CLI")
+    assert '--base-url URL -k "not isolated"' in text and "`isolated`" in text
+
+
+def test_refunds_and_limits_say_they_are_in_local_currency() -> None:
+    simulates = " ".join(section("What it simulates").split())
+    assert "A refund's `amount` is in the payment's local currency" in simulates
+    assert "per-method limits (in the method's local currency" in simulates
+
+
+def test_a_not_simulated_list_stands_beside_what_it_simulates() -> None:
+    assert README.index("## What it simulates") < README.index("## Not simulated")
+    assert section("Not simulated").count("\n- ") >= 5
+
+
+def test_the_deposit_account_call_works_as_written(payorch: Payorch) -> None:
+    text = section("Scenarios and CLI")
+    call = text[text.index("curl -s http://127.0.0.1:8080/api/v1/me/deposit-accounts") :]
+    body = json.loads(re.search(r"-d '(.*?)'", call, re.S).group(1))  # type: ignore[union-attr]
+    created = payorch.client.post("/me/deposit-accounts", body)
+    assert created["created"] is True
+    clabe = created["account"]["clabe"]
+    assert "simulate deposit --clabe 6461... --amount 500" in text and clabe.startswith("6461")
+    deposit = ["simulate", "deposit", "--clabe", clabe, "--amount", "500"]
+    result = CliRunner().invoke(app, ["--base-url", payorch.base_url, "--json", *deposit])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["transaction"]["amountLocal"] == 500
