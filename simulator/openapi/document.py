@@ -19,6 +19,7 @@ from typing import Any
 import orjson
 import yaml
 
+from simulator.domain.countries import ISO2_TO_ISO3
 from simulator.domain.errors import CATALOGUE
 from simulator.domain.ratelimit import TIER_QUOTAS
 
@@ -127,10 +128,39 @@ def _error_response(status: int, codes: list[str]) -> dict[str, Any]:
     }
 
 
+def country_codes() -> list[str]:
+    """The codes the server accepts (simulator.domain.countries), alpha-2 then alpha-3."""
+    return [*ISO2_TO_ISO3, *ISO2_TO_ISO3.values()]
+
+
+def country_pattern() -> str:
+    """A pattern for exactly those codes, in any case, padding spaces allowed (trimmed)."""
+    either = "|".join(
+        "".join(f"[{c.upper()}{c.lower()}]" for c in code) for code in country_codes()
+    )
+    pad = "[^\\S\\u0000-\\u001f\\u007f]*"
+    return f"^{pad}(?:{either}){pad}$"
+
+
+def _countries(node: Any) -> None:
+    """Every schema marked `x-country-code` gets the country table's pattern and enum."""
+    if isinstance(node, dict):
+        if node.get("x-country-code") is True:
+            node["pattern"] = country_pattern()
+            node["x-enum"] = country_codes()
+            node["x-message"] = "unknown country code"
+        for value in node.values():
+            _countries(value)
+    elif isinstance(node, list):
+        for value in node:
+            _countries(value)
+
+
 def build(source: dict[str, Any]) -> dict[str, Any]:
     """The served document: `source` with every operation's error responses added, and the
     shared error envelope's `code` enumerating the whole catalogue."""
     doc = copy.deepcopy(source)
+    _countries(doc)
     envelope = doc["components"]["schemas"][ERROR_SCHEMA.rsplit("/", 1)[-1]]
     envelope["properties"]["error"]["properties"]["code"]["enum"] = list(CATALOGUE)
     for _path, _method, operation, item in operations(doc):

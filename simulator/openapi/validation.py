@@ -157,6 +157,13 @@ def _extension(error: ValidationError, name: str) -> Any:
 
 def _message(error: ValidationError) -> str:
     keyword, expected, value = error.validator, error.validator_value, error.instance
+    custom = error.schema.get("x-message")  # the rule in words, for a pattern or a `not`
+    if (
+        custom
+        and keyword in ("pattern", "not")
+        and not (isinstance(value, str) and _CONTROL.search(value))
+    ):
+        return str(custom)
     if keyword == "type":
         kinds = expected if isinstance(expected, list) else [expected]
         kind = next((k for k in kinds if k != "null"), "null")

@@ -325,3 +325,47 @@ async def test_a_null_optional_field_is_an_absent_one(api: Api, keys: Keys) -> N
     body = {"amount": 5, "paymentMethodId": "1001", "tag1": None, "customer": None}
     status, out, _ = await api.post("/payments", keys.sandbox_sk, json=body)
     assert status == 200, out
+
+
+def _country_fields(node: Any) -> list[dict[str, Any]]:
+    if isinstance(node, dict):
+        found = [node] if node.get("x-country-code") else []
+        return found + [f for value in node.values() for f in _country_fields(value)]
+    if isinstance(node, list):
+        return [f for value in node for f in _country_fields(value)]
+    return []
+
+
+def test_country_codes_are_the_server_table() -> None:
+    """Every country field enumerates simulator.domain.countries, and its pattern takes exactly
+    those codes (any case, padded), as normalize_country does: the builder derives both."""
+    import re
+
+    from simulator.domain.countries import ISO2_TO_ISO3, normalize_country
+
+    fields = _country_fields(document())
+    assert len(fields) >= 5  # CountryCode and the four body fields
+    codes = {*ISO2_TO_ISO3, *ISO2_TO_ISO3.values()}
+    for schema in fields:
+        assert set(schema["x-enum"]) == codes
+        pattern = re.compile(schema["pattern"])
+        for code in codes:
+            for written in (code, code.lower(), f" {code.title()} "):
+                assert pattern.search(written), written
+                assert normalize_country(written) in ISO2_TO_ISO3.values()
+        for other in ("AA", "XYZ", "M X", "MXN", "", "U"):
+            assert not pattern.search(other), other
+
+
+def test_include_takes_the_handler_values() -> None:
+    import re
+
+    from simulator.http.handlers.deposits import INCLUDES
+
+    schema = document()["components"]["parameters"]["IncludeStats"]["schema"]
+    assert tuple(schema["x-enum"]) == INCLUDES
+    pattern = re.compile(schema["pattern"])
+    for good in ("", "stats", "stats,stats", " , stats , "):
+        assert pattern.search(good), good
+    for bad in ("stat", "statsstats", "stats,x", "a"):
+        assert not pattern.search(bad), bad
