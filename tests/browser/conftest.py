@@ -59,6 +59,15 @@ SANDBOX_SK = "sk_test_19g744zrbw5buqxqpxp5w4gj"  # mer_mercadoazul / shp_mazul_t
 # The merchant's site the buyer returns to; the browser context answers it (no network).
 SHOP_ORIGIN = "https://shop.example"
 RETURN_URL = f"{SHOP_ORIGIN}/orders/42/return"
+# A buyer the browser tests fill the forms with (valid check digits).
+CPF = "52998224725"
+RFC = "XAXX010101000"
+CUSTOMER = {
+    "firstName": "Ana",
+    "lastName": "Souza",
+    "email": "ana@example.com",
+    "phone": "+5511987654321",
+}
 
 
 def pytest_configure(config: pytest.Config) -> None:

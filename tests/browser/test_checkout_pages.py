@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from tests.browser.conftest import RETURN_URL, OpenPage, Server
+from tests.browser.conftest import CPF, CUSTOMER, RETURN_URL, RFC, OpenPage, Server
 
 if TYPE_CHECKING:
     from playwright.sync_api import Page
@@ -23,14 +23,6 @@ if TYPE_CHECKING:
 expect = pytest.importorskip("playwright.sync_api", reason="Playwright is not installed").expect
 pytestmark = pytest.mark.browser
 
-CPF = "52998224725"
-RFC = "XAXX010101000"
-CUSTOMER = {
-    "firstName": "Ana",
-    "lastName": "Souza",
-    "email": "ana@example.com",
-    "phone": "+5511987654321",
-}
 VIEWPORTS = ["phone", "desktop"]
 Shot = Callable[["Page", str], None]
 

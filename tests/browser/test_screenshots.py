@@ -21,7 +21,15 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from tests.browser.conftest import RETURN_URL, VIEWPORTS, OpenPage, Server
+from tests.browser.conftest import (
+    CPF,
+    CUSTOMER,
+    RETURN_URL,
+    RFC,
+    VIEWPORTS,
+    OpenPage,
+    Server,
+)
 
 if TYPE_CHECKING:
     from playwright.sync_api import Page
@@ -33,14 +41,6 @@ ROOT = Path(__file__).resolve().parents[2]
 UPDATE = os.environ.get("PAYORCH_UPDATE_SCREENSHOTS") == "1"
 OUT = ROOT / ("docs/screenshots" if UPDATE else "test-artifacts/screenshots") / "checkout"
 LANGUAGES = {"en": "English", "es": "Spanish", "pt": "Portuguese"}
-CPF = "52998224725"
-RFC = "XAXX010101000"
-CUSTOMER = {
-    "firstName": "Ana",
-    "lastName": "Souza",
-    "email": "ana@example.com",
-    "phone": "+5511987654321",
-}
 # name -> what it shows (the index's second column)
 PAGES = {
     "picker": "method picker of a Mexican session: local amount first, test badges",
