@@ -291,6 +291,8 @@ async def pay_with_header(api: Api, keys: Keys, value: str, **body: Any) -> str:
 async def test_sandbox_simulate_header_outcome_after_a_few_seconds(
     api: Api, keys: Keys, events: Events, value: str, expected_status: str, fired: list[str]
 ) -> None:
+    # Past a poll boundary: the poll must not confirm the slow payment within these 10 s.
+    await align_to_poll(api, keys, after=1)
     tx = await pay_with_header(api, keys, value)
     quiet = await pay_with_header(api, keys, "slow_payment")
     await api.advance(1)
