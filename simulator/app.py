@@ -26,6 +26,7 @@ from simulator.domain.payout_ledger import PayoutLedger
 from simulator.domain.payouts import PayoutService
 from simulator.domain.ratelimit import RateLimiter
 from simulator.domain.refunds import RefundService
+from simulator.domain.requestlog import RequestLog
 from simulator.domain.settlements import SettlementService
 from simulator.domain.transactions import TransactionRepository
 from simulator.domain.webhooks import SECRET_EXPIRY_JOB, WebhookService
@@ -39,6 +40,7 @@ from simulator.http import keys
 from simulator.http.idempotency import IdempotencyCache
 from simulator.http.middlewares import request_middleware
 from simulator.http.rendered import RenderedTransactions
+from simulator.http.request_tail import RequestTail
 from simulator.http.routes import setup_routes
 from simulator.openapi.validation import compiled as compiled_operations
 from simulator.scheduler import Scheduler
@@ -133,6 +135,8 @@ def create_app(
     app[keys.IDEMPOTENCY] = IdempotencyCache(store.table("idempotency"), clock)
     app[keys.RENDERED] = RenderedTransactions(store.table("transactions").raw, clock.timestamp)
     app[keys.RATE_LIMITER] = RateLimiter() if settings.rate_limit else None
+    app[keys.REQUEST_LOG] = request_log = RequestLog(settings.request_log)
+    app[keys.REQUEST_TAIL] = RequestTail(request_log)
     # Compiled once per process: every app validates requests against the same document.
     app[keys.OPERATIONS] = compiled_operations()
     _wire_checkout(app, ctx, payments, store, scheduler)
@@ -217,6 +221,7 @@ def _wire_event_flows(
 
 async def _close_streams(app: web.Application) -> None:
     app[keys.STREAM].close_all()
+    app[keys.REQUEST_TAIL].close_all()
 
 
 async def _stopping(app: web.Application) -> None:

@@ -9,6 +9,7 @@ DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8080
 DEFAULT_DATA_DIR = Path(".payorch")
 BODY_LIMIT_BYTES = 1024 * 1024
+REQUEST_LOG_SIZE = 10_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,3 +28,5 @@ class Settings:
     # Webhook deliveries only to loopback hosts (others are recorded as failed, never sent): for
     # fuzzing, where generated subscription URLs must not send traffic off this machine.
     webhooks_loopback_only: bool = False
+    # Requests kept in the request log (GET /_sim/requests); 0 turns it off.
+    request_log: int = REQUEST_LOG_SIZE

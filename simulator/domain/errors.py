@@ -149,6 +149,9 @@ CATALOGUE: dict[str, ErrorSpec] = {
     "wallet_not_found": ErrorSpec(404, _INVALID, "No such payout wallet."),
     "withdrawal_not_found": ErrorSpec(404, _INVALID, "No such withdrawal."),
     "webhook_not_found": ErrorSpec(404, _INVALID, "No such webhook subscription."),
+    "request_not_found": ErrorSpec(
+        404, _INVALID, "No such request in the request log (it keeps the latest only)."
+    ),
     "webhook_delivery_not_found": ErrorSpec(
         404, _INVALID, "No such delivery under that subscription."
     ),

@@ -18,6 +18,7 @@ from simulator.domain.payments import PaymentService
 from simulator.domain.payouts import PayoutService
 from simulator.domain.ratelimit import RateLimiter
 from simulator.domain.refunds import RefundService
+from simulator.domain.requestlog import RequestLog
 from simulator.domain.settlements import SettlementService
 from simulator.domain.webhooks import WebhookService
 from simulator.domain.withdrawals import WithdrawalService
@@ -26,6 +27,7 @@ from simulator.events.engine import DeliveryEngine
 from simulator.events.stream import EventStream
 from simulator.http.idempotency import IdempotencyCache
 from simulator.http.rendered import RenderedTransactions
+from simulator.http.request_tail import RequestTail
 from simulator.openapi.validation import Operations
 from simulator.scheduler import Scheduler
 from simulator.settings import Settings
@@ -56,6 +58,9 @@ WITHDRAWALS = web.AppKey("withdrawals", WithdrawalService)
 # The edges that act on the domain's decisions: webhook sends and the live event stream.
 ENGINE = web.AppKey("delivery_engine", DeliveryEngine)
 STREAM = web.AppKey("event_stream", EventStream)
+# The request log (a debugging aid kept in memory, not state) and its live readers.
+REQUEST_LOG = web.AppKey("request_log", RequestLog)
+REQUEST_TAIL = web.AppKey("request_tail", RequestTail)
 
 # Set when the server starts stopping (SIGINT/SIGTERM): new requests and requests cut short at
 # the end of the grace period answer 503.
@@ -73,3 +78,5 @@ REQUEST_ID = web.RequestKey("request_id", str)
 PRINCIPAL = web.RequestKey("principal", Principal)
 # The JSON body, once the validation middleware has read and checked it against the document.
 BODY = web.RequestKey("json_body", dict)
+# The body's bytes as they were read (for the request log).
+RAW_BODY = web.RequestKey("raw_body", bytes)

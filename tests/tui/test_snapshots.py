@@ -141,3 +141,23 @@ async def test_clock_dialog(tmp_path: Path) -> None:
         await settle(pilot)
         await pilot.press("a")
         await check(app, pilot, "advance-clock", tmp_path)
+
+
+@pytest.mark.parametrize(
+    "size, name",
+    [((80, 24), "requests"), ((120, 35), "requests-wide"), ((200, 50), "requests-huge")],
+)
+async def test_requests(tmp_path: Path, size: tuple[int, int], name: str) -> None:
+    app = fixed_app()
+    async with app.run_test(size=size) as pilot:
+        await pilot.press("4")
+        await check(app, pilot, name, tmp_path)
+
+
+async def test_request_opened(tmp_path: Path) -> None:
+    app = fixed_app()
+    async with app.run_test(size=(100, 35)) as pilot:
+        await pilot.press("4")
+        await settle(pilot)
+        await pilot.press("down", "down", "down", "down", "enter")
+        await check(app, pilot, "request", tmp_path)

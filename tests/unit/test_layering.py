@@ -66,6 +66,7 @@ def test_the_simulator_imports_no_cli_library() -> None:
         ["trigger", "--help"],
         ["scenario", "run", "--help"],
         ["listen", "--help"],
+        ["logs", "tail", "--help"],
         ["tui", "--help"],
         ["keys", "--json"],
         ["openapi"],
