@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
@@ -32,6 +32,9 @@ from simulator.openapi.validation import Operations
 from simulator.scheduler import Scheduler
 from simulator.settings import Settings
 from simulator.store import Store
+
+if TYPE_CHECKING:  # it imports these keys
+    from simulator.http.reset import ServerReset  # noqa: F401 (named in a type argument below)
 
 SETTINGS = web.AppKey("settings", Settings)
 CLOCK = web.AppKey("clock", SimClock)
@@ -65,8 +68,11 @@ REQUEST_TAIL = web.AppKey("request_tail", RequestTail)
 # Set when the server starts stopping (SIGINT/SIGTERM): new requests and requests cut short at
 # the end of the grace period answer 503.
 STOPPING = web.AppKey("stopping", asyncio.Event)
-# The tasks of the requests being handled, so a stopping server can wait for them.
-IN_FLIGHT = web.AppKey[set["asyncio.Task[Any]"]]("in_flight")
+# The tasks of the requests being handled, with their requests, so a stopping server (and a
+# reset) can wait for them.
+IN_FLIGHT = web.AppKey[dict["asyncio.Task[Any]", web.Request]]("in_flight")
+# POST /_sim/reset: the gate requests wait at while a reset runs (simulator/http/reset.py).
+RESET = web.AppKey["ServerReset"]("reset")
 # The OpenAPI document's operations with their compiled request validators.
 OPERATIONS = web.AppKey("operations", Operations)
 # None when the server runs with --no-rate-limit (the value type is given as the type argument:

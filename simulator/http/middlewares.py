@@ -33,6 +33,7 @@ from simulator.http.keys import (
     RAW_BODY,
     REQUEST_ID,
     REQUEST_LOG,
+    RESET,
     STOPPING,
 )
 from simulator.http.requests import base_url, read_body
@@ -75,12 +76,15 @@ async def request_middleware(request: web.Request, handler: Handler) -> web.Stre
 
 
 async def _answer(request: web.Request, handler: Handler, request_id: str) -> web.StreamResponse:
+    reset = request.app[RESET]
+    if not reset.gate_open:  # a reset is running: this request runs after it, in the new world
+        await reset.wait_for_gate()
     if request.app[STOPPING].is_set():
         return _render(_stopping_error(), request)
     task = asyncio.current_task()
     in_flight = request.app[IN_FLIGHT]
     if task is not None:
-        in_flight.add(task)
+        in_flight[task] = request
     try:
         resource = getattr(request.match_info.route, "resource", None)
         if isinstance(resource, web.StaticResource):
@@ -104,7 +108,8 @@ async def _answer(request: web.Request, handler: Handler, request_id: str) -> we
         log.exception("unhandled error on %s %s (%s)", request.method, request.path, request_id)
         return error_response(ApiError("internal_error"), request_id)
     finally:
-        in_flight.discard(task)
+        if task is not None:
+            in_flight.pop(task, None)
     response.headers[REQUEST_ID_HEADER] = request_id
     return response
 

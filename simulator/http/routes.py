@@ -44,6 +44,7 @@ def setup_routes(app: web.Application, static_dir: str) -> None:
 
     r.add_get("/_sim/clock", sim.get_clock)
     r.add_post("/_sim/clock/advance", sim.advance_clock)
+    r.add_post("/_sim/reset", sim.reset_server)
     # The request log; /stream before {requestId}, which would take it.
     r.add_get("/_sim/requests", request_log.list_requests)
     r.add_get("/_sim/requests/stream", request_log.request_stream)

@@ -67,6 +67,7 @@ def test_the_simulator_imports_no_cli_library() -> None:
         ["scenario", "run", "--help"],
         ["listen", "--help"],
         ["logs", "tail", "--help"],
+        ["reset", "--help"],
         ["tui", "--help"],
         ["keys", "--json"],
         ["openapi"],

@@ -12,6 +12,7 @@ from simulator.domain.requestlog import parse_filters
 from simulator.http.keys import REQUEST_ID, REQUEST_LOG, REQUEST_TAIL
 from simulator.http.middlewares import auth, principal_of
 from simulator.http.requests import page_params
+from simulator.http.reset import streaming
 from simulator.http.responses import REQUEST_ID_HEADER, json_response, offset_page
 
 
@@ -32,6 +33,7 @@ async def get_request(request: web.Request) -> web.Response:
     return json_response(entry.detail())
 
 
+@streaming
 @auth("sandbox")
 async def request_stream(request: web.Request) -> web.StreamResponse:
     filters = parse_filters(request.query)  # a bad filter is a 400 before the stream opens
