@@ -125,6 +125,9 @@ CATALOGUE: dict[str, ErrorSpec] = {
     "payout_proof_unavailable": ErrorSpec(404, _INVALID, "No downloadable proof for that payout."),
     "settlement_already_paid": ErrorSpec(409, _INVALID, "The settlement is already paid."),
     "claim_already_resolved": ErrorSpec(409, _INVALID, "The claim is already resolved."),
+    "requests_in_flight": ErrorSpec(
+        409, _INVALID, "Requests are still running; nothing was reset. Retry when they are done."
+    ),
     "fund_sandbox_only": ErrorSpec(
         400, _INVALID, "Sandbox funding is not available in production."
     ),
@@ -149,6 +152,9 @@ CATALOGUE: dict[str, ErrorSpec] = {
     "wallet_not_found": ErrorSpec(404, _INVALID, "No such payout wallet."),
     "withdrawal_not_found": ErrorSpec(404, _INVALID, "No such withdrawal."),
     "webhook_not_found": ErrorSpec(404, _INVALID, "No such webhook subscription."),
+    "request_not_found": ErrorSpec(
+        404, _INVALID, "No such request in the request log (it keeps the latest only)."
+    ),
     "webhook_delivery_not_found": ErrorSpec(
         404, _INVALID, "No such delivery under that subscription."
     ),
