@@ -261,7 +261,19 @@ class JournalStorage(Storage):
         self._check_writable()
         if self._batch is not None:
             raise StoreError("a full rewrite is not allowed inside a batch")
-        new_data = _encode_tables(orjson.loads(orjson.dumps(data)))  # validated as JSON
+        self.write_encoded(_encode_tables(orjson.loads(orjson.dumps(data))))  # validated as JSON
+
+    def export(self) -> Encoded:
+        """A consistent copy of everything as stored bytes: a shallow copy of each table (the
+        documents are immutable bytes), O(documents) with no encoding."""
+        return {name: dict(docs) for name, docs in self._data.items() if docs}
+
+    def write_encoded(self, new_data: Encoded) -> None:
+        """Replace everything by documents already encoded (from ``export`` or a snapshot
+        file); the caller hands over `new_data`, which becomes the store's own."""
+        self._check_writable()
+        if self._batch is not None:
+            raise StoreError("a full rewrite is not allowed inside a batch")
         if INFO_TABLE in new_data:
             raise ValueError(f"the table name {INFO_TABLE!r} is reserved")
         if self._dir is None:
