@@ -47,7 +47,7 @@ from simulator.openapi.validation import compiled as compiled_operations
 from simulator.scheduler import Scheduler
 from simulator.settings import Settings
 from simulator.store import Encoded, Store
-from simulator.store.saved import SavedStates
+from simulator.store.saved import Loaded, SavedStates
 from simulator.store.snapshot import compact_bytes
 
 
@@ -223,20 +223,25 @@ def export_state(app: web.Application) -> Encoded:
     return data
 
 
-def restore_state(app: web.Application, data: Encoded, offset_seconds: float) -> None:
+def restore_state(app: web.Application, loaded: Loaded) -> None:
     """A restore's swap, run by `ServerReset` like a reset's: the store rewritten to the saved
     documents in one atomic rewrite, the clock to the saved offset, the world built again.
     The running server's signing secret is kept (access tokens a client holds still verify;
     refresh tokens are documents and follow the saved state), and the request log too."""
     store = app[keys.STORE]
+    data = loaded.data
+    snapshot: bytes | None = loaded.snapshot
     signing = store.table("meta").raw("signing")
     meta = data.setdefault("meta", {})
-    if signing is not None:
+    if signing is not None and meta.get("signing") != signing:
+        # Saved before a reset (or in another data dir): the documents differ from the file's.
         meta["signing"] = signing
-    meta["clock"] = compact_bytes({"id": "clock", "offsetSeconds": offset_seconds})
+        snapshot = None
+    offset = loaded.state.offset_seconds
     public_url = app[keys.CONTEXT].public_url
-    store.replace_encoded(data)
-    app[keys.CLOCK].restore(offset_seconds)
+    # The saved `meta.clock` already holds the offset (export_state): a restart agrees.
+    store.replace_encoded(data, snapshot)
+    app[keys.CLOCK].restore(offset)
     with warnings.catch_warnings():  # see _reset
         warnings.simplefilter("ignore", DeprecationWarning)
         _build(app, public_url)

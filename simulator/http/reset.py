@@ -35,6 +35,7 @@ from aiohttp import web
 from simulator.domain.errors import ApiError
 from simulator.http.keys import ENGINE, IN_FLIGHT, SCHEDULER, SETTINGS
 from simulator.store import Encoded
+from simulator.store.saved import Loaded
 
 T = TypeVar("T")
 
@@ -103,7 +104,7 @@ class ServerReset:
         wait_seconds: float = WAIT_SECONDS,
         *,
         export: Callable[[web.Application], Encoded] | None = None,
-        restore: Callable[[web.Application, Encoded, float], None] | None = None,
+        restore: Callable[[web.Application, Loaded], None] | None = None,
     ) -> None:
         self._app = app
         self._background = background
@@ -171,12 +172,12 @@ class ServerReset:
         export, app = self._export, self._app
         return await self.quiesced(lambda: export(app))
 
-    async def restore(self, data: Encoded, offset_seconds: float) -> None:
+    async def restore(self, loaded: Loaded) -> None:
         """A reset to a saved world (the composition root's `restore_state`); 409
         `restore_in_progress` if a reset or restore is under way."""
         assert self._restore is not None
         restore = self._restore
-        await self.run(lambda app: restore(app, data, offset_seconds), refuse_if_swapping=True)
+        await self.run(lambda app: restore(app, loaded), refuse_if_swapping=True)
 
     async def _settle(self, me: asyncio.Task[Any] | None, outcome: str) -> None:
         loop = asyncio.get_running_loop()

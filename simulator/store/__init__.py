@@ -115,12 +115,14 @@ class Store:
         caller's.  Every table is in it, whoever created it."""
         return self._storage.export()
 
-    def replace_encoded(self, data: Encoded) -> None:
+    def replace_encoded(self, data: Encoded, snapshot: bytes | None = None) -> None:
         """``replace`` with documents already encoded (an ``export`` or a decoded snapshot file):
         the same one atomic rewrite, without decoding and encoding each document again.  The
         documents must be JSON objects' bytes as ``export`` gives them; `data` becomes the
-        store's own (do not change it afterwards)."""
-        self._storage.write_encoded(data)
+        store's own (do not change it afterwards).  `snapshot`: the bytes of a snapshot in the
+        store's format that holds exactly `data` (a saved state's file), written as they are
+        rather than encoded again."""
+        self._storage.write_encoded(data, snapshot)
         self._storage.rollback_listeners.clear()
 
     def compact(self) -> None:

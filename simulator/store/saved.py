@@ -26,7 +26,7 @@ import re
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 import orjson
 
@@ -36,6 +36,7 @@ __all__ = [
     "STATE_VERSION",
     "IncompatibleState",
     "InvalidStateName",
+    "Loaded",
     "SavedState",
     "SavedStates",
     "StateCorrupt",
@@ -86,6 +87,12 @@ class IncompatibleState(Exception):
         )
 
 
+class Loaded(NamedTuple):
+    state: SavedState
+    data: Encoded  # the caller's own dicts
+    snapshot: bytes  # the store snapshot holding `data` as saved (before any change to it)
+
+
 @dataclass(frozen=True, slots=True)
 class SavedState:
     """A saved state's header: what a listing shows and what a restore needs besides the
@@ -127,6 +134,8 @@ class SavedStates:
     def __init__(self, directory: Path | None) -> None:
         self._dir = directory
         self._memory: dict[str, bytes] = {}
+        # The last state read: ((name, identity), header, documents, snapshot bytes).
+        self._recent: tuple[tuple[str, object], SavedState, Encoded, bytes] | None = None
         if directory is not None:
             directory.mkdir(parents=True, exist_ok=True)
             for leftover in directory.glob("*" + _SUFFIX + _TMP):  # a save cut short by a crash
@@ -149,29 +158,42 @@ class SavedStates:
         head = orjson.dumps({_HEAD_KEY: state.header()}) + b"\n"
         pieces = [head, *encode_snapshot(data)]
         size = sum(map(len, pieces))
+        self._forget(state.name)
         if self._dir is None:
             self._memory[state.name] = b"".join(pieces)
         else:
             _write_atomically(self._path(state.name), pieces)
         return _with_size(state, size)
 
-    def read(self, name: str) -> tuple[SavedState, Encoded]:
-        """The header and the documents of `name` (fresh dicts, the caller's to keep).
-        Raises StateNotFound, IncompatibleState, StateCorrupt."""
-        raw = self._raw(name)
-        end = raw.find(b"\n")
-        state = self._header(name, raw[:end] if end >= 0 else raw, len(raw))
-        try:
-            data = decode_snapshot(raw[end + 1 :]).data
-        except SnapshotError as exc:
-            raise StateCorrupt(f"saved state {name!r} is damaged: {exc}") from None
-        return state, data
+    def read(self, name: str) -> Loaded:
+        """The header, the documents (fresh dicts, the caller's to keep) and the store snapshot's
+        bytes of `name`.  Raises StateNotFound, IncompatibleState, StateCorrupt.
+
+        The last state read is kept decoded, so restoring the same state again (before each
+        test) reads and checks nothing but the file's identity (inode, size, mtime)."""
+        raw, key = self._raw(name)
+        recent = self._recent
+        if recent is not None and recent[0] == (name, key):
+            _, state, data, snapshot = recent
+        else:
+            assert raw is not None
+            end = raw.find(b"\n")
+            state = self._header(name, raw[:end] if end >= 0 else raw, len(raw))
+            snapshot = raw[end + 1 :]
+            try:
+                data = decode_snapshot(snapshot).data
+            except SnapshotError as exc:
+                raise StateCorrupt(f"saved state {name!r} is damaged: {exc}") from None
+            self._recent = ((name, key), state, data, snapshot)
+        # The store makes the tables its own and writes into them: never the kept ones.
+        return Loaded(state, {table: dict(docs) for table, docs in data.items()}, snapshot)
 
     def info(self, name: str) -> SavedState:
         """The header of `name` alone (one line read)."""
         check_name(name)
         if self._dir is None:
-            raw = self._raw(name)
+            raw, _ = self._raw(name)
+            assert raw is not None
             return self._header(name, raw[: raw.find(b"\n")], len(raw))
         path = self._path(name)
         try:
@@ -205,6 +227,7 @@ class SavedStates:
 
     def delete(self, name: str) -> None:
         check_name(name)
+        self._forget(name)
         if self._dir is None:
             if self._memory.pop(name, None) is None:
                 raise StateNotFound(name)
@@ -216,21 +239,36 @@ class SavedStates:
 
     # -- internals ---------------------------------------------------------------
 
+    def _forget(self, name: str) -> None:
+        if self._recent is not None and self._recent[0][0] == name:
+            self._recent = None
+
     def _path(self, name: str) -> Path:
         assert self._dir is not None
         return self._dir / (name + _SUFFIX)
 
-    def _raw(self, name: str) -> bytes:
+    def _raw(self, name: str) -> tuple[bytes | None, object]:
+        """The bytes of `name` and what identifies them; None for bytes the last read kept."""
         check_name(name)
         if self._dir is None:
             raw = self._memory.get(name)
             if raw is None:
                 raise StateNotFound(name)
-            return raw
+            return raw, id(raw)
         try:
-            return self._path(name).read_bytes()
+            fd = os.open(self._path(name), os.O_RDONLY)
         except FileNotFoundError:
             raise StateNotFound(name) from None
+        try:
+            stat = os.fstat(fd)
+            key = (stat.st_ino, stat.st_size, stat.st_mtime_ns)
+            recent = self._recent
+            if recent is not None and recent[0] == (name, key):
+                return None, key
+            with os.fdopen(os.dup(fd), "rb") as file:
+                return file.read(), key
+        finally:
+            os.close(fd)
 
     @staticmethod
     def _header(name: str, line: bytes, size: int) -> SavedState:

@@ -268,3 +268,41 @@ async def test_a_server_without_a_data_dir_keeps_states_in_memory(aiohttp_client
     assert (await api.get(f"/payments/{kept['transactionId']}", SK))[0] == 200
     assert (await api.get(f"/payments/{gone['transactionId']}", SK))[0] == 404
     assert await names(api) == ["mem"]
+
+
+async def test_a_file_changed_after_a_restore_is_read_again(api: Api) -> None:
+    await save(api, "twice")
+    await restore(api, "twice")  # the server keeps this state decoded
+    path = _snapshot_file(api, "twice")
+    raw = bytearray(path.read_bytes())
+    raw[-10] ^= 0x01
+    path.write_bytes(bytes(raw))
+    status, out, _ = await api.post("/_sim/state/twice/restore", SK)
+    assert_error(status, out, 422, "snapshot_corrupt")
+
+
+async def test_a_state_saved_before_a_reset_restores_with_the_new_signing_secret(
+    api: Api, keys: Keys
+) -> None:
+    kept = await api.pay()
+    await save(api, "before-reset")
+    status, _, _ = await api.post("/_sim/reset", SK)
+    assert status == 200
+    status, pair, _ = await api.post(
+        "/auth/token", json={"apiKey": keys.sandbox_pk, "secretKey": keys.sandbox_sk}
+    )
+    await restore(api, "before-reset")
+    assert (await api.get(f"/payments/{kept['transactionId']}", SK))[0] == 200
+    status, out, _ = await api.get("/ping", pair["accessToken"])
+    assert status == 200, out  # issued after the save, under the secret the server kept
+
+
+async def test_a_seeded_server_mints_the_same_ids_after_each_restore(api: Api) -> None:
+    await api.pay()
+    await save(api, "seeded")
+    await restore(api, "seeded")
+    first = await api.pay()
+    await api.pay()
+    await restore(api, "seeded")
+    again = await api.pay()
+    assert again["transactionId"] == first["transactionId"]

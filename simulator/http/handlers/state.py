@@ -117,14 +117,15 @@ async def restore_state(request: web.Request) -> web.Response:
     if app[RESET].swapping:
         raise ApiError("restore_in_progress")
     try:
-        state, data = app[SAVED_STATES].read(name)
+        loaded = app[SAVED_STATES].read(name)
     except StateNotFound:
         raise _not_found(name) from None
     except IncompatibleState as exc:
         raise _incompatible(exc) from None
     except StateCorrupt as exc:
         raise ApiError("snapshot_corrupt", str(exc), param="name") from None
-    await app[RESET].restore(data, state.offset_seconds)
+    await app[RESET].restore(loaded)
+    state = loaded.state
     return json_response(
         {
             "name": name,
