@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlencode, urlsplit
+from urllib.parse import quote, urlencode, urlsplit
 
 DEFAULT_BASE_URL = "http://127.0.0.1:8080"
 DEFAULT_API_KEY = "sk_test_19g744zrbw5buqxqpxp5w4gj"  # the fixture sandbox secret key
@@ -153,6 +153,24 @@ class Client:
 
     def post(self, path: str, body: Any = None) -> Any:
         return self.request("POST", path, body)
+
+    # -- saved states (/_sim/state) ------------------------------------------------------------
+
+    def list_states(self) -> list[dict[str, Any]]:
+        return list(self.request("GET", "/_sim/state")["data"])
+
+    def save_state(self, name: str, *, overwrite: bool = False) -> dict[str, Any]:
+        body: dict[str, Any] = {"name": name}
+        if overwrite:
+            body["overwrite"] = True
+        return dict(self.request("POST", "/_sim/state", body))
+
+    def restore_state(self, name: str) -> dict[str, Any]:
+        # Quoted whole: a name with a separator reaches the server, which names what is wrong.
+        return dict(self.request("POST", f"/_sim/state/{quote(name, safe='')}/restore"))
+
+    def delete_state(self, name: str) -> None:
+        self.request("DELETE", f"/_sim/state/{quote(name, safe='')}")
 
     # -- webhooks ------------------------------------------------------------------------------
 

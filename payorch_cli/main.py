@@ -11,6 +11,7 @@ from payorch_cli.commands import clock, keys, openapi, scenario, serve, simulate
 from payorch_cli.commands import listen as listen_command
 from payorch_cli.commands import logs as logs_command
 from payorch_cli.commands import reset as reset_command
+from payorch_cli.commands import state as state_command
 from payorch_cli.commands import webhooks as webhooks_command
 from payorch_cli.options import command_group, root_options
 
@@ -30,6 +31,7 @@ app.command("trigger")(trigger.trigger)
 app.add_typer(clock.app, name="clock")
 app.add_typer(logs_command.app, name="logs")
 app.command("reset")(reset_command.reset)
+app.add_typer(state_command.app, name="state")
 app.add_typer(scenario.app, name="scenario")
 app.command("openapi")(openapi.openapi)
 

@@ -46,7 +46,9 @@ from simulator.http.server import KEEPALIVE_TIMEOUT, Application
 from simulator.openapi.validation import compiled as compiled_operations
 from simulator.scheduler import Scheduler
 from simulator.settings import Settings
-from simulator.store import Store
+from simulator.store import Encoded, Store
+from simulator.store.saved import Loaded, SavedStates
+from simulator.store.snapshot import compact_bytes
 
 
 def _signing_doc() -> dict[str, str]:
@@ -103,12 +105,18 @@ def create_app(
     app[keys.REQUEST_LOG] = request_log = RequestLog(settings.request_log)
     app[keys.REQUEST_TAIL] = RequestTail(request_log)
     app[keys.STREAM] = EventStream(store.table("events"))
+    app[keys.SAVED_STATES] = SavedStates(
+        settings.data_dir / "snapshots" if settings.data_dir else None
+    )
     _build(app, public_url=f"http://{settings.host}:{settings.port}")
     setup_routes(app, str(static_dir()))
     app[keys.STOPPING] = asyncio.Event()
     app[keys.IN_FLIGHT] = {}
     background = Background()
-    app[keys.RESET] = ServerReset(app, background, _reset)
+    app[keys.RESET] = ServerReset(
+        app, background, _reset, export=export_state, restore=restore_state
+    )
+    app[keys.SAVED_STATES_LOCK] = asyncio.Lock()
     app.on_shutdown.append(_close_streams)
     app.on_shutdown.append(_stopping)
     app.cleanup_ctx.append(background.lifecycle)  # the webhook engine and the scheduler's tick
@@ -200,6 +208,41 @@ def _reset(app: web.Application) -> None:
     # app could be cached by what runs on it. Here nothing caches them (handlers, middleware and
     # the background read app[KEY] when they run), so the next request sees the new services.
     with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        _build(app, public_url)
+
+
+def export_state(app: web.Application) -> Encoded:
+    """The whole store as a saved state holds it: every table (whoever added it), with the
+    clock's offset written into `meta` so that the copy and a restart of it agree on the time.
+    Synchronous: run while no request is half-way through (`ServerReset.quiesced`)."""
+    data = app[keys.STORE].export()
+    data.setdefault("meta", {})["clock"] = compact_bytes(
+        {"id": "clock", "offsetSeconds": app[keys.CLOCK].offset_seconds}
+    )
+    return data
+
+
+def restore_state(app: web.Application, loaded: Loaded) -> None:
+    """A restore's swap, run by `ServerReset` like a reset's: the store rewritten to the saved
+    documents in one atomic rewrite, the clock to the saved offset, the world built again.
+    The running server's signing secret is kept (access tokens a client holds still verify;
+    refresh tokens are documents and follow the saved state), and the request log too."""
+    store = app[keys.STORE]
+    data = loaded.data
+    snapshot: bytes | None = loaded.snapshot
+    signing = store.table("meta").raw("signing")
+    meta = data.setdefault("meta", {})
+    if signing is not None and meta.get("signing") != signing:
+        # Saved before a reset (or in another data dir): the documents differ from the file's.
+        meta["signing"] = signing
+        snapshot = None
+    offset = loaded.state.offset_seconds
+    public_url = app[keys.CONTEXT].public_url
+    # The saved `meta.clock` already holds the offset (export_state): a restart agrees.
+    store.replace_encoded(data, snapshot)
+    app[keys.CLOCK].restore(offset)
+    with warnings.catch_warnings():  # see _reset
         warnings.simplefilter("ignore", DeprecationWarning)
         _build(app, public_url)
 

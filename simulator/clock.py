@@ -41,6 +41,12 @@ class SimClock:
     def advance(self, seconds: float) -> None:
         self._offset += seconds
 
+    def restore(self, offset_seconds: float) -> None:
+        """Back to a saved state's offset (POST /_sim/state/{name}/restore): with reset, the
+        moves that may take the offset down."""
+        self._offset = float(offset_seconds)
+        self._pinned = None
+
     def reset(self) -> None:
         """Back to real time (POST /_sim/reset): the one move that takes the offset down."""
         self._offset = 0.0

@@ -14,6 +14,7 @@ import secrets
 import time
 from dataclasses import dataclass, field
 from typing import Any, Protocol
+from urllib.parse import quote
 
 from payorch_cli.client import ApiError
 from payorch_cli.credentials import Credential
@@ -247,6 +248,8 @@ class _InstanceRun:
                 self._event(step, step.event, result)
             elif step.receiver is not None:
                 self._receiver_change(step)
+            elif step.kind in ("restore_state", "save_state"):
+                self._saved_state(step, result)
         except StepFailed as exc:
             result.status, result.failure = "failed", exc.failure
         except (ExprError, KeyError) as exc:
@@ -384,6 +387,60 @@ class _InstanceRun:
                 Failure(f"the clock did not move: {exchange.status}{_error_summary(exchange.json)}")
             )
         result.note = f"now {exchange.json.get('now')}"
+
+    def _saved_state(self, step: Step, result: StepResult) -> None:
+        assert result.credential is not None and step.state is not None
+        name = quote(step.state, safe="")
+        if step.kind == "save_state":
+            body = {"name": step.state, "overwrite": True}
+            exchange = self._send("POST", "/_sim/state", result.credential, body=body)
+            expected, what = 201, "saved"
+        else:
+            exchange = self._send("POST", f"/_sim/state/{name}/restore", result.credential)
+            expected, what = 200, "restored"
+        result.exchange = exchange
+        if exchange.status != expected:
+            raise StepFailed(
+                Failure(
+                    f"the state {step.state} was not {what}: "
+                    f"{exchange.status}{_error_summary(exchange.json)}"
+                )
+            )
+        result.note = f"{exchange.json.get('transactions')} transactions"
+        if step.kind == "restore_state":
+            self._follow_restore()
+
+    def _follow_restore(self) -> None:
+        """After a restore: the events received before belong to a world that is gone, and the
+        receiver's subscriptions are made again where the saved state does not hold them."""
+        if self.receiver is not None:
+            self.consumed.update(d.event_id for d in self.receiver.deliveries)
+        for info in self.slots.values():
+            self.consumed.update(d.event_id for d in info.get("records", []))
+            exchange = self._send("GET", f"/webhooks/{info['id']}", info["credential"])
+            if exchange.status == 200:
+                continue
+            body: dict[str, Any] = {
+                "events": "*",
+                "description": f"payorch scenario: {self.instance.title}"[:240],
+            }
+            if not info["inbox"] and self.receiver is not None:
+                body["url"] = self.receiver.url(info["slot"])
+            created = self._send("POST", "/webhooks", info["credential"], body=body)
+            if created.status != 201 or not isinstance(created.json, dict):
+                raise StepFailed(
+                    Failure(
+                        "could not subscribe the event receiver again after the restore: "
+                        f"{created.status} {created.text[:300]}"
+                    )
+                )
+            sub = created.json
+            if "url" in body and self.receiver is not None:
+                self.receiver.arm(info["slot"], sub["secret"])
+            receiver_scope = self.scope.get("receiver")
+            if isinstance(receiver_scope, dict) and receiver_scope.get("webhook_id") == info["id"]:
+                receiver_scope.update(webhook_id=sub["id"], secret=sub["secret"])
+            info.update(id=sub["id"], secret=sub["secret"], records=[])
 
     def _receiver_change(self, step: Step) -> None:
         change = step.receiver

@@ -59,7 +59,14 @@ HTTP_KINDS = (
     "create_deposit_account",
     "balance",
 )
-OTHER_KINDS = ("advance_clock", "expect_event", "expect_no_event", "receiver")
+OTHER_KINDS = (
+    "advance_clock",
+    "expect_event",
+    "expect_no_event",
+    "receiver",
+    "restore_state",
+    "save_state",
+)
 KINDS = HTTP_KINDS + OTHER_KINDS
 COMMON = {"name"}
 STEP_KEYS: dict[str, set[str]] = {
@@ -68,12 +75,16 @@ STEP_KEYS: dict[str, set[str]] = {
     "expect_event": {"name", "as", "save"},
     "expect_no_event": {"name", "as"},
     "receiver": {"name"},
+    "restore_state": {"name", "as"},
+    "save_state": {"name", "as"},
 }
 ALL_STEP_KEYS = sorted(set().union(*STEP_KEYS.values()) | set(KINDS))
 METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS")
 IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 PATH = re.compile(r"^(?:[^.\[\]]+|\[\d+\])(?:\.[^.\[\]]+|\[\d+\]|\.\d+)*$")
 STATUS_CLASS = re.compile(r"^([1-5])xx$")
+# The server's rule for saved-state names (/_sim/state), checked before anything runs.
+STATE_NAME = re.compile(r"^[A-Za-z0-9_-][A-Za-z0-9._-]{0,63}$")
 
 SHORT_NAMES = {
     "create_payment": "create a payment",
@@ -155,6 +166,17 @@ class _Loader:
         except ExprError as exc:
             self.error(node.loc, str(exc))
             return None
+
+    def state_name(self, node: Node, what: str) -> str | None:
+        name = self.string(node, what)
+        if name is not None and not STATE_NAME.match(name):
+            self.error(
+                node.loc,
+                f"{what}: {name!r} is not a saved state's name (1 to 64 characters from "
+                "A-Z a-z 0-9 . _ -, not starting with a dot)",
+            )
+            return None
+        return name
 
     def duration(self, node: Node, what: str) -> float | None:
         if not node.is_scalar or node.kind not in ("string", "number"):
@@ -348,6 +370,8 @@ class _Loader:
             if step.event is not None:
                 used = set().union(set(), *(m.names() for m in _event_matchers(step.event)))
                 self.names(used, action.loc, defined, where)
+        elif kind in ("restore_state", "save_state"):
+            step.state = self.state_name(action, f"`{kind}`")
         elif kind == "receiver":
             step.receiver = self.receiver(action)
             if step.receiver is not None:
@@ -667,6 +691,10 @@ def _step_roots(step: Step) -> set[str]:
 def _default_name(step: Step) -> str:
     from payorch_cli.scenario.durations import format_duration
 
+    if step.kind == "restore_state":
+        return f"restore the saved state {step.state}"
+    if step.kind == "save_state":
+        return f"save the state as {step.state}"
     if step.kind == "advance_clock" and step.seconds:
         return f"advance the clock {format_duration(step.seconds)}"
     if step.event is not None:

@@ -78,6 +78,7 @@ class Step:
     seconds: float | None = None
     event: EventExpectation | None = None
     receiver: ReceiverChange | None = None
+    state: str | None = None  # restore_state / save_state: the saved state's name
 
     @property
     def label(self) -> str:

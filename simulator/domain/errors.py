@@ -128,6 +128,19 @@ CATALOGUE: dict[str, ErrorSpec] = {
     "requests_in_flight": ErrorSpec(
         409, _INVALID, "Requests are still running; nothing was reset. Retry when they are done."
     ),
+    # Saved states (/_sim/state; docs/decisions.md "Snapshots").
+    "restore_in_progress": ErrorSpec(
+        409, _INVALID, "A reset or a restore is already running; retry when it is done."
+    ),
+    "snapshot_exists": ErrorSpec(
+        409, _INVALID, "A saved state has that name; pass overwrite: true to replace it."
+    ),
+    "snapshot_incompatible": ErrorSpec(
+        409, _INVALID, "The saved state was written by an incompatible version; save it again."
+    ),
+    "snapshot_corrupt": ErrorSpec(
+        422, _INVALID, "The saved state's file is damaged; delete it and save it again."
+    ),
     "fund_sandbox_only": ErrorSpec(
         400, _INVALID, "Sandbox funding is not available in production."
     ),
@@ -152,6 +165,7 @@ CATALOGUE: dict[str, ErrorSpec] = {
     "wallet_not_found": ErrorSpec(404, _INVALID, "No such payout wallet."),
     "withdrawal_not_found": ErrorSpec(404, _INVALID, "No such withdrawal."),
     "webhook_not_found": ErrorSpec(404, _INVALID, "No such webhook subscription."),
+    "snapshot_not_found": ErrorSpec(404, _INVALID, "No saved state has that name."),
     "request_not_found": ErrorSpec(
         404, _INVALID, "No such request in the request log (it keeps the latest only)."
     ),

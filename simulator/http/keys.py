@@ -32,6 +32,7 @@ from simulator.openapi.validation import Operations
 from simulator.scheduler import Scheduler
 from simulator.settings import Settings
 from simulator.store import Store
+from simulator.store.saved import SavedStates
 
 if TYPE_CHECKING:  # it imports these keys
     from simulator.http.reset import ServerReset  # noqa: F401 (named in a type argument below)
@@ -86,3 +87,7 @@ PRINCIPAL = web.RequestKey("principal", Principal)
 BODY = web.RequestKey("json_body", dict)
 # The body's bytes as they were read (for the request log).
 RAW_BODY = web.RequestKey("raw_body", bytes)
+# Named saved states (/_sim/state): files under <data_dir>/snapshots, or in memory.
+SAVED_STATES = web.AppKey("saved_states", SavedStates)
+# One save or delete of a saved state at a time ("exists? then write" must not interleave).
+SAVED_STATES_LOCK = web.AppKey("saved_states_lock", asyncio.Lock)

@@ -78,6 +78,8 @@ async def request_middleware(request: web.Request, handler: Handler) -> web.Stre
 async def _answer(request: web.Request, handler: Handler, request_id: str) -> web.StreamResponse:
     reset = request.app[RESET]
     if not reset.gate_open:  # a reset is running: this request runs after it, in the new world
+        if reset.swapping and getattr(request.match_info.handler, "refuses_to_wait", False):
+            return _render(ApiError("restore_in_progress"), request)
         await reset.wait_for_gate()
     if request.app[STOPPING].is_set():
         return _render(_stopping_error(), request)

@@ -28,14 +28,25 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Callable
-from typing import Any
+from typing import Any, TypeVar
 
 from aiohttp import web
 
 from simulator.domain.errors import ApiError
 from simulator.http.keys import ENGINE, IN_FLIGHT, SCHEDULER, SETTINGS
+from simulator.store import Encoded
+from simulator.store.saved import Loaded
+
+T = TypeVar("T")
 
 WAIT_SECONDS = 15.0  # longer than a webhook replay (its attempt times out after 10 s)
+
+
+def refuses_to_wait_for_a_swap(handler: Any) -> Any:
+    """Mark a handler that answers 409 `restore_in_progress` instead of waiting at the gate
+    while a reset or restore runs (a restore: two at once would race for the same world)."""
+    handler.refuses_to_wait = True
+    return handler
 
 
 def streaming(handler: Any) -> Any:
@@ -81,41 +92,94 @@ class Background:
 
 
 class ServerReset:
+    """The gate, and the one swap of the world at a time: a reset, or a restore of a saved state
+    (a reset to a saved world instead of an empty one). Saving a state passes the same gate so
+    that the copy holds no request half-way through."""
+
     def __init__(
         self,
         app: web.Application,
         background: Background,
         rebuild: Callable[[web.Application], None],
         wait_seconds: float = WAIT_SECONDS,
+        *,
+        export: Callable[[web.Application], Encoded] | None = None,
+        restore: Callable[[web.Application, Loaded], None] | None = None,
     ) -> None:
         self._app = app
         self._background = background
         self._rebuild = rebuild
+        self._export = export
+        self._restore = restore
         self.wait_seconds = wait_seconds
         self._open = asyncio.Event()
         self._open.set()
         self._lock = asyncio.Lock()
+        self._swapping = False
 
     @property
     def gate_open(self) -> bool:
         return self._open.is_set()
 
+    @property
+    def swapping(self) -> bool:
+        """A reset or a restore is running (or waiting for its turn)."""
+        return self._swapping
+
     async def wait_for_gate(self) -> None:
         await self._open.wait()
 
-    async def run(self) -> None:
-        """Reset the server (the calling request's task excepted from the wait); one at a time."""
+    async def run(
+        self,
+        swap: Callable[[web.Application], None] | None = None,
+        *,
+        refuse_if_swapping: bool = False,
+    ) -> None:
+        """Reset the server, or run `swap` in its place (the calling request's task excepted
+        from the wait); one at a time. `refuse_if_swapping`: 409 `restore_in_progress` rather
+        than wait for a reset or restore already under way."""
+        if refuse_if_swapping and self._swapping:
+            raise ApiError("restore_in_progress")
+        self._swapping = True
+        try:
+            async with self._lock:
+                self._open.clear()
+                try:
+                    await self._settle(asyncio.current_task(), "nothing was reset or restored")
+                    await self._background.stop()
+                    (swap or self._rebuild)(self._app)  # no await inside: atomic for the others
+                    await self._background.start(self._app)
+                finally:
+                    self._open.set()
+        finally:
+            self._swapping = False
+
+    async def quiesced(self, action: Callable[[], T]) -> T:
+        """`action()` (which must not await) once the running requests have finished, the
+        arriving ones held meanwhile: what it reads, no request is half-way through."""
         async with self._lock:
             self._open.clear()
             try:
-                await self._settle(asyncio.current_task())
-                await self._background.stop()
-                self._rebuild(self._app)  # no await inside: atomic for every other request
-                await self._background.start(self._app)
+                await self._settle(asyncio.current_task(), "nothing was saved")
+                return action()
             finally:
                 self._open.set()
 
-    async def _settle(self, me: asyncio.Task[Any] | None) -> None:
+    async def export(self) -> Encoded:
+        """A consistent copy of the whole state (the composition root's `export_state`), taken
+        with no request half-way through."""
+        assert self._export is not None
+        export, app = self._export, self._app
+        return await self.quiesced(lambda: export(app))
+
+    async def restore(self, loaded: Loaded) -> None:
+        """A reset to a saved world (the composition root's `restore_state`); 409
+        `restore_in_progress` if a reset or restore is under way."""
+        assert self._restore is not None
+        restore = self._restore
+        await self.run(lambda app: restore(app, loaded), refuse_if_swapping=True)
+
+    async def _settle(self, me: asyncio.Task[Any] | None, outcome: str) -> None:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self.wait_seconds
         while running := self._running(me):
@@ -124,7 +188,7 @@ class ServerReset:
                 raise ApiError(
                     "requests_in_flight",
                     f"{len(running)} request(s) still running after {self.wait_seconds:g} s; "
-                    "nothing was reset. Retry when they are done.",
+                    f"{outcome}. Retry when they are done.",
                     details={"running": len(running)},
                 )
             await asyncio.wait(running, timeout=left)

@@ -14,6 +14,7 @@ from simulator.http.handlers import (
     payouts,
     request_log,
     sim,
+    state,
     webhooks,
 )
 from simulator.http.handlers import auth as auth_handlers
@@ -98,6 +99,12 @@ def setup_routes(app: web.Application, static_dir: str) -> None:
     r.add_get("/api/v1/me/deposit-accounts/{id}/deposits", deposits.list_deposits)
     r.add_post("/_sim/deposits", deposits.simulate_deposit)
     r.add_post("/_sim/deposit-accounts/{id}/disable", deposits.disable_account)
+
+    # Named saved states of the whole server (a restore is a reset to a saved world).
+    r.add_get("/_sim/state", state.list_states)
+    r.add_post("/_sim/state", state.save_state)
+    r.add_post("/_sim/state/{name}/restore", state.restore_state)
+    r.add_delete("/_sim/state/{name}", state.delete_state)
 
     _alias_control_plane(r)
 

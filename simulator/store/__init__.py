@@ -40,8 +40,9 @@ from simulator.store.journal import (
     StoreError,
     StoreLockedError,
 )
+from simulator.store.snapshot import Encoded
 
-__all__ = ["Collection", "Store", "StoreCorruptError", "StoreError", "StoreLockedError"]
+__all__ = ["Collection", "Encoded", "Store", "StoreCorruptError", "StoreError", "StoreLockedError"]
 
 
 class Store:
@@ -106,6 +107,22 @@ class Store:
         The rollback listeners (``Collection.on_rollback``) are dropped: the indexes they fed
         were built on the old documents, and whoever builds new ones registers again."""
         self._storage.write(data)
+        self._storage.rollback_listeners.clear()
+
+    def export(self) -> Encoded:
+        """Every table's documents as their stored JSON bytes (``{table: {doc_id: bytes}}``), a
+        consistent copy taken in O(documents) without encoding anything; the copy is the
+        caller's.  Every table is in it, whoever created it."""
+        return self._storage.export()
+
+    def replace_encoded(self, data: Encoded, snapshot: bytes | None = None) -> None:
+        """``replace`` with documents already encoded (an ``export`` or a decoded snapshot file):
+        the same one atomic rewrite, without decoding and encoding each document again.  The
+        documents must be JSON objects' bytes as ``export`` gives them; `data` becomes the
+        store's own (do not change it afterwards).  `snapshot`: the bytes of a snapshot in the
+        store's format that holds exactly `data` (a saved state's file), written as they are
+        rather than encoded again."""
+        self._storage.write_encoded(data, snapshot)
         self._storage.rollback_listeners.clear()
 
     def compact(self) -> None:

@@ -93,6 +93,7 @@ from simulator.store.snapshot import (
     compact_bytes,
     decode_snapshot,
     encode_snapshot,
+    reheader,
 )
 
 __all__ = [
@@ -261,7 +262,21 @@ class JournalStorage(Storage):
         self._check_writable()
         if self._batch is not None:
             raise StoreError("a full rewrite is not allowed inside a batch")
-        new_data = _encode_tables(orjson.loads(orjson.dumps(data)))  # validated as JSON
+        self.write_encoded(_encode_tables(orjson.loads(orjson.dumps(data))))  # validated as JSON
+
+    def export(self) -> Encoded:
+        """A consistent copy of everything as stored bytes: a shallow copy of each table (the
+        documents are immutable bytes), O(documents) with no encoding."""
+        return {name: dict(docs) for name, docs in self._data.items() if docs}
+
+    def write_encoded(self, new_data: Encoded, snapshot: bytes | None = None) -> None:
+        """Replace everything by documents already encoded (from ``export`` or a snapshot
+        file); the caller hands over `new_data`, which becomes the store's own.  `snapshot`: a
+        snapshot's bytes (``encode_snapshot``'s format) holding exactly `new_data`, written in
+        place of encoding it again."""
+        self._check_writable()
+        if self._batch is not None:
+            raise StoreError("a full rewrite is not allowed inside a batch")
         if INFO_TABLE in new_data:
             raise ValueError(f"the table name {INFO_TABLE!r} is reserved")
         if self._dir is None:
@@ -270,7 +285,8 @@ class JournalStorage(Storage):
             return
         self._wait_for_compaction()
         mark = self._mark()
-        _write_snapshot(self._dir, encode_snapshot(new_data, mark))
+        pieces = encode_snapshot(new_data, mark) if snapshot is None else reheader(snapshot, mark)
+        _write_snapshot(self._dir, pieces)
         self._data = new_data  # what a restart reads from now on
         self.generation += 1
         try:

@@ -57,6 +57,7 @@ __all__ = [
     "compact_bytes",
     "decode_snapshot",
     "encode_snapshot",
+    "reheader",
 ]
 
 FORMAT: Final = 2
@@ -171,6 +172,20 @@ def decode_snapshot(raw: bytes) -> LoadedSnapshot:
     if sum(len(docs) for docs in data.values()) != documents:
         raise SnapshotError(f"it holds a different number of documents than its {documents}")
     return LoadedSnapshot(data, legacy=False, journal=journal)
+
+
+def reheader(raw: bytes, journal: JournalMark | None) -> list[bytes]:
+    """The pieces of a snapshot in this format (`raw`, as `encode_snapshot` wrote it and
+    `decode_snapshot` checked it) with `journal` as its header's mark: the documents are written
+    as they are, not encoded again.  Raises ``SnapshotError`` if `raw` has no such header."""
+    end = raw.find(b"\n", 0, 4096) + 1
+    info = _header(raw[: end - 1]) if end and raw.startswith(_HEAD) else None
+    if info is None or info[0] != FORMAT:
+        raise SnapshotError("it is not a snapshot in this version's format")
+    header: dict[str, object] = {"format": FORMAT, "documents": info[2], "crc32": info[1]}
+    if journal is not None:
+        header["journal"] = journal._asdict()
+    return [_HEAD + orjson.dumps({"info": header}) + b"\n", raw[end:]]
 
 
 def _header(line: bytes) -> tuple[object, object, object, JournalMark | None] | None:

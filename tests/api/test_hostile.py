@@ -58,6 +58,7 @@ BODIES: list[tuple[str, str, dict[str, Any], str]] = [
     ("POST", "/_sim/deposits", {"clabe": "646180000000000009", "amount": 10},
      "SimDepositRequest"),
     ("POST", "/_sim/withdrawals", {"amount": 10}, "WithdrawalRequest"),
+    ("POST", "/_sim/state", {"name": "hostile"}, "SaveStateRequest"),
 ]  # fmt: skip
 
 CONTROL_VALUES = [

@@ -114,6 +114,13 @@ async def _withdrawal(api: Api) -> tuple[str, dict[str, Any]]:
     return "/_sim/withdrawals", {"amount": 1}
 
 
+_STATE_NAMES = itertools.count(1)
+
+
+async def _save_state(api: Api) -> tuple[str, dict[str, Any]]:
+    return "/_sim/state", {"name": f"null-check-{next(_STATE_NAMES)}"}
+
+
 # (method, document path) -> the setups that give a valid request (several for checkout's modes).
 SETUPS: dict[tuple[str, str], tuple[Setup, ...]] = {
     ("POST", "/payments"): (_payment,),
@@ -128,6 +135,7 @@ SETUPS: dict[tuple[str, str], tuple[Setup, ...]] = {
     ("PATCH", "/webhooks/{id}"): (_webhook_update,),
     ("POST", "/_sim/deposits"): (_sim_deposit,),
     ("POST", "/_sim/withdrawals"): (_withdrawal,),
+    ("POST", "/_sim/state"): (_save_state,),
 }
 
 

@@ -1,0 +1,115 @@
+"""`payorch state save|restore|list|delete`: named saved states of the whole server, the store
+and the clock (/_sim/state; design.md 1.5)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import typer
+
+from payorch_cli.options import ApiKey, BaseUrl, Json, api_errors, command_group, emit, resolve
+
+app = command_group(
+    "Save the whole server (every stored object and the clock) under a name, and put it back "
+    "later without a restart (sandbox credentials)."
+)
+
+Name = Annotated[
+    str,
+    typer.Argument(help="1 to 64 characters from A-Z a-z 0-9 . _ -, not starting with a dot."),
+]
+Overwrite = Annotated[
+    bool, typer.Option("--overwrite", help="Replace a saved state of the same name.")
+]
+
+
+def _size(size_bytes: int) -> str:
+    if size_bytes < 1024 * 1024:
+        return f"{size_bytes / 1024:.1f} KiB"
+    return f"{size_bytes / (1024 * 1024):.1f} MiB"
+
+
+@app.command("save")
+def save(
+    ctx: typer.Context,
+    name: Name,
+    overwrite: Overwrite = False,
+    base_url: BaseUrl = None,
+    api_key: ApiKey = None,
+    as_json: Json = False,
+) -> None:
+    """Save everything the server holds and its clock as NAME (kept in its data dir)."""
+    options = resolve(ctx, base_url, api_key, as_json)
+    with api_errors("state save"):
+        saved = options.client().save_state(name, overwrite=overwrite)
+    emit(
+        options,
+        saved,
+        f"Saved {saved['name']}: {saved['transactions']} transactions, simulated time "
+        f"{saved['simulatedAt']}, {_size(saved['sizeBytes'])}.",
+    )
+
+
+@app.command("restore")
+def restore(
+    ctx: typer.Context,
+    name: Name,
+    base_url: BaseUrl = None,
+    api_key: ApiKey = None,
+    as_json: Json = False,
+) -> None:
+    """Put the server back to the saved state NAME: what was stored since goes, the clock takes
+    the saved offset again. Access tokens in use stay valid."""
+    options = resolve(ctx, base_url, api_key, as_json)
+    with api_errors("state restore"):
+        restored = options.client().restore_state(name)
+    emit(
+        options,
+        restored,
+        f"Restored {restored['name']}: {restored['transactions']} transactions, clock "
+        f"{restored['clock']['now']}.",
+    )
+
+
+@app.command("list")
+def list_states(
+    ctx: typer.Context, base_url: BaseUrl = None, api_key: ApiKey = None, as_json: Json = False
+) -> None:
+    """The saved states: name, when saved, simulated time, transactions, size."""
+    options = resolve(ctx, base_url, api_key, as_json)
+    with api_errors("state list"):
+        states = options.client().list_states()
+    emit(options, {"data": states}, lambda: _table(states))
+
+
+def _table(states: list[dict[str, Any]]) -> Any:
+    if not states:
+        return "No saved states. Save one with `payorch state save NAME`."
+    from rich.table import Table
+
+    table = Table("Name", "Saved at", "Simulated at", "Transactions", "Size", "Version")
+    for state in states:
+        table.add_row(
+            state["name"],
+            state["createdAt"],
+            state["simulatedAt"],
+            str(state["transactions"]),
+            _size(state["sizeBytes"]),
+            str(state["version"]),
+        )
+    return table
+
+
+@app.command("delete")
+def delete(
+    ctx: typer.Context,
+    name: Name,
+    base_url: BaseUrl = None,
+    api_key: ApiKey = None,
+    as_json: Json = False,
+) -> None:
+    """Delete the saved state NAME."""
+    options = resolve(ctx, base_url, api_key, as_json)
+    with api_errors("state delete"):
+        options.client().delete_state(name)
+    emit(options, {"deleted": name}, f"Deleted {name}.")
