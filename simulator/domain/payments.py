@@ -329,6 +329,7 @@ class PaymentService:
         if request.hosted_checkout:
             tx["checkoutPath"] = checkout_path(tx_id, request.return_url)
         ctx.transactions.add(tx)
+        ctx.coverage.reach("transaction.create")
         self._schedule_outcomes(tx, provider, principal.environment)
         return tx
 
@@ -458,6 +459,7 @@ class PaymentService:
         if tx["status"] != transition.becomes:
             # The effects above and the table disagree: a programming error, never input's.
             raise RuntimeError(f"{action} left {tx['id']} {tx['status']}, not {transition.becomes}")
+        self.ctx.coverage.reach(_coverage_key(action, simulator=simulator))
         events = transition.events_for(simulator=simulator)
         for event in events:
             self.emit.about(event, tx, claim)
@@ -588,6 +590,15 @@ def new_record(
         raise ValueError(f"not transaction fields: {sorted(unknown)}")
     record.update(fields)
     return record
+
+
+def _coverage_key(action: str, *, simulator: bool) -> str:
+    """The coverage row of a pay-in transition (simulator/domain/coverage.py)."""
+    if simulator:
+        return f"simulate.{action}"
+    if action == "expired":
+        return "transaction.deadline"
+    return f"transaction.provider_{action}"  # paid, failed (a chargeback is no row: not shown)
 
 
 def next_poll(at: float) -> float:
