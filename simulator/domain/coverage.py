@@ -13,10 +13,13 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from payorch.vocabulary import EVENT_TYPES
 from simulator.domain.errors import CATALOGUE
+
+if TYPE_CHECKING:
+    from simulator.domain.records import EventRecord
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,7 +157,7 @@ class Coverage:
     def reach(self, key: str) -> None:
         self.rows[key] += 1
 
-    def on_event(self, envelope: dict[str, Any]) -> None:
+    def on_event(self, envelope: EventRecord) -> None:
         self.events[envelope["type"]] += 1
 
     def error(self, code: str, status: int) -> None:
