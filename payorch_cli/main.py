@@ -8,6 +8,7 @@ never loads aiohttp or textual.
 from __future__ import annotations
 
 from payorch_cli.commands import clock, keys, openapi, scenario, serve, simulate, trigger, tui
+from payorch_cli.commands import coverage as coverage_command
 from payorch_cli.commands import listen as listen_command
 from payorch_cli.commands import logs as logs_command
 from payorch_cli.commands import reset as reset_command
@@ -32,6 +33,7 @@ app.add_typer(logs_command.app, name="logs")
 app.command("reset")(reset_command.reset)
 app.add_typer(scenario.app, name="scenario")
 app.command("openapi")(openapi.openapi)
+app.command("coverage")(coverage_command.coverage)
 
 
 if __name__ == "__main__":  # pragma: no cover
