@@ -87,19 +87,13 @@ def coverage_tables(report: dict[str, Any], *, all_errors: bool = False) -> Any:
         return Text(str(n), style="bold green") if n else Text("never", style="bold red")
 
     states = Table(title="State-table rows", title_justify="left", expand=False)
-    for column in ("table", "from", "to", "via", "reached"):
+    for column in ("table", "transition", "via", "reached"):
         states.add_column(column, justify="right" if column == "reached" else "left")
     for table in report["stateTables"]:
         for row in table["rows"]:
             style = None if row["reached"] else "red"
-            states.add_row(
-                table["table"],
-                row["from"],
-                row["to"],
-                row["via"],
-                count(row["reached"]),
-                style=style,
-            )
+            move = f"{row['from']} -> {row['to']}"
+            states.add_row(table["table"], move, row["via"], count(row["reached"]), style=style)
     events = Table(title="Event types", title_justify="left")
     events.add_column("type")
     events.add_column("reached", justify="right")

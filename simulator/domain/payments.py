@@ -603,10 +603,11 @@ def new_record(
 
 
 def _coverage_key(action: str, *, simulator: bool, callback: bool) -> str:
-    """The coverage row of a pay-in transition (simulator/domain/coverage.py). An outcome that
-    arrives later (a provider's callback, the poll, or Sandbox-Simulate's stand-in for them) is
-    the provider-confirmation row; the deadline's expiry its own; the rest the simulate rows."""
-    if callback and action in ("paid", "failed"):
+    """The coverage row of a pay-in transition (simulator/domain/coverage.py). A provider's move
+    (its callback, the poll, its page in production, a deposit) or one that arrives later as
+    theirs would (Sandbox-Simulate's stand-in) is the provider-confirmation row; the deadline's
+    expiry its own; the rest (simulate endpoint, sandbox provider page) the simulate rows."""
+    if action in ("paid", "failed") and (callback or not simulator):
         return f"transaction.provider_{action}"
     if action == "expired" and not simulator:
         return "transaction.deadline"
