@@ -193,7 +193,8 @@ class _Builder:
         request_body = detail.get("request", {}).get("body", {})
         body = request_body.get("body")
         self._note_country(body)
-        if method == "POST" and path.removeprefix(API_PREFIX) == ADVANCE_PATH:
+        advance = path.removeprefix(API_PREFIX) == ADVANCE_PATH and detail["status"] == 200
+        if method == "POST" and advance:  # a refused advance stays a request, expecting its 400
             seconds = body.get("seconds") if isinstance(body, dict) else None
             if isinstance(seconds, (int, float)):
                 self.steps.append({"advance_clock": format_duration(seconds)})

@@ -237,3 +237,12 @@ def test_an_unknown_masked_secret_is_read_from_the_environment() -> None:
     body = recording.document["steps"][0]["request"]["body"]
     assert body == {"refreshToken": "${env.PAYORCH_RECORD_REFRESHTOKEN}"}
     assert recording.notes and "refreshToken" in recording.notes[0]
+
+
+def test_a_refused_clock_advance_stays_a_request() -> None:
+    details = [
+        detail("POST", "/_sim/clock/advance", 400, body={"seconds": -1}, error="invalid_request")
+    ]
+    [step] = record(details, [], ME).document["steps"]
+    assert step["request"]["path"] == "/_sim/clock/advance"
+    assert step["expect"] == {"status": 400, "error": "invalid_request"}
