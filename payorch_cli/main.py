@@ -8,8 +8,10 @@ never loads aiohttp or textual.
 from __future__ import annotations
 
 from payorch_cli.commands import clock, keys, openapi, scenario, serve, simulate, trigger, tui
+from payorch_cli.commands import coverage as coverage_command
 from payorch_cli.commands import listen as listen_command
 from payorch_cli.commands import logs as logs_command
+from payorch_cli.commands import record as record_command
 from payorch_cli.commands import reset as reset_command
 from payorch_cli.commands import state as state_command
 from payorch_cli.commands import webhooks as webhooks_command
@@ -34,6 +36,8 @@ app.command("reset")(reset_command.reset)
 app.add_typer(state_command.app, name="state")
 app.add_typer(scenario.app, name="scenario")
 app.command("openapi")(openapi.openapi)
+app.command("coverage")(coverage_command.coverage)
+app.command("record")(record_command.record)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -15,6 +15,7 @@ from simulator.domain.catalog import Catalog
 from simulator.domain.checkout import EXPIRE_JOB as CHECKOUT_EXPIRE_JOB
 from simulator.domain.checkout import CheckoutService
 from simulator.domain.context import DomainContext
+from simulator.domain.coverage import Coverage
 from simulator.domain.deliveries import RETRY_JOB, DeliveryService
 from simulator.domain.deposits import DepositService
 from simulator.domain.fx import Fx
@@ -163,7 +164,9 @@ def _build(app: web.Application, public_url: str) -> None:
         now=clock.timestamp,
         rng=rng,
         public_url=public_url,
+        coverage=Coverage(clock.timestamp()),
     )
+    bus.subscribe(ctx.coverage.on_event)
     refunds = RefundService(ctx)
     payments = PaymentService(ctx, refunds)
     for kind, handler in payments.job_handlers().items():

@@ -9,7 +9,7 @@ from __future__ import annotations
 import sys
 import time
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -60,11 +60,20 @@ def run(
     junit: Annotated[
         Path | None, typer.Option("--junit", help="Also write a JUnit XML report here.")
     ] = None,
+    coverage: Annotated[
+        bool,
+        typer.Option(
+            "--coverage",
+            help="Print the transition coverage after the run: the --base-url server's "
+            "(GET /_sim/coverage), or the sum over the in-process simulators.",
+        ),
+    ] = False,
     base_url: BaseUrl = None,
     api_key: ApiKey = None,
     as_json: Json = False,
 ) -> None:
     """Run scenarios. Without --base-url each one gets its own in-process simulator."""
+    from payorch_cli.render.coverage import merge as merge_coverage
     from payorch_cli.render.report import summary_line
     from payorch_cli.scenario.reporters import (
         LiveReporter,
@@ -73,7 +82,12 @@ def run(
         result_json,
         write_junit,
     )
-    from payorch_cli.scenario.suite import check_reachable, keyword_filter, run_instances
+    from payorch_cli.scenario.suite import (
+        check_reachable,
+        keyword_filter,
+        read_coverage,
+        run_instances,
+    )
 
     options = resolve(ctx, base_url, api_key, as_json)
     loaded, credentials = _load(paths)
@@ -101,12 +115,18 @@ def run(
         console = Console()
         reporter = LiveReporter(console) if console.is_terminal else PlainReporter()
     started = time.perf_counter()
+    reports: list[dict[str, Any]] | None = [] if coverage else None
     try:
         results, starts = run_instances(
-            instances, reporter, credentials, options.base_url, options.api_key
+            instances, reporter, credentials, options.base_url, options.api_key, reports
         )
+        if reports is not None and options.base_url:
+            reports.append(
+                read_coverage(options.base_url, credentials.default(options.api_key).key)
+            )
     finally:
         reporter.close()
+    merged = merge_coverage(reports) if reports else None
     seconds = time.perf_counter() - started
     if junit is not None:
         write_junit(str(junit), results, seconds)
@@ -122,6 +142,8 @@ def run(
             "inProcessStartMs": [round(s, 1) for s in starts],
             "scenarios": [result_json(r) for r in results],
         }
+        if merged is not None:
+            document["coverage"] = merged
         sys.stdout.write(to_json(document) + "\n")
     else:
         where = (
@@ -135,7 +157,20 @@ def run(
         for r in (r for r in results if not r.passed):
             at = r.failed_step.step.loc if r.failed_step else r.error
             sys.stdout.write(f"  failed: {r.instance.node_id}  ({at})\n")
+        if merged is not None:
+            _print_coverage(merged, console)
     raise typer.Exit(ExitStatus.OK if all(r.passed for r in results) else ExitStatus.ERROR)
+
+
+def _print_coverage(report: dict[str, Any], console: Any) -> None:
+    """The coverage after a run: tables on a terminal, the totals and what was never reached
+    elsewhere (CI logs)."""
+    from payorch_cli.render.coverage import coverage_tables, coverage_text
+
+    if console is not None and console.is_terminal:
+        console.print(coverage_tables(report))
+    else:
+        sys.stdout.write(coverage_text(report) + "\n")
 
 
 @app.command("validate")

@@ -7,6 +7,7 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from payorch_cli.scenario.credentials import Credentials
 from payorch_cli.scenario.interpreter import InstanceResult, Reporter, Runner
@@ -82,8 +83,11 @@ def run_instances(
     credentials: Credentials,
     base_url: str | None,
     api_key: str | None,
+    coverage: list[dict[str, Any]] | None = None,
 ) -> tuple[list[InstanceResult], list[float]]:
-    """Results, and the start time (ms) of each in-process simulator booted."""
+    """Results, and the start time (ms) of each in-process simulator booted. With `coverage` (a
+    list), each in-process simulator's GET /_sim/coverage is appended to it before it stops (a
+    --base-url server's is read by the caller after the run)."""
     results: list[InstanceResult] = []
     starts: list[float] = []
     default = credentials.default(api_key)
@@ -100,10 +104,26 @@ def run_instances(
             try:
                 runner = Runner(simulator.base_url, credentials, default, reporter, run_id)
                 results.append(runner.run(instance))
+                if coverage is not None:
+                    coverage.append(read_coverage(simulator.base_url, default.key))
             finally:
                 simulator.stop()
         run_id = runner.run_id  # one ${run.id} for the whole run
     return results, starts
+
+
+def read_coverage(base_url: str, api_key: str | None) -> dict[str, Any]:
+    """GET /_sim/coverage of a server, with a sandbox key (the scenario's default if it is one,
+    else the fixture sandbox key)."""
+    from payorch_cli.client import DEFAULT_API_KEY, Client
+
+    key = api_key if api_key and api_key.startswith("sk_test_") else DEFAULT_API_KEY
+    client = Client(base_url, key)
+    try:
+        report: dict[str, Any] = client.get("/_sim/coverage")
+        return report
+    finally:
+        client.close()
 
 
 def check_reachable(base_url: str) -> str | None:

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from simulator.domain.catalog import Catalog
+from simulator.domain.coverage import Coverage
 from simulator.domain.emitter import Emitter
 from simulator.domain.fx import Fx
 from simulator.domain.ledger import Ledger
@@ -31,6 +32,8 @@ class DomainContext:
     rng: random.Random = field(default_factory=random.Random)
     # Absolute base of links inside event payloads (API responses use the request's own origin).
     public_url: str = "http://127.0.0.1:8080"
+    # What this world's transitions, events and errors reached (GET /_sim/coverage).
+    coverage: Coverage = field(default_factory=Coverage)
     # Made from the fields above: the one place pay-in and claim events are rendered and sent.
     emitter: Emitter = field(init=False)
 

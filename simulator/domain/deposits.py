@@ -242,6 +242,7 @@ class DepositService:
         }
         self._accounts.put(account["id"], account)
         self._index(account)
+        self.ctx.coverage.reach("deposit_account.create")
         return account
 
     def disable(self, account_id: str) -> DepositAccountRecord:
@@ -251,6 +252,7 @@ class DepositService:
             raise ApiError("deposit_account_not_found", f"No deposit account {account_id}.")
         account.update({"status": "disabled", "updatedAt": self.ctx.now()})
         self._accounts.put(account_id, account)
+        self.ctx.coverage.reach("deposit_account.disable")
         return account
 
     # -- reads ---------------------------------------------------------------------------------

@@ -329,6 +329,7 @@ class PaymentService:
         if request.hosted_checkout:
             tx["checkoutPath"] = checkout_path(tx_id, request.return_url)
         ctx.transactions.add(tx)
+        ctx.coverage.reach("transaction.create")
         self._schedule_outcomes(tx, provider, principal.environment)
         return tx
 
@@ -446,18 +447,29 @@ class PaymentService:
         transition = check_simulate(action, tx["status"], tx["id"])
         return self._run(tx, str(action), transition, simulator=True)
 
-    def apply(self, tx: TransactionRecord, action: str, *, simulator: bool) -> Outcome:
+    def apply(
+        self, tx: TransactionRecord, action: str, *, simulator: bool, callback: bool = False
+    ) -> Outcome:
         """One transition by action name, as the table says; `simulator` marks sandbox-simulator
-        -driven moves (they fire the simulator's events, a provider's callback fires its own)."""
-        return self._run(tx, action, SIMULATE_ACTIONS[action], simulator=simulator)
+        -driven moves (they fire the simulator's events, a provider's callback fires its own);
+        `callback` an outcome that arrives later, as a provider's would (coverage's row)."""
+        transition = SIMULATE_ACTIONS[action]
+        return self._run(tx, action, transition, simulator=simulator, callback=callback)
 
     def _run(
-        self, tx: TransactionRecord, action: str, transition: Transition, *, simulator: bool
+        self,
+        tx: TransactionRecord,
+        action: str,
+        transition: Transition,
+        *,
+        simulator: bool,
+        callback: bool = False,
     ) -> Outcome:
         claim = self.effects[action](tx, transition.becomes)
         if tx["status"] != transition.becomes:
             # The effects above and the table disagree: a programming error, never input's.
             raise RuntimeError(f"{action} left {tx['id']} {tx['status']}, not {transition.becomes}")
+        self.ctx.coverage.reach(_coverage_key(action, simulator=simulator, callback=callback))
         events = transition.events_for(simulator=simulator)
         for event in events:
             self.emit.about(event, tx, claim)
@@ -506,12 +518,12 @@ class PaymentService:
         action = payload[action_key]
         if action == "chargeback":
             if tx["status"] == "pending":
-                self.apply(tx, "paid", simulator=simulator)
+                self.apply(tx, "paid", simulator=simulator, callback=True)
             if tx["status"] == "completed" and not tx.get("chargebackClaimId"):
                 self.apply(tx, "chargeback", simulator=simulator)
             return
         if tx["status"] == "pending":
-            self.apply(tx, action, simulator=simulator)
+            self.apply(tx, action, simulator=simulator, callback=True)
 
     def job_handlers(self) -> dict[str, Any]:
         def deadline(payload: dict[str, Any]) -> None:
@@ -588,6 +600,18 @@ def new_record(
         raise ValueError(f"not transaction fields: {sorted(unknown)}")
     record.update(fields)
     return record
+
+
+def _coverage_key(action: str, *, simulator: bool, callback: bool) -> str:
+    """The coverage row of a pay-in transition (simulator/domain/coverage.py). A provider's move
+    (its callback, the poll, its page in production, a deposit) or one that arrives later as
+    theirs would (Sandbox-Simulate's stand-in) is the provider-confirmation row; the deadline's
+    expiry its own; the rest (simulate endpoint, sandbox provider page) the simulate rows."""
+    if action in ("paid", "failed") and (callback or not simulator):
+        return f"transaction.provider_{action}"
+    if action == "expired" and not simulator:
+        return "transaction.deadline"
+    return f"simulate.{action}"
 
 
 def next_poll(at: float) -> float:

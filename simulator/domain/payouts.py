@@ -399,13 +399,18 @@ class PayoutService:
         # A simulate that raced the provider call already settled it: keep that outcome.
         if send.debited and payout["status"] == "processing":
             payout.update({"provider": self.provider.name, "providerRef": dispatch.provider_ref})
+            coverage = self.ctx.coverage
             if not dispatch.accepted:
                 # Answered synchronously (422), so no payout.failed event: nobody is waiting.
+                coverage.reach("payout.send_rejected")
                 self._fail(payout, dispatch.failure_reason or "rejected", emit=False)
             elif payout["environment"] == "production":
                 # No real provider is configured: the simulated driver completes at once.
+                coverage.reach("payout.send")
+                coverage.reach("payout.provider_completed")
                 self._complete(payout)
             else:
+                coverage.reach("payout.send")
                 self._save(payout)
         return payout
 
@@ -512,6 +517,7 @@ class PayoutService:
                 details={"status": payout["status"], "requiredStatus": "processing"},
             )
         target = SIMULATE_ACTIONS[action]
+        self.ctx.coverage.reach(f"payout.simulate_{target or 'processing'}")
         if target == "completed":
             self._complete(payout)
         elif target == "failed":

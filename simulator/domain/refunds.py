@@ -145,6 +145,7 @@ class RefundService:
                 },
             )
         claim = self._open_claim(tx, "refund", amount, amount_usd, reason or None, now)
+        ctx.coverage.reach("claim.refund")
         self._hold(tx, claim, "refund_hold", amount_usd, now, effective_at=now)
         self._mark_refunded(tx, amount, amount_usd, now)
         ctx.jobs.schedule("claim.resolve", now + CLAIM_RESOLVE_AFTER, {"claimId": claim["id"]})
@@ -188,6 +189,8 @@ class RefundService:
         tx["refundedUsd"] = str(dec(tx["refundedUsd"]) + amount_usd)
         tx["updatedAt"] = now
         if dec(tx["refundedLocal"]) >= dec(tx["amountLocal"]):
+            if tx["status"] == "completed":
+                self.ctx.coverage.reach("transaction.refund_full")
             tx["status"] = "refunded"
             tx["refundedAt"] = now
         self.ctx.transactions.save(tx)
@@ -281,6 +284,7 @@ class RefundService:
         # What could not be frozen now is taken from `available` when the dispute is lost.
         claim["heldUsd"] = str(from_settlement + from_available)
         ctx.claims.put(claim["id"], claim)
+        ctx.coverage.reach("claim.chargeback")
         tx.update({"chargebackClaimId": claim["id"], "updatedAt": now})
         ctx.transactions.save(tx)
         ctx.jobs.schedule("claim.resolve", now + CHARGEBACK_RESOLVE_AFTER, {"claimId": claim["id"]})
@@ -325,6 +329,7 @@ class RefundService:
             "resolvedAt": now,
         }
         ctx.claims.put(claim_id, claim)
+        ctx.coverage.reach(f"claim.resolve_{claim['kind']}")
         self.emit.claim(claim, "claim.resolved")
 
     def get_claim(self, principal: Principal, claim_id: str) -> ClaimRecord:

@@ -26,6 +26,7 @@ from simulator.http.keys import (
     AUTHENTICATOR,
     BODY,
     CLOCK,
+    CONTEXT,
     IN_FLIGHT,
     OPERATIONS,
     PRINCIPAL,
@@ -163,6 +164,7 @@ def _stopping_error() -> ApiError:
 def _render(error: ApiError, request: web.Request) -> web.Response:
     """The error's envelope; one whose details cannot be written is still answered, as a 500."""
     request_id = request[REQUEST_ID]
+    request.app[CONTEXT].coverage.error(error.code, error.status)
     try:
         return error_response(error, request_id)
     except Exception:

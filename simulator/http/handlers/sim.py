@@ -1,4 +1,4 @@
-"""The simulator control plane (design.md 1.3, 1.5): the clock, and the reset."""
+"""The simulator control plane (design.md 1.3, 1.5): the clock, the reset, and coverage."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from aiohttp import web
 
 from simulator.clock import isoformat
 from simulator.domain.money import parse_amount
-from simulator.http.keys import CLOCK, ENGINE, RESET, SCHEDULER, STORE
+from simulator.http.keys import CLOCK, CONTEXT, ENGINE, RESET, SCHEDULER, STORE
 from simulator.http.middlewares import auth
 from simulator.http.requests import read_json
 from simulator.http.responses import json_response
@@ -44,3 +44,9 @@ async def reset_server(request: web.Request) -> web.Response:
     # (simulator/http/reset.py); 409 requests_in_flight if they do not finish in time.
     await request.app[RESET].run()
     return json_response({"reset": True, "clock": clock_state(request)})
+
+
+@auth("sandbox")
+async def get_coverage(request: web.Request) -> web.Response:
+    coverage = request.app[CONTEXT].coverage
+    return json_response(coverage.report(isoformat(coverage.since)))

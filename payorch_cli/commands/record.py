@@ -1,0 +1,182 @@
+"""`payorch record`: the request log (GET /_sim/requests) written as a runnable scenario; the
+transformation itself is payorch_cli/record.py."""
+
+from __future__ import annotations
+
+import sys
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from payorch_cli.options import ApiKey, BaseUrl, ExitStatus, api_errors, resolve
+
+if TYPE_CHECKING:
+    from payorch_cli.client import Client
+    from payorch_cli.record import Identity
+
+PAGE = 100
+
+
+def record(
+    ctx: typer.Context,
+    output: Annotated[
+        str, typer.Option("-o", "--output", help="The scenario file to write ('-': stdout).")
+    ] = "-",
+    since: Annotated[
+        str | None,
+        typer.Option(
+            "--since",
+            help="Only requests since this time: ISO 8601 (2026-05-01T10:00:00Z) or a duration "
+            "ago (10m, 2h).",
+        ),
+    ] = None,
+    last: Annotated[
+        int | None, typer.Option("--last", min=1, help="Only the last N requests of the log.")
+    ] = None,
+    name: Annotated[str, typer.Option("--name", help="The scenario's name.")] = "recorded session",
+    base_url: BaseUrl = None,
+    api_key: ApiKey = None,
+) -> None:
+    """Write the requests of the log as a scenario: each call a step, ids saved and reused,
+    the status and stable fields expected, clock advances and delivered events kept. By default
+    everything since the server started or was last reset."""
+    from payorch_cli.record import record as build
+    from payorch_cli.record import to_yaml
+
+    if since is not None and last is not None:
+        _fail("--since and --last cannot be used together", ExitStatus.USAGE)
+    cutoff = _cutoff(since) if since is not None else None
+    options = resolve(ctx, base_url, api_key)
+    client = options.client()
+    with api_errors("record"):
+        summaries = _summaries(client, cutoff, last)
+        if not summaries:
+            _fail(_empty_reason(client, since, last), ExitStatus.ERROR)
+        details = [client.get(f"/_sim/requests/{s['id']}") for s in summaries]
+        events = _delivered_events(client)
+    recording = build(details, events, _identity(client.api_key), name)
+    text = to_yaml(recording.document)
+    if output == "-":
+        sys.stdout.write(text)
+    else:
+        Path(output).write_text(text)
+    steps = recording.document["steps"]
+    expects = sum(1 for step in steps if "expect_event" in step)
+    where = "" if output == "-" else f" to {output}"
+    counts = f"{len(details)} requests as {len(steps)} steps ({expects} expected events)"
+    sys.stderr.write(f"Recorded {counts}{where}.\n")
+    if recording.skipped:
+        sys.stderr.write(f"Left out: {', '.join(recording.skipped)}.\n")
+    for note in recording.notes:
+        sys.stderr.write(f"Note: {note}.\n")
+
+
+def _fail(message: str, status: ExitStatus) -> None:
+    sys.stderr.write(f"payorch record: {message}\n")
+    raise typer.Exit(status)
+
+
+def _cutoff(since: str) -> datetime:
+    """--since as an aware datetime: an ISO time, or now minus a duration."""
+    from payorch_cli.scenario.durations import DurationError, parse_duration
+
+    try:
+        moment = datetime.fromisoformat(since.replace("Z", "+00:00"))
+    except ValueError:
+        try:
+            return datetime.now(UTC) - timedelta(seconds=parse_duration(since))
+        except DurationError:
+            _fail(
+                f"--since {since!r} is neither an ISO time (2026-05-01T10:00:00Z) nor a "
+                "duration ago (10m, 2h)",
+                ExitStatus.USAGE,
+            )
+            raise
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def _at(summary: dict[str, Any]) -> datetime:
+    return datetime.fromisoformat(summary["at"].replace("Z", "+00:00"))
+
+
+def _summaries(client: Client, cutoff: datetime | None, last: int | None) -> list[dict[str, Any]]:
+    """The log's requests to record, oldest first (the log lists newest first)."""
+    kept: list[dict[str, Any]] = []
+    offset = 0
+    while True:
+        page = client.get("/_sim/requests", limit=PAGE, offset=offset)
+        rows = page["data"]
+        for row in rows:
+            if cutoff is not None and _at(row) < cutoff:
+                return kept[::-1]
+            kept.append(row)
+            if last is not None and len(kept) >= last:
+                return kept[::-1]
+        offset += len(rows)
+        if not rows or offset >= page["pagination"]["total"]:
+            return kept[::-1]
+
+
+def _empty_reason(client: Client, since: str | None, last: int | None) -> str:
+    from payorch_cli.client import ApiError
+
+    try:
+        client.get("/_sim/requests/req_000000000000000000000000")
+    except ApiError as exc:
+        if "is off" in str(exc.message):
+            return (
+                f"the request log of {client.base_url} is off (served with --request-log 0): "
+                "there is nothing to record"
+            )
+    when = f" since {since}" if since else ""
+    return (
+        f"the request log of {client.base_url} holds no request{when} of this credential's "
+        "merchant: make the calls to record first (the log starts empty at start and reset)"
+    )
+
+
+def _delivered_events(client: Client) -> list[dict[str, Any]]:
+    """Every event delivered to one of the credential's subscriptions, once each."""
+    events: dict[str, dict[str, Any]] = {}
+    hooks = client.list_webhooks()["data"]
+    for hook in hooks:
+        offset = 0
+        while True:
+            page = client.get(f"/webhooks/{hook['id']}/deliveries", limit=PAGE, offset=offset)
+            for delivery in page["data"]:
+                event = delivery.get("event")
+                if isinstance(event, dict):
+                    events.setdefault(event["id"], event)
+            offset += len(page["data"])
+            if not page["data"] or offset >= page["pagination"]["total"]:
+                break
+    return list(events.values())
+
+
+def _identity(api_key: str) -> Identity:
+    """The recording credential's fixture name (`as:`), its production twin, and the fixture
+    secret of each publishable key (to restore `POST /auth/token`'s masked secretKey)."""
+    from payorch_cli.record import Identity
+    from payorch_cli.scenario.credentials import Credentials
+
+    credentials = Credentials.builtin()
+    own = credentials.by_key.get(api_key)
+    if own is None or own.environment is None:
+        return Identity(None, secret_of=lambda publishable: _secret_of(credentials, publishable))
+    owner = own.name.split("/")[0]
+    production = f"{owner}/production"
+    return Identity(
+        owner if own.environment == "sandbox" else own.name,
+        production if production in credentials.by_name else None,
+        lambda publishable: _secret_of(credentials, publishable),
+    )
+
+
+def _secret_of(credentials: Any, publishable: str) -> str | None:
+    found = credentials.by_key.get(publishable)
+    if found is None or not found.publishable:
+        return None
+    secret = credentials.by_name.get(found.name.removesuffix("/publishable"))
+    return secret.key if secret is not None else None
