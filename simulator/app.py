@@ -27,6 +27,7 @@ from simulator.domain.payouts import PayoutService
 from simulator.domain.ratelimit import RateLimiter
 from simulator.domain.refunds import RefundService
 from simulator.domain.settlements import SettlementService
+from simulator.domain.trace import TraceLog
 from simulator.domain.transactions import TransactionRepository
 from simulator.domain.webhooks import SECRET_EXPIRY_JOB, WebhookService
 from simulator.domain.withdrawals import JOB as WITHDRAWAL_JOB
@@ -102,6 +103,7 @@ def create_app(
         jobs=scheduler,
         events=bus,
         now=clock.timestamp,
+        trace=TraceLog(store.table("traces"), clock.timestamp, limit=settings.trace_limit),
         rng=rng,
         public_url=f"http://{settings.host}:{settings.port}",
     )
@@ -183,7 +185,13 @@ def _wire_event_flows(
     events = store.table("events")
     webhooks = WebhookService(store.table("webhooks"), scheduler, ctx.now, ctx.rng)
     deliveries = DeliveryService(
-        store.table("webhook_deliveries"), events, webhooks, scheduler, ctx.now, ctx.rng
+        store.table("webhook_deliveries"),
+        events,
+        webhooks,
+        scheduler,
+        ctx.now,
+        ctx.rng,
+        trace=ctx.trace,
     )
     engine = DeliveryEngine(
         deliveries,
@@ -210,7 +218,7 @@ def _wire_event_flows(
     app[keys.STREAM], app[keys.SETTLEMENTS] = stream, settlements
     app[keys.WITHDRAWALS] = withdrawals
 
-    for listener in (settlements.on_event, engine.on_event, stream.on_event):
+    for listener in (ctx.trace.on_event, settlements.on_event, engine.on_event, stream.on_event):
         bus.subscribe(listener)
     scheduler.register(RETRY_JOB, engine.on_retry_job)
     scheduler.register(SECRET_EXPIRY_JOB, webhooks.expire_secret)

@@ -30,3 +30,6 @@ class Settings:
     # Seconds a client has to send a whole request head (from connecting, or from its first
     # byte on a kept-alive connection) before its connection is closed (simulator/http/server.py).
     header_timeout: float = 10.0
+    # Entries kept per payment or payout trace; past it the first 100 and the newest stay
+    # (simulator/domain/trace.py).
+    trace_limit: int = 500

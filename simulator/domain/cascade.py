@@ -35,11 +35,15 @@ def route(
     environment: Environment,
     *,
     enabled_for_shop: bool,
+    attempts: list[Attempt] | None = None,
 ) -> Provider:
+    """The provider that takes the charge; `attempts`, when given, receives the providers tried
+    before it, in order (for the trace)."""
     if environment == "sandbox":
         first = providers.get(method.provider_ids[0]) if method.provider_ids else None
         return first or SANDBOX_PROVIDER
-    attempts: list[Attempt] = []
+    if attempts is None:
+        attempts = []
     for provider_id in method.provider_ids:
         provider = providers[provider_id]
         if provider.behaviour == "outage":

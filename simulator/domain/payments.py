@@ -12,7 +12,7 @@ from urllib.parse import quote
 
 from simulator.clock import isoformat
 from simulator.domain.auth import Principal
-from simulator.domain.cascade import cascade_exhausted, route
+from simulator.domain.cascade import Attempt, cascade_exhausted, route
 from simulator.domain.catalog import Environment, Merchant, PaymentMethod, Provider, Shop
 from simulator.domain.context import DomainContext
 from simulator.domain.countries import normalize_country
@@ -290,8 +290,13 @@ class PaymentService:
         enabled = method.sandbox_only or method.id in shop.enabled_method_ids
         if principal.environment == "production" and not method.routable:
             raise cascade_exhausted(method.id, enabled_for_shop=enabled)
+        attempts: list[Attempt] = []
         provider = route(
-            method, ctx.catalog.providers, principal.environment, enabled_for_shop=enabled
+            method,
+            ctx.catalog.providers,
+            principal.environment,
+            enabled_for_shop=enabled,
+            attempts=attempts,
         )
         now = ctx.now()
         tx_id = new_id(ctx.rng, "TXN-")
@@ -329,8 +334,30 @@ class PaymentService:
         if request.hosted_checkout:
             tx["checkoutPath"] = checkout_path(tx_id, request.return_url)
         ctx.transactions.add(tx)
+        self._trace_creation(tx, provider, attempts)
         self._schedule_outcomes(tx, provider, principal.environment)
         return tx
+
+    def _trace_creation(
+        self, tx: TransactionRecord, provider: Provider, attempts: list[Attempt]
+    ) -> None:
+        """The payment's first trace entries, in one write: what was asked, each provider the
+        cascade tried and what it answered, and the one that took the charge."""
+        entries: list[tuple[str, dict[str, Any]]] = [("created", _created_fields(tx))]
+        if tx["environment"] == "sandbox":
+            entries.append(
+                ("provider_chosen", {"provider": provider.id, "reason": "sandbox always accepts"})
+            )
+        else:
+            for attempt in attempts:
+                outcome, _, reason = attempt.outcome.partition(":")
+                fields = {"provider": attempt.provider, "outcome": outcome}
+                if reason:
+                    fields["reason"] = reason
+                entries.append(("routing_attempt", fields))
+            entries.append(("routing_attempt", {"provider": provider.id, "outcome": "accepted"}))
+            entries.append(("provider_chosen", {"provider": provider.id}))
+        self.ctx.trace.record_many(tx, entries)
 
     def record_deposit(
         self,
@@ -368,7 +395,8 @@ class PaymentService:
             providerId=method.provider_ids[0] if method.provider_ids else None,
         )
         ctx.transactions.add(tx)
-        self.apply(tx, "paid", simulator=False)
+        ctx.trace.record(tx, "created", **_created_fields(tx), source="deposit")
+        self.apply(tx, "paid", simulator=False, cause="deposit")
         return tx
 
     def _instructions(
@@ -444,20 +472,37 @@ class PaymentService:
     def simulate(self, principal: Principal, transaction_id: str, action: object) -> Outcome:
         tx = self.get(principal, transaction_id)
         transition = check_simulate(action, tx["status"], tx["id"])
-        return self._run(tx, str(action), transition, simulator=True)
+        self.ctx.trace.record(tx, "simulate", action=action)
+        return self._run(tx, str(action), transition, simulator=True, cause="simulate")
 
-    def apply(self, tx: TransactionRecord, action: str, *, simulator: bool) -> Outcome:
+    def apply(
+        self, tx: TransactionRecord, action: str, *, simulator: bool, cause: str | None = None
+    ) -> Outcome:
         """One transition by action name, as the table says; `simulator` marks sandbox-simulator
-        -driven moves (they fire the simulator's events, a provider's callback fires its own)."""
-        return self._run(tx, action, SIMULATE_ACTIONS[action], simulator=simulator)
+        -driven moves (they fire the simulator's events, a provider's callback fires its own).
+        `cause` names what moved it, for the trace (default: the action)."""
+        return self._run(
+            tx, action, SIMULATE_ACTIONS[action], simulator=simulator, cause=cause or action
+        )
 
     def _run(
-        self, tx: TransactionRecord, action: str, transition: Transition, *, simulator: bool
+        self,
+        tx: TransactionRecord,
+        action: str,
+        transition: Transition,
+        *,
+        simulator: bool,
+        cause: str,
     ) -> Outcome:
+        before = tx["status"]
         claim = self.effects[action](tx, transition.becomes)
         if tx["status"] != transition.becomes:
             # The effects above and the table disagree: a programming error, never input's.
             raise RuntimeError(f"{action} left {tx['id']} {tx['status']}, not {transition.becomes}")
+        if before != tx["status"]:
+            self.ctx.trace.status_changed(tx, before, cause)
+        elif claim is not None:  # a chargeback: the status stays, a claim opens
+            self.ctx.trace.record(tx, "chargeback", claimId=claim["id"], cause=cause)
         events = transition.events_for(simulator=simulator)
         for event in events:
             self.emit.about(event, tx, claim)
@@ -499,33 +544,62 @@ class PaymentService:
 
     # -- scheduled jobs ------------------------------------------------------------------------
 
-    def on_job(self, payload: dict[str, Any], *, action_key: str, simulator: bool) -> None:
+    def on_job(
+        self, payload: dict[str, Any], *, action_key: str, simulator: bool, source: str
+    ) -> None:
+        """A provider's answer about a payment: its callback (`source` "provider_callback", or
+        "Sandbox-Simulate" for the sandbox's scheduled outcome) or the reconciliation poll's
+        ("reconciliation_poll"). An answer the payment's status no longer admits is ignored,
+        and the trace says so."""
         tx = self.ctx.transactions.get(payload["transactionId"])
         if tx is None:
             return
         action = payload[action_key]
+        status = tx["status"]
+        applies = status == "pending" or (
+            action == "chargeback" and status == "completed" and not tx.get("chargebackClaimId")
+        )
+        self._trace_answer(tx, action, source, applies=applies)
+        if not applies:
+            return
         if action == "chargeback":
             if tx["status"] == "pending":
-                self.apply(tx, "paid", simulator=simulator)
+                self.apply(tx, "paid", simulator=simulator, cause=source)
             if tx["status"] == "completed" and not tx.get("chargebackClaimId"):
-                self.apply(tx, "chargeback", simulator=simulator)
+                self.apply(tx, "chargeback", simulator=simulator, cause=source)
             return
-        if tx["status"] == "pending":
-            self.apply(tx, action, simulator=simulator)
+        self.apply(tx, action, simulator=simulator, cause=source)
+
+    def _trace_answer(
+        self, tx: TransactionRecord, answer: str, source: str, *, applies: bool
+    ) -> None:
+        trace, provider = self.ctx.trace, tx.get("providerId") or "sandbox"
+        if source == "reconciliation_poll":
+            result = "applied" if applies else "no_change"
+            trace.record(tx, "poll", provider=provider, answer=answer, result=result)
+        elif applies:
+            trace.record(tx, "callback_received", provider=provider, outcome=answer, source=source)
+        else:
+            reason = f"the payment is already {tx['status']}"
+            trace.record(tx, "callback_ignored", provider=provider, outcome=answer, reason=reason)
 
     def job_handlers(self) -> dict[str, Any]:
         def deadline(payload: dict[str, Any]) -> None:
             tx = self.ctx.transactions.get(payload["transactionId"])
             if tx is not None and tx["status"] == "pending":
-                self.apply(tx, "expired", simulator=False)
+                self.apply(tx, "expired", simulator=False, cause="deadline")
 
         return {
             "payment.deadline": deadline,
-            "payment.simulated": lambda p: self.on_job(p, action_key="action", simulator=True),
-            "payment.provider_callback": lambda p: self.on_job(
-                p, action_key="outcome", simulator=False
+            "payment.simulated": lambda p: self.on_job(
+                p, action_key="action", simulator=True, source="Sandbox-Simulate"
             ),
-            "payment.reconcile": lambda p: self.on_job(p, action_key="outcome", simulator=False),
+            "payment.provider_callback": lambda p: self.on_job(
+                p, action_key="outcome", simulator=False, source="provider_callback"
+            ),
+            "payment.reconcile": lambda p: self.on_job(
+                p, action_key="outcome", simulator=False, source="reconciliation_poll"
+            ),
         }
 
 
@@ -588,6 +662,17 @@ def new_record(
         raise ValueError(f"not transaction fields: {sorted(unknown)}")
     record.update(fields)
     return record
+
+
+def _created_fields(tx: TransactionRecord) -> dict[str, Any]:
+    return {
+        "paymentMethodId": tx["paymentMethodId"],
+        "paymentMethod": tx["paymentMethod"],
+        "amount": tx["amount"],
+        "amountLocal": tx["amountLocal"],
+        "currencyLocal": tx["currencyLocal"],
+        "sandboxSimulate": tx["simulate"],
+    }
 
 
 def next_poll(at: float) -> float:

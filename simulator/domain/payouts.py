@@ -399,12 +399,24 @@ class PayoutService:
         # A simulate that raced the provider call already settled it: keep that outcome.
         if send.debited and payout["status"] == "processing":
             payout.update({"provider": self.provider.name, "providerRef": dispatch.provider_ref})
+            answer: dict[str, Any] = {"provider": self.provider.name, "accepted": dispatch.accepted}
+            if dispatch.provider_ref:
+                answer["providerRef"] = dispatch.provider_ref
+            if dispatch.failure_reason:
+                answer["failureReason"] = dispatch.failure_reason
+            # The call and its answer, recorded together in the answer's unit of work.
+            self.ctx.trace.record_many(
+                payout,
+                [("dispatched", {"provider": self.provider.name}), ("provider_answer", answer)],
+            )
             if not dispatch.accepted:
                 # Answered synchronously (422), so no payout.failed event: nobody is waiting.
-                self._fail(payout, dispatch.failure_reason or "rejected", emit=False)
+                self._fail(
+                    payout, dispatch.failure_reason or "rejected", emit=False, cause="provider"
+                )
             elif payout["environment"] == "production":
                 # No real provider is configured: the simulated driver completes at once.
-                self._complete(payout)
+                self._complete(payout, cause="provider")
             else:
                 self._save(payout)
         return payout
@@ -455,6 +467,15 @@ class PayoutService:
         }
         self._payouts.put(payout_id, payout)
         self._by_scope.setdefault(principal.scope, []).append(payout_id)
+        self.ctx.trace.record(
+            payout,
+            "created",
+            methodId=method.id,
+            rail=method.rail,
+            amount=str(amount),
+            currency=method.currency,
+            debited=debited,
+        )
         if debited:
             record = self.ledger.record
             scope = principal.scope
@@ -464,8 +485,9 @@ class PayoutService:
             record(scope, method.currency, "payout_debit", amount, RESERVED, now=now, ref=payout_id)
         return payout
 
-    def _complete(self, payout: PayoutRecord) -> None:
+    def _complete(self, payout: PayoutRecord, *, cause: str = "provider") -> None:
         now = self.ctx.now()
+        before = payout["status"]
         if payout["debited"]:
             self.ledger.record(
                 _scope_of(payout),
@@ -478,10 +500,14 @@ class PayoutService:
             )
         payout.update({"status": "completed", "completedAt": now, "updatedAt": now})
         self._save(payout)
+        self.ctx.trace.status_changed(payout, before, cause)
         self._emit(payout, "payout.completed")
 
-    def _fail(self, payout: PayoutRecord, reason: str, *, emit: bool = True) -> None:
+    def _fail(
+        self, payout: PayoutRecord, reason: str, *, emit: bool = True, cause: str = "provider"
+    ) -> None:
         now = self.ctx.now()
+        before = payout["status"]
         if payout["debited"]:
             scope, currency, amount = _scope_of(payout), payout["currency"], dec(payout["amount"])
             ref = payout["id"]
@@ -495,6 +521,7 @@ class PayoutService:
             {"status": "failed", "failureReason": reason, "failedAt": now, "updatedAt": now}
         )
         self._save(payout)
+        self.ctx.trace.status_changed(payout, before, f"{cause}: {reason}")
         if emit:
             self._emit(payout, "payout.failed")
 
@@ -512,13 +539,18 @@ class PayoutService:
                 details={"status": payout["status"], "requiredStatus": "processing"},
             )
         target = SIMULATE_ACTIONS[action]
+        self.ctx.trace.record(payout, "simulate", action=action)
         if target == "completed":
-            self._complete(payout)
+            self._complete(payout, cause="simulate")
         elif target == "failed":
-            self._fail(payout, SIMULATED_FAILURES[action])
+            self._fail(payout, SIMULATED_FAILURES[action], cause="simulate")
         return payout
 
     # -- reads ---------------------------------------------------------------------------------
+
+    def find(self, payout_id: str) -> PayoutRecord | None:
+        """Any merchant's payout by id (the control plane checks ownership itself)."""
+        return self._payouts.get(payout_id)
 
     def get(self, principal: Principal, payout_id: str) -> PayoutRecord:
         payout = self._payouts.get(payout_id)

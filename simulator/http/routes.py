@@ -13,6 +13,7 @@ from simulator.http.handlers import (
     payments,
     payouts,
     sim,
+    trace,
     webhooks,
 )
 from simulator.http.handlers import auth as auth_handlers
@@ -92,6 +93,10 @@ def setup_routes(app: web.Application, static_dir: str) -> None:
     r.add_get("/api/v1/me/deposit-accounts/{id}/deposits", deposits.list_deposits)
     r.add_post("/_sim/deposits", deposits.simulate_deposit)
     r.add_post("/_sim/deposit-accounts/{id}/disable", deposits.disable_account)
+
+    # The internal cascade trace (design.md 1.5): secret keys of the owner, either environment.
+    r.add_get("/_sim/payments/{id}/trace", trace.payment_trace)
+    r.add_get("/_sim/payouts/{id}/trace", trace.payout_trace)
 
     _alias_control_plane(r)
 
