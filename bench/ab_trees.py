@@ -13,6 +13,10 @@ it prints each tree's median requests/s and p99 per endpoint and the ratio B/A o
 and the server's own CPU time per request (user + system, read from /proc): on a machine other
 work is loading, throughput swings by tens of percent from round to round, CPU per request much
 less, so that is the figure to compare there.
+
+`--production` adds `POST /payments` with a production secret key, through the cascade (SPEI: one
+provider) and through a failover (card method 1004: its first provider is in outage, the second
+takes it): the request path the cascade trace writes on.
 """
 
 from __future__ import annotations
@@ -28,9 +32,14 @@ from _common import BODY, ENV, SK, cpu_s, serve_cmd, start, stop
 from http_load import GET_LUA, POST_LUA, ensure_wrk, prepare, wrk
 
 ENDPOINTS = ("POST /payments", "GET /payments/{id}", "GET /payments?status=completed")
+PRODUCTION = ("POST /payments live", "POST /payments live failover")
+LIVE_SK = "sk_live_lvuyxno67qob31r1gq32rfwr"  # production secret key of shp_mazul_tienda
+FAILOVER_BODY = {"amount": 50, "paymentMethodId": "1004"}
 
 
-def one_round(tree: Path, binary: str, seconds: int) -> dict[str, tuple[float, float, float]]:
+def one_round(
+    tree: Path, binary: str, seconds: int, production: bool = False
+) -> dict[str, tuple[float, float, float]]:
     # `python -m` looks in the working directory first, then PYTHONPATH: both name the tree.
     env_before, cwd_before = dict(ENV), os.getcwd()
     ENV["PYTHONPATH"] = str(tree)
@@ -48,6 +57,15 @@ def one_round(tree: Path, binary: str, seconds: int) -> dict[str, tuple[float, f
                     ENDPOINTS[1]: (f"{base}/payments/{tx_id}", get),
                     ENDPOINTS[2]: (f"{base}/payments?status=completed&limit=50", get),
                 }
+                if production:
+                    scripts[PRODUCTION[0]] = (
+                        f"{base}/payments",
+                        POST_LUA % (json.dumps(BODY), LIVE_SK),
+                    )
+                    scripts[PRODUCTION[1]] = (
+                        f"{base}/payments",
+                        POST_LUA % (json.dumps(FAILOVER_BODY), LIVE_SK),
+                    )
                 results = {}
                 for name, (url, script) in scripts.items():
                     wrk(binary, url, script, 1)  # warm-up
@@ -70,6 +88,7 @@ def main() -> None:
     parser.add_argument("after", type=Path)
     parser.add_argument("--seconds", type=int, default=5)
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--production", action="store_true", help=PRODUCTION[0] + " and failover")
     args = parser.parse_args()
     binary = ensure_wrk()
     trees = {"A": args.before.resolve(), "B": args.after.resolve()}
@@ -77,14 +96,14 @@ def main() -> None:
     for round_no in range(args.rounds):
         order = ("A", "B") if round_no % 2 == 0 else ("B", "A")
         for label in order:
-            runs[label].append(one_round(trees[label], binary, args.seconds))
+            runs[label].append(one_round(trees[label], binary, args.seconds, args.production))
     print(f"A = {trees['A']}\nB = {trees['B']}")
     print(f"{args.rounds} alternating rounds of {args.seconds} s, 32 connections\n")
     print(
         f"{'endpoint':34} {'A req/s':>9} {'B req/s':>9} {'B/A':>6} {'A p99':>8} {'B p99':>8}"
         f" {'A cpu/req':>10} {'B cpu/req':>10} {'B/A':>6}"
     )
-    for name in ENDPOINTS:
+    for name in ENDPOINTS + (PRODUCTION if args.production else ()):
         med = {k: statistics.median(r[name][0] for r in runs[k]) for k in runs}
         p99 = {k: statistics.median(r[name][1] for r in runs[k]) for k in runs}
         cpu = {k: statistics.median(r[name][2] for r in runs[k]) for k in runs}
