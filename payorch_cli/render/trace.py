@@ -47,6 +47,8 @@ def clock_time(at: str) -> str:
 
 def entry_details(entry: dict[str, Any]) -> str:
     kind = entry.get("kind", "")
+    if kind == "created":
+        return _created(entry)
     if kind == "status_changed":
         return f"{entry.get('from')} → {entry.get('to')}  ({entry.get('cause')})"
     lead = LEADING.get(kind, ())
@@ -60,6 +62,23 @@ def entry_details(entry: dict[str, Any]) -> str:
             continue
         parts.append(f"{name}={value}")
     return "  ".join(parts)
+
+
+def _created(entry: dict[str, Any]) -> str:
+    """What was asked, short: `pix (1010)  120.00 USD = 612.50 BRL`; a payout's method, amount."""
+    if "paymentMethodId" in entry:
+        text = f"{entry.get('paymentMethod')} ({entry.get('paymentMethodId')})  "
+        text += (
+            f"{entry.get('amount')} USD = {entry.get('amountLocal')} {entry.get('currencyLocal')}"
+        )
+        if entry.get("sandboxSimulate"):
+            text += f"  Sandbox-Simulate={entry['sandboxSimulate']}"
+    else:
+        text = f"{entry.get('methodId')} ({entry.get('rail')})  "
+        text += f"{entry.get('amount')} {entry.get('currency')}"
+    if entry.get("source"):
+        text += f"  source={entry['source']}"
+    return text
 
 
 def trace_rows(doc: dict[str, Any]) -> list[tuple[str, str, str]]:
