@@ -23,6 +23,7 @@ from simulator.domain.ids import BufferedSystemRandom
 from simulator.domain.ledger import Ledger
 from simulator.domain.payments import PaymentService
 from simulator.domain.payout_ledger import PayoutLedger
+from simulator.domain.payouts import CALLBACK_JOB as PAYOUT_CALLBACK_JOB
 from simulator.domain.payouts import PayoutService
 from simulator.domain.provider_callbacks import CallbackLog
 from simulator.domain.provider_world import ProviderWorld
@@ -158,6 +159,7 @@ def create_app(
         PayoutLedger(store.table("payout_movements"), ctx.rng),
         store.table("payouts"),
     )
+    scheduler.register(PAYOUT_CALLBACK_JOB, app[keys.PAYOUTS].callback_job)
     app[keys.DEPOSITS] = DepositService(
         ctx,
         payments,

@@ -234,11 +234,16 @@ class ProviderWorld:
         return self._states[provider_id].live
 
     def payout_provider(self) -> Provider | None:
-        """The provider production payouts are sent to (the first of kind payout)."""
+        """The provider production payouts are sent to (the first of kind payout; a fixture set
+        with none keeps the spec's simulated driver, which completes every payout at once)."""
         for state in self._states.values():
             if state.fixture.kind == "payout":
                 return state.live
         return None
+
+    def payout_provider_id(self) -> str | None:
+        provider = self.payout_provider()
+        return provider.id if provider else None
 
     def state(self, provider_id: str) -> ProviderState:
         state = self._states.get(provider_id)
@@ -311,8 +316,9 @@ class ProviderWorld:
         self._count(state, answer.outcome)
         return answer
 
-    def dispatch_payout(self, provider_id: str) -> Answer:
-        """A production payout's dispatch to the provider: what it answers now, counted."""
+    def dispatch_payout(self, provider_id: str, *, refused: str | None = None) -> Answer:
+        """A production payout's dispatch to the provider: what it answers now, counted.
+        `refused`: the recipient is one the method's fixture always rejects, with that reason."""
         state = self._states[provider_id]
         live = state.live
         behaviour, reason = self.effective(provider_id)
@@ -320,6 +326,8 @@ class ProviderWorld:
             answer = Answer(live, "unavailable", "provider_unavailable")
         elif behaviour == "reject":
             answer = Answer(live, "declined", reason or DEFAULT_REASON["payout"])
+        elif refused is not None:
+            answer = Answer(live, "declined", refused)
         else:
             answer = Answer(live, "accepted", callback=_callback_plan(live))
         self._count(state, answer.outcome)
