@@ -12,6 +12,7 @@ from simulator.http.handlers import (
     meta,
     payments,
     payouts,
+    providers,
     sim,
     trace,
     webhooks,
@@ -97,6 +98,12 @@ def setup_routes(app: web.Application, static_dir: str) -> None:
     # The internal cascade trace (design.md 1.5): secret keys of the owner, either environment.
     r.add_get("/_sim/payments/{id}/trace", trace.payment_trace)
     r.add_get("/_sim/payouts/{id}/trace", trace.payout_trace)
+    # The provider world (design.md 1.5): the simulated providers' live behaviour and incidents.
+    r.add_get("/_sim/providers", providers.list_providers)
+    r.add_post("/_sim/providers/reset", providers.reset_providers)
+    r.add_get("/_sim/providers/{id}", providers.get_provider)
+    r.add_patch("/_sim/providers/{id}", providers.update_provider)
+    r.add_post("/_sim/providers/{id}/incidents", providers.create_incident)
 
     _alias_control_plane(r)
 
