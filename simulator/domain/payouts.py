@@ -425,7 +425,15 @@ class PayoutService:
         # A simulate that raced the provider call already settled it: keep that outcome.
         if send.debited and payout["status"] == "processing":
             payout.update({"provider": self.provider.name, "providerRef": dispatch.provider_ref})
-            answer: dict[str, Any] = {"provider": self.provider.name, "accepted": dispatch.accepted}
+            # The trace names the scripted payout provider a production payout went to (the
+            # payout's own `provider` field keeps the spec's driver name).
+            scripted = (
+                self.ctx.providers.payout_provider_id()
+                if payout["environment"] == "production"
+                else None
+            )
+            provider = scripted or self.provider.name
+            answer: dict[str, Any] = {"provider": provider, "accepted": dispatch.accepted}
             if dispatch.provider_ref:
                 answer["providerRef"] = dispatch.provider_ref
             if dispatch.failure_reason:
@@ -433,7 +441,7 @@ class PayoutService:
             # The call and its answer, recorded together in the answer's unit of work.
             self.ctx.trace.record_many(
                 payout,
-                [("dispatched", {"provider": self.provider.name}), ("provider_answer", answer)],
+                [("dispatched", {"provider": provider}), ("provider_answer", answer)],
             )
             if not dispatch.accepted:
                 # Answered synchronously (422), so no payout.failed event: nobody is waiting.

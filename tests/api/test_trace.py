@@ -14,6 +14,7 @@ from simulator.settings import Settings
 from tests.api.test_lifecycle import align_to_poll
 from tests.api.test_payouts import WALLET, fund
 from tests.api.test_payouts_send import production_usd, send
+from tests.api.test_providers_flows import CL_CARD, SPEI_DUE, script
 from tests.api.webhook_receiver import Receiver, drain, start_receiver, subscribe
 from tests.conftest import Api, Keys, assert_error
 
@@ -344,3 +345,70 @@ async def test_no_api_response_carries_the_trace(api: Api, keys: Keys, receiver:
     for text in answers:
         for telltale in ("prv_orbita_cards", "routing_attempt", "provider_chosen", "entries"):
             assert telltale not in text
+
+
+# -- the provider world's pathologies ------------------------------------------------------------
+
+
+async def test_a_timed_out_provider_is_an_attempt(api: Api, keys: Keys) -> None:
+    await script(api, keys, "prv_transbank_cl", behaviour="timeout")
+    tx = await api.pay(keys.live_sk, **CL_CARD)
+    body = await trace(api, tx["transactionId"], keys.live_sk)
+    assert core(body)[1:] == [
+        ("routing_attempt", "prv_transbank_cl", "timed_out"),
+        ("routing_attempt", "prv_cardhub", "accepted"),
+        ("provider_chosen", "prv_cardhub"),
+    ]
+
+
+async def test_a_duplicated_callback_is_received_once_and_ignored_once(
+    api: Api, keys: Keys
+) -> None:
+    await script(api, keys, "prv_stp_mx", callback={"mode": "duplicate"})
+    tx = await api.pay(keys.live_sk)
+    await api.advance(60)
+    body = await trace(api, tx["transactionId"], keys.live_sk)
+    [received] = kinds(body, "callback_received")
+    [ignored] = kinds(body, "callback_ignored")
+    assert (received["delivery"], received["outcome"]) == (1, "paid")
+    assert ignored["delivery"] == 2 and ignored["reason"].startswith("duplicate")
+    assert received["at"] < ignored["at"]
+    assert len(kinds(body, "status_changed")) == 1
+    assert [e["type"] for e in kinds(body, "event_emitted")] == ["payment.completed"]
+
+
+async def test_a_late_callback_after_expiry(api: Api, keys: Keys) -> None:
+    await script(api, keys, "prv_stp_mx", callback={"afterSeconds": SPEI_DUE + 3600})
+    tx = await api.pay(keys.live_sk)
+    await api.advance(SPEI_DUE + 3600)
+    body = await trace(api, tx["transactionId"], keys.live_sk)
+    assert core(body)[-2:] == [
+        ("status_changed", "pending", "expired", "deadline"),
+        ("callback_ignored", "prv_stp_mx", "paid"),
+    ]
+    assert kinds(body, "callback_ignored")[0]["reason"] == "late: the payment is already expired"
+
+
+async def test_a_production_payout_rejected_after_processing(api: Api, keys: Keys) -> None:
+    await production_usd(api, keys, 100)
+    await script(
+        api, keys, "prv_payouts_latam", callback={"afterSeconds": 60, "outcome": "rejected"}
+    )
+    status, out, _ = await send(api, "po_us_email_wallet", 60, key=keys.live_sk)
+    assert status == 200 and out["payout"]["status"] == "processing", out
+    payout_id = out["payout"]["id"]
+    before = await trace(api, payout_id, keys.live_sk, "payouts")
+    [answer] = kinds(before, "provider_answer")
+    assert answer["accepted"] is True and not kinds(before, "status_changed")
+    await api.advance(60)
+    got = await trace(api, payout_id, keys.live_sk, "payouts")
+    assert core(got)[-2:] == [
+        ("callback_received", "prv_payouts_latam", "rejected"),
+        (
+            "status_changed",
+            "processing",
+            "failed",
+            "provider_callback: rejected_by_beneficiary_bank",
+        ),
+    ]
+    assert [e["type"] for e in kinds(got, "event_emitted")] == ["payout.failed"]
