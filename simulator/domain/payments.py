@@ -35,6 +35,7 @@ from simulator.domain.states import (
     Transition,
     check_simulate,
 )
+from simulator.domain.trace import trace_view
 from simulator.domain.transactions import TransactionFilters
 from simulator.domain.views import icon_path, transaction_view
 
@@ -346,22 +347,43 @@ class PaymentService:
     def _trace_creation(
         self, tx: TransactionRecord, provider: Provider, attempts: tuple[Attempt, ...]
     ) -> None:
-        """The payment's first trace entries, in one write: what was asked, each provider the
-        cascade tried and what it answered, and the one that took the charge."""
+        """The payment's first trace entries: what was asked, each provider the cascade tried and
+        what it answered, and the one that took the charge. When the rail's first provider took
+        it (sandbox always, production most of the time) they say nothing the payment record
+        does not, and are derived from it when the trace is read (`trace_view`): no store write
+        on the hot path. Only a cascade that tried more than one provider writes them, in one
+        write."""
+        if tx["environment"] == "sandbox" or len(attempts) <= 1:
+            return
         entries: list[tuple[str, dict[str, Any]]] = [("created", _created_fields(tx))]
-        if tx["environment"] == "sandbox":
-            entries.append(
-                ("provider_chosen", {"provider": provider.id, "reason": "sandbox always accepts"})
-            )
-        else:
-            for attempt in attempts:
-                outcome, _, reason = attempt.outcome.partition(":")
-                fields = {"provider": attempt.provider, "outcome": outcome}
-                if reason:
-                    fields["reason"] = reason
-                entries.append(("routing_attempt", fields))
-            entries.append(("provider_chosen", {"provider": provider.id}))
+        for attempt in attempts:
+            outcome, _, reason = attempt.outcome.partition(":")
+            fields = {"provider": attempt.provider, "outcome": outcome}
+            if reason:
+                fields["reason"] = reason
+            entries.append(("routing_attempt", fields))
+        entries.append(("provider_chosen", {"provider": provider.id}))
         self.ctx.trace.record_many(tx, entries)
+
+    def trace_view(self, tx: TransactionRecord) -> dict[str, Any]:
+        """The payment's trace as the control plane shows it, its creation entries derived from
+        the payment when they were not written (`_trace_creation`)."""
+        doc = self.ctx.trace.find(tx["id"])
+        if doc is not None and doc["entries"] and doc["entries"][0]["kind"] == "created":
+            return trace_view(tx, doc)
+        at, provider = tx["createdAt"], tx.get("providerId") or "sandbox"
+        first: list[dict[str, Any]] = [{"at": at, "kind": "created", **_created_fields(tx)}]
+        if tx["environment"] == "sandbox":
+            reason = "sandbox always accepts"
+            first.append(
+                {"at": at, "kind": "provider_chosen", "provider": provider, "reason": reason}
+            )
+        elif tx.get("providerId"):  # a payment of the cascade (a deposit records its own entries)
+            first.append(
+                {"at": at, "kind": "routing_attempt", "provider": provider, "outcome": "accepted"}
+            )
+            first.append({"at": at, "kind": "provider_chosen", "provider": provider})
+        return trace_view(tx, doc, first=first)
 
     def record_deposit(
         self,

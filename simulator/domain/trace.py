@@ -150,10 +150,16 @@ class TraceLog:
         return self._table.get(subject_id)
 
 
-def trace_view(owner: Mapping[str, Any], doc: TraceRecord | None) -> dict[str, Any]:
+def trace_view(
+    owner: Mapping[str, Any],
+    doc: TraceRecord | None,
+    *,
+    first: list[dict[str, Any]] | None = None,
+) -> dict[str, Any]:
     """The control plane's answer: `{id, subject, environment, truncated, entries}`, each entry's
-    `at` in ISO 8601 (simulated time). A subject from before traces were kept has none."""
-    entries = [] if doc is None else doc["entries"]
+    `at` in ISO 8601 (simulated time); `first`, entries derived rather than stored, go before
+    the stored ones."""
+    entries = (first or []) + ([] if doc is None else doc["entries"])
     return {
         "id": owner["id"],
         "subject": subject_of(owner["id"]),

@@ -10,19 +10,19 @@ from aiohttp import web
 
 from simulator.domain.errors import ApiError
 from simulator.domain.trace import trace_view
-from simulator.http.keys import CONTEXT, PAYOUTS
+from simulator.http.keys import CONTEXT, PAYMENTS, PAYOUTS
 from simulator.http.middlewares import auth, principal_of
 from simulator.http.responses import json_response
 
 
 @auth("secret")
 async def payment_trace(request: web.Request) -> web.Response:
-    ctx = request.app[CONTEXT]
+    payments = request.app[PAYMENTS]
     tx_id = request.match_info["id"]
-    tx = ctx.transactions.get(tx_id)
+    tx = payments.ctx.transactions.get(tx_id)
     if tx is None or tx["merchantId"] != principal_of(request).merchant.id:
         raise ApiError("transaction_not_found", f"No transaction {tx_id}.", param="id")
-    return json_response(trace_view(tx, ctx.trace.find(tx_id)))
+    return json_response(payments.trace_view(tx))
 
 
 @auth("secret")
