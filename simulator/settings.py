@@ -9,6 +9,7 @@ DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8080
 DEFAULT_DATA_DIR = Path(".payorch")
 BODY_LIMIT_BYTES = 1024 * 1024
+REQUEST_LOG_SIZE = 10_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,3 +34,5 @@ class Settings:
     # Entries kept per payment or payout trace; past it the first 100 and the newest stay
     # (simulator/domain/trace.py).
     trace_limit: int = 500
+    # Requests kept in the request log (GET /_sim/requests); 0 turns it off.
+    request_log: int = REQUEST_LOG_SIZE

@@ -10,6 +10,7 @@ import pytest
 from aiohttp.test_utils import TestClient
 
 from simulator.app import create_app
+from simulator.http.keys import STORE
 from simulator.settings import Settings
 from tests.api.test_lifecycle import align_to_poll
 from tests.api.test_payouts import WALLET, fund
@@ -419,3 +420,15 @@ async def test_a_production_payout_rejected_after_processing(api: Api, keys: Key
         ),
     ]
     assert [e["type"] for e in kinds(got, "event_emitted")] == ["payout.failed"]
+
+
+async def test_a_reset_clears_every_trace(api: Api, keys: Keys) -> None:
+    tx = await api.pay(keys.live_sk, paymentMethodId="1004")  # a failover: its trace is stored
+    await simulate(api, (await api.pay())["transactionId"], "paid", keys.sandbox_sk)
+    traces = api.client.server.app[STORE].table("traces")
+    assert len(traces) == 2
+    status, body, _ = await api.post("/_sim/reset", keys.sandbox_sk)
+    assert status == 200, body
+    assert len(api.client.server.app[STORE].table("traces")) == 0
+    status, body, _ = await api.get(f"/_sim/payments/{tx['transactionId']}/trace", keys.live_sk)
+    assert_error(status, body, 404, "transaction_not_found")
