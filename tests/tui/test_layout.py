@@ -24,7 +24,9 @@ SCREENS = {
     "deliveries": ("3",),
     "delivery": ("3", "enter"),
 }
-ALL_KEYS = ("Search", "Status", "Method", "Balances", "Deliveries", "Clock+", "Key", "Quit")
+# At 120 columns the transactions footer shows all of these; the app's last global key (`q Quit`)
+# no longer fits beside the five screen keys and is left to the palette (Ctrl+Q quits too).
+ALL_KEYS = ("Search", "Status", "Method", "Balances", "Deliveries", "Requests", "Clock+", "Key")
 
 
 def fixed_app(**kw: object) -> PayorchApp:
