@@ -19,9 +19,9 @@ feature that can be turned off; the request log's, for instance:
 
     python bench/ab_trees.py . . --a-args="--request-log 0" [--endpoints 1]
 
-`--production` adds `POST /payments` with a production secret key, through the cascade (SPEI: one
-provider) and through a failover (card method 1004: its first provider is in outage, the second
-takes it): the production request path (the provider world, the cascade trace).
+`--live-endpoints` adds two more, with a production secret key: `POST /payments` through the
+cascade (SPEI: one provider) and through a failover (card method 1004: its first provider is in
+outage, the second takes it), the request path of the provider world and the cascade trace.
 """
 
 from __future__ import annotations
@@ -37,9 +37,11 @@ from pathlib import Path
 from _common import BODY, ENV, SK, cpu_s, serve_cmd, start, stop
 from http_load import GET_LUA, POST_LUA, ensure_wrk, prepare, wrk
 
-ENDPOINTS = ("POST /payments", "GET /payments/{id}", "GET /payments?status=completed")
-PRODUCTION = ("POST /payments live", "POST /payments live failover")
 LIVE_SK = "sk_live_lvuyxno67qob31r1gq32rfwr"  # production secret key of shp_mazul_tienda
+# The key `POST /payments` is sent with: `--production` makes it the production cascade's.
+POST_KEY = {"key": SK}
+ENDPOINTS = ("POST /payments", "GET /payments/{id}", "GET /payments?status=completed")
+LIVE_ENDPOINTS = ("POST /payments live", "POST /payments live failover")
 FAILOVER_BODY = {"amount": 50, "paymentMethodId": "1004"}
 
 
@@ -60,14 +62,17 @@ def one_round(
             try:
                 tx_id = prepare(port)
                 base = f"http://127.0.0.1:{port}/api/v1"
-                post = POST_LUA % (json.dumps(BODY), SK)
+                post = POST_LUA % (json.dumps(BODY), POST_KEY["key"])
                 get = GET_LUA % SK
                 scripts = {
                     ENDPOINTS[0]: (f"{base}/payments", post),
                     ENDPOINTS[1]: (f"{base}/payments/{tx_id}", get),
                     ENDPOINTS[2]: (f"{base}/payments?status=completed&limit=50", get),
-                    PRODUCTION[0]: (f"{base}/payments", POST_LUA % (json.dumps(BODY), LIVE_SK)),
-                    PRODUCTION[1]: (
+                    LIVE_ENDPOINTS[0]: (
+                        f"{base}/payments",
+                        POST_LUA % (json.dumps(BODY), LIVE_SK),
+                    ),
+                    LIVE_ENDPOINTS[1]: (
                         f"{base}/payments",
                         POST_LUA % (json.dumps(FAILOVER_BODY), LIVE_SK),
                     ),
@@ -100,12 +105,21 @@ def main() -> None:
     parser.add_argument(
         "--endpoints", type=int, default=len(ENDPOINTS), help="Measure the first N endpoints."
     )
-    parser.add_argument("--production", action="store_true", help=" and ".join(PRODUCTION) + " too")
+    parser.add_argument(
+        "--production",
+        action="store_true",
+        help="POST /payments with a production key: each one runs the production cascade.",
+    )
+    parser.add_argument(
+        "--live-endpoints", action="store_true", help=" and ".join(LIVE_ENDPOINTS) + " too"
+    )
     args = parser.parse_args()
+    if args.production:
+        POST_KEY["key"] = LIVE_SK
     binary = ensure_wrk()
     trees = {"A": args.before.resolve(), "B": args.after.resolve()}
     extra = {"A": shlex.split(args.a_args), "B": shlex.split(args.b_args)}
-    endpoints = ENDPOINTS[: args.endpoints] + (PRODUCTION if args.production else ())
+    endpoints = ENDPOINTS[: args.endpoints] + (LIVE_ENDPOINTS if args.live_endpoints else ())
     runs: dict[str, list[dict[str, Result]]] = {"A": [], "B": []}
     for round_no in range(args.rounds):
         order = ("A", "B") if round_no % 2 == 0 else ("B", "A")
@@ -115,7 +129,9 @@ def main() -> None:
             )
     for label in ("A", "B"):
         print(f"{label} = {trees[label]} {' '.join(extra[label])}".rstrip())
-    print(f"{args.rounds} alternating rounds of {args.seconds} s, 32 connections\n")
+    keys = "production" if args.production else "sandbox"
+    print(f"{args.rounds} alternating rounds of {args.seconds} s, 32 connections")
+    print(f"POST /payments with a {keys} key\n")
     print(f"{'endpoint':34} {'A req/s':>9} {'B req/s':>9} {'B/A':>6} {'A p99':>8} {'B p99':>8}")
     for name in endpoints:
         med = {k: statistics.median(r[name][0] for r in runs[k]) for k in runs}

@@ -294,3 +294,13 @@ def test_the_document_enumerates_the_domains_values() -> None:
         None,
     ]
     assert schemas["SimProviderCounts"]["required"] == list(COUNTS)
+
+
+async def test_the_servers_reset_resets_the_provider_world(api: Api, keys: Keys) -> None:
+    _, before, _ = await api.get("/_sim/providers", keys.sandbox_sk)
+    await patch(api, keys, "prv_stp_mx", {"behaviour": "outage"})
+    await incident(api, keys, "prv_cardhub", {"behaviour": "outage", "durationSeconds": 600})
+    status, body, _ = await api.post("/_sim/reset", keys.sandbox_sk)
+    assert status == 200, body
+    _, after, _ = await api.get("/_sim/providers", keys.sandbox_sk)
+    assert after == before
