@@ -107,8 +107,9 @@ def setup_routes(app: web.Application, static_dir: str) -> None:
     # The provider world (design.md 1.5): the simulated providers' live behaviour and incidents.
     r.add_get("/_sim/providers", providers.list_providers)
     r.add_post("/_sim/providers/reset", providers.reset_providers)
-    r.add_get("/_sim/providers/{id}", providers.get_provider)
-    r.add_patch("/_sim/providers/{id}", providers.update_provider)
+    # `reset` is not an id: its path must not also answer GET and PATCH (nor advertise them).
+    r.add_get("/_sim/providers/{id:(?!reset$)[^/]+}", providers.get_provider)
+    r.add_patch("/_sim/providers/{id:(?!reset$)[^/]+}", providers.update_provider)
     r.add_post("/_sim/providers/{id}/incidents", providers.create_incident)
 
     _alias_control_plane(r)

@@ -304,3 +304,11 @@ async def test_the_servers_reset_resets_the_provider_world(api: Api, keys: Keys)
     assert status == 200, body
     _, after, _ = await api.get("/_sim/providers", keys.sandbox_sk)
     assert after == before
+
+
+async def test_reset_is_not_a_provider_id(api: Api, keys: Keys) -> None:
+    status, body, _ = await api.call("OPTIONS", "/_sim/providers/reset", keys.sandbox_sk)
+    error = assert_error(status, body, 405, "method_not_allowed")
+    assert error["details"]["allowed"] == ["POST"], error
+    status, body, _ = await api.get("/_sim/providers/prv_stp_mx", keys.sandbox_sk)
+    assert status == 200
