@@ -18,6 +18,10 @@ The two sides may be one tree served with two sets of `serve` arguments, for the
 feature that can be turned off; the request log's, for instance:
 
     python bench/ab_trees.py . . --a-args="--request-log 0" [--endpoints 1]
+
+`--live-endpoints` adds two more, with a production secret key: `POST /payments` through the
+cascade (SPEI: one provider) and through a failover (card method 1004: its first provider is in
+outage, the second takes it), the request path of the provider world and the cascade trace.
 """
 
 from __future__ import annotations
@@ -33,7 +37,12 @@ from pathlib import Path
 from _common import BODY, ENV, SK, cpu_s, serve_cmd, start, stop
 from http_load import GET_LUA, POST_LUA, ensure_wrk, prepare, wrk
 
+LIVE_SK = "sk_live_lvuyxno67qob31r1gq32rfwr"  # production secret key of shp_mazul_tienda
+# The key `POST /payments` is sent with: `--production` makes it the production cascade's.
+POST_KEY = {"key": SK}
 ENDPOINTS = ("POST /payments", "GET /payments/{id}", "GET /payments?status=completed")
+LIVE_ENDPOINTS = ("POST /payments live", "POST /payments live failover")
+FAILOVER_BODY = {"amount": 50, "paymentMethodId": "1004"}
 
 
 # (requests/s, p99 ms, server CPU µs per request)
@@ -41,7 +50,7 @@ Result = tuple[float, float, float]
 
 
 def one_round(
-    tree: Path, binary: str, seconds: int, extra: list[str], endpoints: int
+    tree: Path, binary: str, seconds: int, extra: list[str], endpoints: tuple[str, ...]
 ) -> dict[str, Result]:
     # `python -m` looks in the working directory first, then PYTHONPATH: both name the tree.
     env_before, cwd_before = dict(ENV), os.getcwd()
@@ -53,15 +62,24 @@ def one_round(
             try:
                 tx_id = prepare(port)
                 base = f"http://127.0.0.1:{port}/api/v1"
-                post = POST_LUA % (json.dumps(BODY), SK)
+                post = POST_LUA % (json.dumps(BODY), POST_KEY["key"])
                 get = GET_LUA % SK
                 scripts = {
                     ENDPOINTS[0]: (f"{base}/payments", post),
                     ENDPOINTS[1]: (f"{base}/payments/{tx_id}", get),
                     ENDPOINTS[2]: (f"{base}/payments?status=completed&limit=50", get),
+                    LIVE_ENDPOINTS[0]: (
+                        f"{base}/payments",
+                        POST_LUA % (json.dumps(BODY), LIVE_SK),
+                    ),
+                    LIVE_ENDPOINTS[1]: (
+                        f"{base}/payments",
+                        POST_LUA % (json.dumps(FAILOVER_BODY), LIVE_SK),
+                    ),
                 }
                 results = {}
-                for name, (url, script) in list(scripts.items())[:endpoints]:
+                for name in endpoints:
+                    url, script = scripts[name]
                     wrk(binary, url, script, 1)  # warm-up
                     cpu = cpu_s(proc.pid)
                     rps, p99 = wrk(binary, url, script, seconds)
@@ -87,21 +105,33 @@ def main() -> None:
     parser.add_argument(
         "--endpoints", type=int, default=len(ENDPOINTS), help="Measure the first N endpoints."
     )
+    parser.add_argument(
+        "--production",
+        action="store_true",
+        help="POST /payments with a production key: each one runs the production cascade.",
+    )
+    parser.add_argument(
+        "--live-endpoints", action="store_true", help=" and ".join(LIVE_ENDPOINTS) + " too"
+    )
     args = parser.parse_args()
+    if args.production:
+        POST_KEY["key"] = LIVE_SK
     binary = ensure_wrk()
     trees = {"A": args.before.resolve(), "B": args.after.resolve()}
     extra = {"A": shlex.split(args.a_args), "B": shlex.split(args.b_args)}
-    endpoints = ENDPOINTS[: args.endpoints]
+    endpoints = ENDPOINTS[: args.endpoints] + (LIVE_ENDPOINTS if args.live_endpoints else ())
     runs: dict[str, list[dict[str, Result]]] = {"A": [], "B": []}
     for round_no in range(args.rounds):
         order = ("A", "B") if round_no % 2 == 0 else ("B", "A")
         for label in order:
             runs[label].append(
-                one_round(trees[label], binary, args.seconds, extra[label], args.endpoints)
+                one_round(trees[label], binary, args.seconds, extra[label], endpoints)
             )
     for label in ("A", "B"):
         print(f"{label} = {trees[label]} {' '.join(extra[label])}".rstrip())
-    print(f"{args.rounds} alternating rounds of {args.seconds} s, 32 connections\n")
+    keys = "production" if args.production else "sandbox"
+    print(f"{args.rounds} alternating rounds of {args.seconds} s, 32 connections")
+    print(f"POST /payments with a {keys} key\n")
     print(f"{'endpoint':34} {'A req/s':>9} {'B req/s':>9} {'B/A':>6} {'A p99':>8} {'B p99':>8}")
     for name in endpoints:
         med = {k: statistics.median(r[name][0] for r in runs[k]) for k in runs}

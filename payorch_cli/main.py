@@ -14,6 +14,7 @@ from payorch_cli.commands import logs as logs_command
 from payorch_cli.commands import record as record_command
 from payorch_cli.commands import reset as reset_command
 from payorch_cli.commands import state as state_command
+from payorch_cli.commands import trace as trace_command
 from payorch_cli.commands import webhooks as webhooks_command
 from payorch_cli.options import command_group, root_options
 
@@ -38,6 +39,7 @@ app.add_typer(scenario.app, name="scenario")
 app.command("openapi")(openapi.openapi)
 app.command("coverage")(coverage_command.coverage)
 app.command("record")(record_command.record)
+app.command("trace")(trace_command.trace)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -23,11 +23,15 @@ from simulator.domain.ids import BufferedSystemRandom
 from simulator.domain.ledger import Ledger
 from simulator.domain.payments import PaymentService
 from simulator.domain.payout_ledger import PayoutLedger
+from simulator.domain.payouts import CALLBACK_JOB as PAYOUT_CALLBACK_JOB
 from simulator.domain.payouts import PayoutService
+from simulator.domain.provider_callbacks import CallbackLog
+from simulator.domain.provider_world import ProviderWorld
 from simulator.domain.ratelimit import RateLimiter
 from simulator.domain.refunds import RefundService
 from simulator.domain.requestlog import RequestLog
 from simulator.domain.settlements import SettlementService
+from simulator.domain.trace import TraceLog
 from simulator.domain.transactions import TransactionRepository
 from simulator.domain.webhooks import SECRET_EXPIRY_JOB, WebhookService
 from simulator.domain.withdrawals import JOB as WITHDRAWAL_JOB
@@ -153,6 +157,12 @@ def _build(app: web.Application, public_url: str) -> None:
     bus = EventBus(store.table("events"), clock.timestamp, rng)
     ledger = Ledger(store.table("movements"), clock.timestamp, rng)
     store.table("movements").on_rollback(ledger.follow_rollback)
+    providers = ProviderWorld(
+        catalog.providers.values(), store.table("providers"), clock.timestamp, rng
+    )
+    store.table("providers").on_rollback(providers.forget_write)
+    callbacks = CallbackLog(store.table("provider_callbacks"), clock.timestamp)
+    store.table("provider_callbacks").on_rollback(callbacks.forget_write)
     ctx = DomainContext(
         catalog=catalog,
         fx=Fx(catalog.fx),
@@ -162,6 +172,9 @@ def _build(app: web.Application, public_url: str) -> None:
         jobs=scheduler,
         events=bus,
         now=clock.timestamp,
+        trace=TraceLog(store.table("traces"), clock.timestamp, limit=settings.trace_limit),
+        providers=providers,
+        callbacks=callbacks,
         rng=rng,
         public_url=public_url,
         coverage=Coverage(clock.timestamp()),
@@ -191,6 +204,7 @@ def _build(app: web.Application, public_url: str) -> None:
         PayoutLedger(store.table("payout_movements"), ctx.rng),
         store.table("payouts"),
     )
+    scheduler.register(PAYOUT_CALLBACK_JOB, app[keys.PAYOUTS].callback_job)
     app[keys.DEPOSITS] = DepositService(
         ctx,
         payments,
@@ -270,7 +284,13 @@ def _wire_event_flows(
     events = store.table("events")
     webhooks = WebhookService(store.table("webhooks"), scheduler, ctx.now, ctx.rng)
     deliveries = DeliveryService(
-        store.table("webhook_deliveries"), events, webhooks, scheduler, ctx.now, ctx.rng
+        store.table("webhook_deliveries"),
+        events,
+        webhooks,
+        scheduler,
+        ctx.now,
+        ctx.rng,
+        trace=ctx.trace,
     )
     engine = DeliveryEngine(
         deliveries,
@@ -297,7 +317,7 @@ def _wire_event_flows(
     app[keys.SETTLEMENTS] = settlements
     app[keys.WITHDRAWALS] = withdrawals
 
-    for listener in (settlements.on_event, engine.on_event, stream.on_event):
+    for listener in (ctx.trace.on_event, settlements.on_event, engine.on_event, stream.on_event):
         bus.subscribe(listener)
     scheduler.register(RETRY_JOB, engine.on_retry_job)
     scheduler.register(SECRET_EXPIRY_JOB, webhooks.expire_secret)

@@ -31,5 +31,8 @@ class Settings:
     # Seconds a client has to send a whole request head (from connecting, or from its first
     # byte on a kept-alive connection) before its connection is closed (simulator/http/server.py).
     header_timeout: float = 10.0
+    # Entries kept per payment or payout trace; past it the first 100 and the newest stay
+    # (simulator/domain/trace.py).
+    trace_limit: int = 500
     # Requests kept in the request log (GET /_sim/requests); 0 turns it off.
     request_log: int = REQUEST_LOG_SIZE

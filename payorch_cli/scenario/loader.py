@@ -58,6 +58,7 @@ HTTP_KINDS = (
     "fund_payouts",
     "create_deposit_account",
     "balance",
+    "trace",
 )
 OTHER_KINDS = (
     "advance_clock",
@@ -95,6 +96,7 @@ SHORT_NAMES = {
     "fund_payouts": "fund the payout balance",
     "create_deposit_account": "get or create a deposit account",
     "balance": "read the balance",
+    "trace": "read the cascade trace",
     "receiver": "change the receiver",
 }
 
@@ -443,7 +445,23 @@ class _Loader:
             return HttpCall("POST", path, body=body, has_body=True) if path else None
         if kind == "simulate":
             return self.simulate(node)
+        if kind == "trace":
+            return self.trace(node)
         raise AssertionError(kind)
+
+    def trace(self, node: Node) -> HttpCall | None:
+        """`trace: {payment: TXN-…}` or `trace: {payout: po_…}`: GET its cascade trace, checked
+        with `expect` like any answer (`entries: {$contains: [...]}`)."""
+        entries = self.mapping(node, "`trace`")
+        if entries is None:
+            return None
+        fields = self.keys(entries, ("payment", "payout"), "`trace`")
+        if len(fields) != 1:
+            self.error(node.loc, "`trace` takes one of `payment: TXN-…` or `payout: po_…`")
+            return None
+        target, value = next(iter(fields.items()))
+        path = self._id_path(value, f"/_sim/{target}s/{{}}/trace", f"`{target}`")
+        return HttpCall("GET", path) if path is not None else None
 
     def _id_path(self, node: Node, pattern: str, what: str) -> Any:
         text = self.string(node, what)

@@ -210,6 +210,12 @@ class Backend:
     def payment(self, transaction_id: str) -> dict[str, Any]:
         return _dict(self.call("GET", f"/payments/{transaction_id}"), "GET /payments/{id}")
 
+    def trace(self, transaction_id: str) -> dict[str, Any]:
+        """The payment's internal cascade trace (control plane; any key of its merchant)."""
+        from payorch_cli.render.trace import trace_path
+
+        return _dict(self.call("GET", trace_path(transaction_id)), "GET /_sim/payments/{id}/trace")
+
     def simulate(self, transaction_id: str, action: str) -> dict[str, Any]:
         return _dict(
             self.call("POST", f"/payments/{transaction_id}/simulate", {"action": action}),

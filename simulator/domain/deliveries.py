@@ -26,6 +26,7 @@ from simulator.domain.auth import Principal
 from simulator.domain.errors import ApiError
 from simulator.domain.ids import hex_token, unused
 from simulator.domain.ports import Jobs, Table
+from simulator.domain.trace import TraceLog, event_subject
 from simulator.domain.webhooks import WebhookService, signing_secrets, wants
 from simulator.jsonio import dumps
 
@@ -89,8 +90,11 @@ class DeliveryService:
         jobs: Jobs,
         now: Callable[[], float],
         rng: random.Random | None = None,
+        *,
+        trace: TraceLog | None = None,
     ) -> None:
         self._table = deliveries
+        self._trace = trace
         self._events = events
         self._webhooks = webhooks
         self._jobs = jobs
@@ -132,6 +136,8 @@ class DeliveryService:
             self._by_webhook[sub["id"]].append(delivery["id"])
             if not sub["managed"]:
                 to_send.append((delivery["id"], sub["url"]))
+            else:
+                self._trace_attempt(event, delivery, url=None, attempt=None, result="stored")
         return to_send
 
     # -- reads ---------------------------------------------------------------------------------
@@ -275,9 +281,46 @@ class DeliveryService:
             else:
                 delivery["status"] = "failed"
                 self._drop_retry(delivery)
+        event = self._events.get(delivery["eventId"])
+        if event is not None:
+            outcome = "succeeded" if result.succeeded else "failed"
+            self._trace_attempt(event, delivery, url=plan.url, attempt=attempt, result=outcome)
         return self._append(delivery, attempt)
 
     # -- internals -------------------------------------------------------------------------------
+
+    def _trace_attempt(
+        self,
+        event: EventRecord,
+        delivery: DeliveryRecord,
+        *,
+        url: str | None,
+        attempt: DeliveryAttempt | None,
+        result: str,
+    ) -> None:
+        """The delivery's attempt in the trace of the payment or payout its event is about."""
+        subject_id = event_subject(event)
+        if self._trace is None or subject_id is None:
+            return
+        fields: dict[str, Any] = {
+            "eventId": delivery["eventId"],
+            "deliveryId": delivery["id"],
+            "webhookId": delivery["webhookId"],
+            "url": url,
+            "result": result,
+            "deliveryStatus": delivery["status"],
+        }
+        at = None
+        if attempt is not None:
+            at = attempt["at"]
+            fields |= {
+                "attempt": len(delivery["attempts"]) + 1,
+                "trigger": attempt["trigger"],
+                "httpStatus": attempt["httpStatus"],
+                "error": attempt["error"],
+                "nextAttemptAt": _iso(delivery.get("nextAttemptAt")),
+            }
+        self._trace.record({**event, "id": subject_id}, "delivery", at=at, **fields)
 
     def _append(self, delivery: DeliveryRecord, attempt: DeliveryAttempt) -> DeliveryRecord:
         delivery["attempts"].append(attempt)

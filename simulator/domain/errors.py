@@ -164,6 +164,8 @@ CATALOGUE: dict[str, ErrorSpec] = {
     "claim_not_found": ErrorSpec(404, _INVALID, "No such claim."),
     "wallet_not_found": ErrorSpec(404, _INVALID, "No such payout wallet."),
     "withdrawal_not_found": ErrorSpec(404, _INVALID, "No such withdrawal."),
+    # Not in the spec's table: the control plane's simulated providers (design.md 1.5).
+    "provider_not_found": ErrorSpec(404, _INVALID, "No such simulated provider."),
     "webhook_not_found": ErrorSpec(404, _INVALID, "No such webhook subscription."),
     "snapshot_not_found": ErrorSpec(404, _INVALID, "No saved state has that name."),
     "request_not_found": ErrorSpec(

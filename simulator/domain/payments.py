@@ -12,7 +12,7 @@ from urllib.parse import quote
 
 from simulator.clock import isoformat
 from simulator.domain.auth import Principal
-from simulator.domain.cascade import cascade_exhausted, route
+from simulator.domain.cascade import Attempt, cascade_exhausted, route
 from simulator.domain.catalog import Environment, Merchant, PaymentMethod, Provider, Shop
 from simulator.domain.context import DomainContext
 from simulator.domain.countries import normalize_country
@@ -24,7 +24,9 @@ from simulator.domain.ids import new_id
 from simulator.domain.ledger import AVAILABLE, RESERVE
 from simulator.domain.money import MAX_CHARGE_USD, dec
 from simulator.domain.payment_request import PaymentRequest
+from simulator.domain.provider_callbacks import APPLIED, CallbackVerdict
 from simulator.domain.provider_links import form_link
+from simulator.domain.provider_world import DUPLICATE_CALLBACK_GAP, CallbackPlan
 from simulator.domain.rails import RAILS, Charge
 from simulator.domain.refunds import RefundService
 from simulator.domain.states import (
@@ -33,6 +35,7 @@ from simulator.domain.states import (
     Transition,
     check_simulate,
 )
+from simulator.domain.trace import trace_view
 from simulator.domain.transactions import TransactionFilters
 from simulator.domain.views import icon_path, transaction_view
 
@@ -290,9 +293,14 @@ class PaymentService:
         enabled = method.sandbox_only or method.id in shop.enabled_method_ids
         if principal.environment == "production" and not method.routable:
             raise cascade_exhausted(method.id, enabled_for_shop=enabled)
-        provider = route(
-            method, ctx.catalog.providers, principal.environment, enabled_for_shop=enabled
+        routed = route(
+            method,
+            ctx.catalog.providers,
+            principal.environment,
+            enabled_for_shop=enabled,
+            world=ctx.providers,
         )
+        provider = routed.provider
         now = ctx.now()
         tx_id = new_id(ctx.rng, "TXN-")
         due_at = now + method.due_hours * 3600
@@ -330,8 +338,53 @@ class PaymentService:
             tx["checkoutPath"] = checkout_path(tx_id, request.return_url)
         ctx.transactions.add(tx)
         ctx.coverage.reach("transaction.create")
-        self._schedule_outcomes(tx, provider, principal.environment)
+        self._trace_creation(tx, provider, routed.attempts)
+        self._schedule_outcomes(tx, routed.callback, principal.environment)
+        # The providers' counts join the payment's commit (a refused charge's are written by the
+        # handler, after its batch is rolled back).
+        ctx.providers.flush()
         return tx
+
+    def _trace_creation(
+        self, tx: TransactionRecord, provider: Provider, attempts: tuple[Attempt, ...]
+    ) -> None:
+        """The payment's first trace entries: what was asked, each provider the cascade tried and
+        what it answered, and the one that took the charge. When the rail's first provider took
+        it (sandbox always, production most of the time) they say nothing the payment record
+        does not, and are derived from it when the trace is read (`trace_view`): no store write
+        on the hot path. Only a cascade that tried more than one provider writes them, in one
+        write."""
+        if tx["environment"] == "sandbox" or len(attempts) <= 1:
+            return
+        entries: list[tuple[str, dict[str, Any]]] = [("created", _created_fields(tx))]
+        for attempt in attempts:
+            outcome, _, reason = attempt.outcome.partition(":")
+            fields = {"provider": attempt.provider, "outcome": outcome}
+            if reason:
+                fields["reason"] = reason
+            entries.append(("routing_attempt", fields))
+        entries.append(("provider_chosen", {"provider": provider.id}))
+        self.ctx.trace.record_many(tx, entries)
+
+    def trace_view(self, tx: TransactionRecord) -> dict[str, Any]:
+        """The payment's trace as the control plane shows it, its creation entries derived from
+        the payment when they were not written (`_trace_creation`)."""
+        doc = self.ctx.trace.find(tx["id"])
+        if doc is not None and doc["entries"] and doc["entries"][0]["kind"] == "created":
+            return trace_view(tx, doc)
+        at, provider = tx["createdAt"], tx.get("providerId") or "sandbox"
+        first: list[dict[str, Any]] = [{"at": at, "kind": "created", **_created_fields(tx)}]
+        if tx["environment"] == "sandbox":
+            reason = "sandbox always accepts"
+            first.append(
+                {"at": at, "kind": "provider_chosen", "provider": provider, "reason": reason}
+            )
+        elif tx.get("providerId"):  # a payment of the cascade (a deposit records its own entries)
+            first.append(
+                {"at": at, "kind": "routing_attempt", "provider": provider, "outcome": "accepted"}
+            )
+            first.append({"at": at, "kind": "provider_chosen", "provider": provider})
+        return trace_view(tx, doc, first=first)
 
     def record_deposit(
         self,
@@ -369,7 +422,8 @@ class PaymentService:
             providerId=method.provider_ids[0] if method.provider_ids else None,
         )
         ctx.transactions.add(tx)
-        self.apply(tx, "paid", simulator=False)
+        ctx.trace.record(tx, "created", **_created_fields(tx), source="deposit")
+        self.apply(tx, "paid", simulator=False, cause="deposit")
         return tx
 
     def _instructions(
@@ -392,7 +446,7 @@ class PaymentService:
         return data
 
     def _schedule_outcomes(
-        self, tx: TransactionRecord, provider: Provider, environment: str
+        self, tx: TransactionRecord, callback: CallbackPlan | None, environment: str
     ) -> None:
         jobs, created, tx_id = self.ctx.jobs, tx["createdAt"], tx["id"]
         jobs.schedule("payment.deadline", tx["dueAt"], {"transactionId": tx_id})
@@ -413,17 +467,26 @@ class PaymentService:
                     {"transactionId": tx_id, "action": simulate},
                 )
             return
-        if provider.callback_after_seconds is not None:
-            jobs.schedule(
-                "payment.provider_callback",
-                created + provider.callback_after_seconds,
-                {"transactionId": tx_id, "outcome": provider.callback_outcome},
-            )
-        else:
+        if callback is None:
+            return
+        if callback.after_seconds is None:
             jobs.schedule(
                 "payment.reconcile",
                 first_poll,
-                {"transactionId": tx_id, "outcome": provider.callback_outcome},
+                {"transactionId": tx_id, "outcome": callback.outcome},
+            )
+            return
+        deliveries = 2 if callback.mode == "duplicate" else 1
+        for delivery in range(1, deliveries + 1):
+            jobs.schedule(
+                "payment.provider_callback",
+                created + callback.after_seconds + (delivery - 1) * DUPLICATE_CALLBACK_GAP,
+                {
+                    "transactionId": tx_id,
+                    "outcome": callback.outcome,
+                    "providerId": tx["providerId"],
+                    "delivery": delivery,
+                },
             )
 
     # -- reads -----------------------------------------------------------------------------------
@@ -445,16 +508,18 @@ class PaymentService:
     def simulate(self, principal: Principal, transaction_id: str, action: object) -> Outcome:
         tx = self.get(principal, transaction_id)
         transition = check_simulate(action, tx["status"], tx["id"])
-        return self._run(tx, str(action), transition, simulator=True)
+        self.ctx.trace.record(tx, "simulate", action=action)
+        return self._run(tx, str(action), transition, simulator=True, cause="simulate")
 
     def apply(
-        self, tx: TransactionRecord, action: str, *, simulator: bool, callback: bool = False
+        self, tx: TransactionRecord, action: str, *, simulator: bool, cause: str | None = None
     ) -> Outcome:
         """One transition by action name, as the table says; `simulator` marks sandbox-simulator
-        -driven moves (they fire the simulator's events, a provider's callback fires its own);
-        `callback` an outcome that arrives later, as a provider's would (coverage's row)."""
-        transition = SIMULATE_ACTIONS[action]
-        return self._run(tx, action, transition, simulator=simulator, callback=callback)
+        -driven moves (they fire the simulator's events, a provider's callback fires its own).
+        `cause` names what moved it, for the trace (default: the action)."""
+        return self._run(
+            tx, action, SIMULATE_ACTIONS[action], simulator=simulator, cause=cause or action
+        )
 
     def _run(
         self,
@@ -463,13 +528,20 @@ class PaymentService:
         transition: Transition,
         *,
         simulator: bool,
-        callback: bool = False,
+        cause: str,
     ) -> Outcome:
+        before = tx["status"]
         claim = self.effects[action](tx, transition.becomes)
         if tx["status"] != transition.becomes:
             # The effects above and the table disagree: a programming error, never input's.
             raise RuntimeError(f"{action} left {tx['id']} {tx['status']}, not {transition.becomes}")
-        self.ctx.coverage.reach(_coverage_key(action, simulator=simulator, callback=callback))
+        self.ctx.coverage.reach(
+            _coverage_key(action, simulator=simulator, callback=cause in LATER_OUTCOMES)
+        )
+        if before != tx["status"]:
+            self.ctx.trace.status_changed(tx, before, cause)
+        elif claim is not None:  # a chargeback: the status stays, a claim opens
+            self.ctx.trace.record(tx, "chargeback", claimId=claim["id"], cause=cause)
         events = transition.events_for(simulator=simulator)
         for event in events:
             self.emit.about(event, tx, claim)
@@ -511,33 +583,112 @@ class PaymentService:
 
     # -- scheduled jobs ------------------------------------------------------------------------
 
-    def on_job(self, payload: dict[str, Any], *, action_key: str, simulator: bool) -> None:
+    def on_job(
+        self, payload: dict[str, Any], *, action_key: str, simulator: bool, source: str
+    ) -> None:
+        """The sandbox's scheduled outcome (`source` "Sandbox-Simulate") or the reconciliation
+        poll's answer ("reconciliation_poll") about a payment (a production provider's callback
+        is `accept_callback`'s). An answer the payment's status no longer admits is ignored, and
+        the trace says so."""
         tx = self.ctx.transactions.get(payload["transactionId"])
         if tx is None:
             return
         action = payload[action_key]
+        status = tx["status"]
+        applies = status == "pending" or (
+            action == "chargeback" and status == "completed" and not tx.get("chargebackClaimId")
+        )
+        self._trace_answer(tx, action, source, applies=applies)
+        if not applies:
+            return
         if action == "chargeback":
             if tx["status"] == "pending":
-                self.apply(tx, "paid", simulator=simulator, callback=True)
+                self.apply(tx, "paid", simulator=simulator, cause=source)
             if tx["status"] == "completed" and not tx.get("chargebackClaimId"):
-                self.apply(tx, "chargeback", simulator=simulator)
+                self.apply(tx, "chargeback", simulator=simulator, cause=source)
             return
-        if tx["status"] == "pending":
-            self.apply(tx, action, simulator=simulator, callback=True)
+        self.apply(tx, action, simulator=simulator, cause=source)
+
+    def _trace_answer(
+        self, tx: TransactionRecord, answer: str, source: str, *, applies: bool
+    ) -> None:
+        trace, provider = self.ctx.trace, tx.get("providerId") or "sandbox"
+        if source == "reconciliation_poll":
+            result = "applied" if applies else "no_change"
+            trace.record(tx, "poll", provider=provider, answer=answer, result=result)
+        elif applies:
+            trace.record(tx, "callback_received", provider=provider, outcome=answer, source=source)
+        else:
+            reason = f"late: the payment is already {tx['status']}"
+            trace.record(tx, "callback_ignored", provider=provider, outcome=answer, reason=reason)
+
+    def accept_callback(self, payload: dict[str, Any]) -> CallbackVerdict:
+        """A provider's callback about a production pay-in: applied when the pay-in is pending,
+        else ignored (a duplicate, or late: it already expired or failed) and nothing changes.
+        Every callback is recorded with its verdict (ctx.callbacks) and counted."""
+        tx_id = payload["transactionId"]
+        tx = self.ctx.transactions.get(tx_id)
+        outcome = payload["outcome"]
+        provider_id = payload.get("providerId") or (tx["providerId"] if tx else None)
+        before = tx["status"] if tx is not None else None
+        delivery = int(payload.get("delivery", 1))
+        if tx is None:
+            verdict = CallbackVerdict(False, "unknown_object")
+        elif before == "pending":
+            self.ctx.trace.record(
+                tx,
+                "callback_received",
+                provider=provider_id,
+                outcome=outcome,
+                source="provider_callback",
+                delivery=delivery,
+            )
+            self.apply(tx, outcome, simulator=False, cause="provider_callback")
+            verdict = APPLIED
+        elif before == SIMULATE_ACTIONS[outcome].becomes:
+            verdict = CallbackVerdict(False, "duplicate")
+        else:
+            verdict = CallbackVerdict(False, "late")
+        if tx is not None and not verdict.applied:
+            self.ctx.trace.record(
+                tx,
+                "callback_ignored",
+                provider=provider_id,
+                outcome=outcome,
+                reason=f"{verdict.reason}: the payment is already {before}",
+                delivery=delivery,
+            )
+        self.ctx.callbacks.record(
+            "payment",
+            tx_id,
+            provider_id,
+            outcome,
+            delivery,
+            verdict,
+            before,
+        )
+        self.ctx.providers.callback_delivered(provider_id, applied=verdict.applied)
+        self.ctx.providers.flush()
+        return verdict
+
+    def _callback_job(self, payload: dict[str, Any]) -> None:
+        self.accept_callback(payload)
 
     def job_handlers(self) -> dict[str, Any]:
         def deadline(payload: dict[str, Any]) -> None:
             tx = self.ctx.transactions.get(payload["transactionId"])
             if tx is not None and tx["status"] == "pending":
-                self.apply(tx, "expired", simulator=False)
+                self.apply(tx, "expired", simulator=False, cause="deadline")
 
         return {
             "payment.deadline": deadline,
-            "payment.simulated": lambda p: self.on_job(p, action_key="action", simulator=True),
-            "payment.provider_callback": lambda p: self.on_job(
-                p, action_key="outcome", simulator=False
+            "payment.simulated": lambda p: self.on_job(
+                p, action_key="action", simulator=True, source="Sandbox-Simulate"
             ),
-            "payment.reconcile": lambda p: self.on_job(p, action_key="outcome", simulator=False),
+            "payment.provider_callback": self._callback_job,
+            "payment.reconcile": lambda p: self.on_job(
+                p, action_key="outcome", simulator=False, source="reconciliation_poll"
+            ),
         }
 
 
@@ -602,6 +753,10 @@ def new_record(
     return record
 
 
+# What moves a payment as a provider's later answer would (coverage's provider-confirmation row).
+LATER_OUTCOMES = frozenset({"Sandbox-Simulate", "reconciliation_poll", "provider_callback"})
+
+
 def _coverage_key(action: str, *, simulator: bool, callback: bool) -> str:
     """The coverage row of a pay-in transition (simulator/domain/coverage.py). A provider's move
     (its callback, the poll, its page in production, a deposit) or one that arrives later as
@@ -612,6 +767,17 @@ def _coverage_key(action: str, *, simulator: bool, callback: bool) -> str:
     if action == "expired" and not simulator:
         return "transaction.deadline"
     return f"simulate.{action}"
+
+
+def _created_fields(tx: TransactionRecord) -> dict[str, Any]:
+    return {
+        "paymentMethodId": tx["paymentMethodId"],
+        "paymentMethod": tx["paymentMethod"],
+        "amount": tx["amount"],
+        "amountLocal": tx["amountLocal"],
+        "currencyLocal": tx["currencyLocal"],
+        "sandboxSimulate": tx["simulate"],
+    }
 
 
 def next_poll(at: float) -> float:

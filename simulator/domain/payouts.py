@@ -33,6 +33,8 @@ from simulator.domain.payout_ledger import (
     sort_currencies,
 )
 from simulator.domain.ports import Table
+from simulator.domain.provider_callbacks import APPLIED, CallbackVerdict
+from simulator.domain.provider_world import DUPLICATE_CALLBACK_GAP, CallbackPlan
 from simulator.domain.recipients import check_recipient, mask_account
 from simulator.domain.views import absolute
 
@@ -58,6 +60,8 @@ SIMULATED_FAILURES = {
     "returned": "returned_by_beneficiary_bank",
 }
 SIMULATED_PROVIDER = "simulated"
+# The production payout provider's webhook, on the simulated clock.
+CALLBACK_JOB = "payout.provider_callback"
 RATE_SHOWN = 8  # decimal places of `rate` / `midRate` in quotes (conversions use the exact rate)
 HUNDRED = Decimal(100)
 MAX_AMOUNT = Decimal(10) ** 12  # major units of any currency
@@ -74,6 +78,11 @@ class Dispatch:
     accepted: bool
     provider_ref: str | None = None
     failure_reason: str | None = None
+    # The provider did not answer (a scripted outage): 503, not a rejection of the recipient.
+    unavailable: bool = False
+    # Production: when and how the provider's webhook will settle the accepted payout (None: the
+    # spec's simulated driver, which completes it at once).
+    callback: CallbackPlan | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,6 +93,7 @@ class PayoutSend:
     method: PayoutMethod
     recipient: dict[str, str]  # checked, whole: the payout keeps only a masked account
     debited: bool  # false for a synthetic payout, which no provider is sent
+    production: bool = False  # the provider world's scripted behaviour applies
 
 
 class PayoutProvider(Protocol):
@@ -376,7 +386,8 @@ class PayoutService:
             # Check and debit with no await between them: concurrent sends see each other.
             self._check_funds(principal.scope, method.currency, amount, now)
         payout = self._open(principal, method, amount, recipient, debited, now)
-        return PayoutSend(payout["id"], method, recipient, debited)
+        production = principal.environment == "production"
+        return PayoutSend(payout["id"], method, recipient, debited, production)
 
     def resume_send(self, principal: Principal, body: dict[str, Any], payout_id: str) -> PayoutSend:
         """The send of a payout an earlier request with this body opened, whose provider call never
@@ -384,13 +395,28 @@ class PayoutService:
         made; the body is checked again for the recipient, which is never stored."""
         method, _, recipient = self.check_send(principal, body)
         payout = self.get(principal, payout_id)
-        return PayoutSend(payout["id"], method, recipient, payout["debited"])
+        production = principal.environment == "production"
+        return PayoutSend(payout["id"], method, recipient, payout["debited"], production)
 
     async def dispatch(self, send: PayoutSend) -> Dispatch:
         """The provider call (a synthetic payout has none: it is accepted as it is)."""
         if not send.debited:
             return Dispatch(True)
-        return await self.provider.dispatch(send.method, send.recipient)
+        dispatch = await self.provider.dispatch(send.method, send.recipient)
+        world = self.ctx.providers
+        scripted = world.payout_provider() if send.production else None
+        if scripted is None:
+            return dispatch
+        # Production: the provider world's behaviour now (an outage or a scripted rejection),
+        # after the recipients the method's fixture always rejects.
+        answer = world.dispatch_payout(
+            scripted.id, refused=None if dispatch.accepted else dispatch.failure_reason
+        )
+        if answer.outcome == "unavailable":
+            return Dispatch(False, failure_reason=answer.reason, unavailable=True)
+        if answer.outcome == "declined":
+            return Dispatch(False, failure_reason=answer.reason)
+        return Dispatch(True, provider_ref=dispatch.provider_ref, callback=answer.callback)
 
     def record_dispatch(self, send: PayoutSend, dispatch: Dispatch) -> PayoutRecord:
         """The provider's answer (the second commit); the payout as it now stands. A rejection is
@@ -399,23 +425,133 @@ class PayoutService:
         # A simulate that raced the provider call already settled it: keep that outcome.
         if send.debited and payout["status"] == "processing":
             payout.update({"provider": self.provider.name, "providerRef": dispatch.provider_ref})
+            # The trace names the scripted payout provider a production payout went to (the
+            # payout's own `provider` field keeps the spec's driver name).
+            scripted = (
+                self.ctx.providers.payout_provider_id()
+                if payout["environment"] == "production"
+                else None
+            )
+            provider = scripted or self.provider.name
+            answer: dict[str, Any] = {"provider": provider, "accepted": dispatch.accepted}
+            if dispatch.provider_ref:
+                answer["providerRef"] = dispatch.provider_ref
+            if dispatch.failure_reason:
+                answer["failureReason"] = dispatch.failure_reason
+            # The call and its answer, recorded together in the answer's unit of work.
+            self.ctx.trace.record_many(
+                payout,
+                [("dispatched", {"provider": provider}), ("provider_answer", answer)],
+            )
             coverage = self.ctx.coverage
             if not dispatch.accepted:
                 # Answered synchronously (422), so no payout.failed event: nobody is waiting.
                 coverage.reach("payout.send_rejected")
-                self._fail(payout, dispatch.failure_reason or "rejected", emit=False)
+                self._fail(
+                    payout, dispatch.failure_reason or "rejected", emit=False, cause="provider"
+                )
             elif payout["environment"] == "production":
-                # No real provider is configured: the simulated driver completes at once.
                 coverage.reach("payout.send")
-                coverage.reach("payout.provider_completed")
-                self._complete(payout)
+                self._await_provider(payout, dispatch.callback)
             else:
                 coverage.reach("payout.send")
                 self._save(payout)
+        self.ctx.providers.flush()
         return payout
+
+    def _await_provider(self, payout: PayoutRecord, callback: CallbackPlan | None) -> None:
+        """An accepted production payout: the provider confirms it in its answer (the spec's
+        simulated driver, or a callback 0 s after), or its webhook settles it later (scheduled
+        here; never, with no callback: it stays processing)."""
+        if callback is None or callback.after_seconds == 0:
+            self.ctx.coverage.reach("payout.provider_completed")
+            self._complete(payout, cause="provider")
+            return
+        self._save(payout)
+        if callback.after_seconds is None:
+            return
+        deliveries = 2 if callback.mode == "duplicate" else 1
+        for delivery in range(1, deliveries + 1):
+            self.ctx.jobs.schedule(
+                CALLBACK_JOB,
+                payout["createdAt"]
+                + callback.after_seconds
+                + (delivery - 1) * DUPLICATE_CALLBACK_GAP,
+                {
+                    "payoutId": payout["id"],
+                    "outcome": callback.outcome,
+                    "providerId": self.ctx.providers.payout_provider_id(),
+                    "delivery": delivery,
+                },
+            )
+
+    def accept_callback(self, payload: dict[str, Any]) -> CallbackVerdict:
+        """The payout provider's webhook about a production payout: applied while the payout is
+        processing (completed, or failed with its debit reversed and payout.failed), else ignored
+        (a duplicate, or late) and nothing changes. Every callback is recorded and counted."""
+        payout_id, outcome = payload["payoutId"], payload["outcome"]
+        payout = self._payouts.get(payout_id)
+        before = payout["status"] if payout is not None else None
+        target = "completed" if outcome in ("completed", "paid") else "failed"
+        provider_id = payload.get("providerId")
+        delivery = int(payload.get("delivery", 1))
+        if payout is None:
+            verdict = CallbackVerdict(False, "unknown_object")
+        elif before == "processing":
+            self.ctx.trace.record(
+                payout,
+                "callback_received",
+                provider=provider_id,
+                outcome=outcome,
+                source="provider_callback",
+                delivery=delivery,
+            )
+            if target == "completed":
+                self.ctx.coverage.reach("payout.provider_completed")
+                self._complete(payout, cause="provider_callback")
+            else:
+                self.ctx.coverage.reach("payout.provider_failed")
+                failure = SIMULATED_FAILURES.get(outcome, "provider_error")
+                self._fail(payout, failure, cause="provider_callback")
+            verdict = APPLIED
+        elif before == target:
+            verdict = CallbackVerdict(False, "duplicate")
+        else:
+            verdict = CallbackVerdict(False, "late")
+        if payout is not None and not verdict.applied:
+            self.ctx.trace.record(
+                payout,
+                "callback_ignored",
+                provider=provider_id,
+                outcome=outcome,
+                reason=f"{verdict.reason}: the payout is already {before}",
+                delivery=delivery,
+            )
+        self.ctx.callbacks.record(
+            "payout",
+            payout_id,
+            provider_id,
+            outcome,
+            delivery,
+            verdict,
+            before,
+        )
+        self.ctx.providers.callback_delivered(provider_id, applied=verdict.applied)
+        self.ctx.providers.flush()
+        return verdict
+
+    def callback_job(self, payload: dict[str, Any]) -> None:
+        self.accept_callback(payload)
 
     @staticmethod
     def rejected(payout: PayoutRecord, dispatch: Dispatch) -> ApiError:
+        if dispatch.unavailable:
+            return ApiError(
+                "service_unavailable",
+                "The payout provider did not answer (an outage); the debit was reversed. "
+                "Retry with exponential backoff.",
+                details={"failureReason": dispatch.failure_reason, "payoutId": payout["id"]},
+            )
         return ApiError(
             "payout_dispatch_failed",
             f"The provider rejected the payout to this recipient: {dispatch.failure_reason}. "
@@ -460,6 +596,15 @@ class PayoutService:
         }
         self._payouts.put(payout_id, payout)
         self._by_scope.setdefault(principal.scope, []).append(payout_id)
+        self.ctx.trace.record(
+            payout,
+            "created",
+            methodId=method.id,
+            rail=method.rail,
+            amount=str(amount),
+            currency=method.currency,
+            debited=debited,
+        )
         if debited:
             record = self.ledger.record
             scope = principal.scope
@@ -469,8 +614,9 @@ class PayoutService:
             record(scope, method.currency, "payout_debit", amount, RESERVED, now=now, ref=payout_id)
         return payout
 
-    def _complete(self, payout: PayoutRecord) -> None:
+    def _complete(self, payout: PayoutRecord, *, cause: str = "provider") -> None:
         now = self.ctx.now()
+        before = payout["status"]
         if payout["debited"]:
             self.ledger.record(
                 _scope_of(payout),
@@ -483,10 +629,14 @@ class PayoutService:
             )
         payout.update({"status": "completed", "completedAt": now, "updatedAt": now})
         self._save(payout)
+        self.ctx.trace.status_changed(payout, before, cause)
         self._emit(payout, "payout.completed")
 
-    def _fail(self, payout: PayoutRecord, reason: str, *, emit: bool = True) -> None:
+    def _fail(
+        self, payout: PayoutRecord, reason: str, *, emit: bool = True, cause: str = "provider"
+    ) -> None:
         now = self.ctx.now()
+        before = payout["status"]
         if payout["debited"]:
             scope, currency, amount = _scope_of(payout), payout["currency"], dec(payout["amount"])
             ref = payout["id"]
@@ -500,6 +650,7 @@ class PayoutService:
             {"status": "failed", "failureReason": reason, "failedAt": now, "updatedAt": now}
         )
         self._save(payout)
+        self.ctx.trace.status_changed(payout, before, f"{cause}: {reason}")
         if emit:
             self._emit(payout, "payout.failed")
 
@@ -518,13 +669,18 @@ class PayoutService:
             )
         target = SIMULATE_ACTIONS[action]
         self.ctx.coverage.reach(f"payout.simulate_{target or 'processing'}")
+        self.ctx.trace.record(payout, "simulate", action=action)
         if target == "completed":
-            self._complete(payout)
+            self._complete(payout, cause="simulate")
         elif target == "failed":
-            self._fail(payout, SIMULATED_FAILURES[action])
+            self._fail(payout, SIMULATED_FAILURES[action], cause="simulate")
         return payout
 
     # -- reads ---------------------------------------------------------------------------------
+
+    def find(self, payout_id: str) -> PayoutRecord | None:
+        """Any merchant's payout by id (the control plane checks ownership itself)."""
+        return self._payouts.get(payout_id)
 
     def get(self, principal: Principal, payout_id: str) -> PayoutRecord:
         payout = self._payouts.get(payout_id)

@@ -147,7 +147,18 @@ class RefundService:
         claim = self._open_claim(tx, "refund", amount, amount_usd, reason or None, now)
         ctx.coverage.reach("claim.refund")
         self._hold(tx, claim, "refund_hold", amount_usd, now, effective_at=now)
+        before = tx["status"]
         self._mark_refunded(tx, amount, amount_usd, now)
+        ctx.trace.record(
+            tx,
+            "refund",
+            claimId=claim["id"],
+            amount=str(amount),
+            currency=currency,
+            amountUsd=str(amount_usd),
+        )
+        if tx["status"] != before:
+            ctx.trace.status_changed(tx, before, "refund")
         ctx.jobs.schedule("claim.resolve", now + CLAIM_RESOLVE_AFTER, {"claimId": claim["id"]})
         self.emit.claim(claim, "claim.opened")
         self.emit.transaction(tx, "payment.refunded")
@@ -330,6 +341,13 @@ class RefundService:
         }
         ctx.claims.put(claim_id, claim)
         ctx.coverage.reach(f"claim.resolve_{claim['kind']}")
+        ctx.trace.record(
+            {**claim, "id": claim["transactionId"]},
+            "claim_resolved",
+            claimId=claim_id,
+            claimKind=claim["kind"],
+            resolution=claim["resolution"],
+        )
         self.emit.claim(claim, "claim.resolved")
 
     def get_claim(self, principal: Principal, claim_id: str) -> ClaimRecord:

@@ -12,9 +12,11 @@ from simulator.http.handlers import (
     meta,
     payments,
     payouts,
+    providers,
     request_log,
     sim,
     state,
+    trace,
     webhooks,
 )
 from simulator.http.handlers import auth as auth_handlers
@@ -106,6 +108,16 @@ def setup_routes(app: web.Application, static_dir: str) -> None:
     r.add_post("/_sim/state", state.save_state)
     r.add_post("/_sim/state/{name}/restore", state.restore_state)
     r.add_delete("/_sim/state/{name}", state.delete_state)
+    # The internal cascade trace (design.md 1.5): secret keys of the owner, either environment.
+    r.add_get("/_sim/payments/{id}/trace", trace.payment_trace)
+    r.add_get("/_sim/payouts/{id}/trace", trace.payout_trace)
+    # The provider world (design.md 1.5): the simulated providers' live behaviour and incidents.
+    r.add_get("/_sim/providers", providers.list_providers)
+    r.add_post("/_sim/providers/reset", providers.reset_providers)
+    # `reset` is not an id: its path must not also answer GET and PATCH (nor advertise them).
+    r.add_get("/_sim/providers/{id:(?!reset$)[^/]+}", providers.get_provider)
+    r.add_patch("/_sim/providers/{id:(?!reset$)[^/]+}", providers.update_provider)
+    r.add_post("/_sim/providers/{id}/incidents", providers.create_incident)
 
     _alias_control_plane(r)
 

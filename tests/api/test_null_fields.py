@@ -121,6 +121,14 @@ async def _save_state(api: Api) -> tuple[str, dict[str, Any]]:
     return "/_sim/state", {"name": f"null-check-{next(_STATE_NAMES)}"}
 
 
+async def _provider_update(api: Api) -> tuple[str, dict[str, Any]]:
+    return "/_sim/providers/prv_cardhub", {"seed": 5, "behaviour": "accept", "callback": {}}
+
+
+async def _provider_incident(api: Api) -> tuple[str, dict[str, Any]]:
+    return "/_sim/providers/prv_cardhub/incidents", {"behaviour": "outage", "durationSeconds": 60}
+
+
 # (method, document path) -> the setups that give a valid request (several for checkout's modes).
 SETUPS: dict[tuple[str, str], tuple[Setup, ...]] = {
     ("POST", "/payments"): (_payment,),
@@ -136,6 +144,8 @@ SETUPS: dict[tuple[str, str], tuple[Setup, ...]] = {
     ("POST", "/_sim/deposits"): (_sim_deposit,),
     ("POST", "/_sim/withdrawals"): (_withdrawal,),
     ("POST", "/_sim/state"): (_save_state,),
+    ("PATCH", "/_sim/providers/{id}"): (_provider_update,),
+    ("POST", "/_sim/providers/{id}/incidents"): (_provider_incident,),
 }
 
 

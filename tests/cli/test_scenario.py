@@ -129,6 +129,11 @@ BROKEN = [
         "did you mean `tx`?",
     ),
     ("scenario: x\nsteps:\n  - get_payment: '${a +}'\n", "cannot parse ${a +}"),
+    (
+        "scenario: x\nsteps:\n  - trace: {payment: a, payout: b}\n",
+        "3:12: `trace` takes one of `payment: TXN-…` or `payout: po_…`",
+    ),
+    ("scenario: x\nsteps:\n  - trace: {paymnt: a}\n", "did you mean `payment`?"),
     ("scenario: x\nsteps:\n  - get_payment: '${open(1)}'\n", "only round, abs"),
     (
         "scenario: x\nsteps:\n  - expect_event: payment.complete\n",

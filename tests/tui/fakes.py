@@ -247,6 +247,82 @@ DELIVERIES: list[dict[str, Any]] = [
     },
 ]
 
+# The PIX payment's trace as the server gives it: the cascade (production-like: the first provider
+# in outage), the provider's callback, the events and their deliveries.
+TRACE: dict[str, Any] = {
+    "id": PAID["id"],
+    "subject": "payment",
+    "environment": "sandbox",
+    "truncated": 0,
+    "entries": [
+        {
+            "at": "2026-05-04T11:41:02.000Z",
+            "kind": "created",
+            "paymentMethodId": "1010",
+            "paymentMethod": "pix",
+            "amount": "120.00",
+            "amountLocal": "612.50",
+            "currencyLocal": "BRL",
+            "sandboxSimulate": None,
+        },
+        {
+            "at": "2026-05-04T11:41:02.000Z",
+            "kind": "routing_attempt",
+            "provider": "prv_orbita_pix",
+            "outcome": "unavailable",
+        },
+        {
+            "at": "2026-05-04T11:41:02.000Z",
+            "kind": "routing_attempt",
+            "provider": "prv_pixbank_br",
+            "outcome": "accepted",
+        },
+        {"at": "2026-05-04T11:41:02.000Z", "kind": "provider_chosen", "provider": "prv_pixbank_br"},
+        {
+            "at": "2026-05-04T11:41:05.000Z",
+            "kind": "callback_received",
+            "provider": "prv_pixbank_br",
+            "outcome": "paid",
+            "source": "provider_callback",
+        },
+        {
+            "at": "2026-05-04T11:41:05.000Z",
+            "kind": "status_changed",
+            "from": "pending",
+            "to": "completed",
+            "cause": "provider_callback",
+        },
+        {
+            "at": "2026-05-04T11:41:05.000Z",
+            "kind": "event_emitted",
+            "eventId": "evt_000000000000000000000002",
+            "type": "payment.completed",
+        },
+        {
+            "at": "2026-05-04T11:41:05.000Z",
+            "kind": "delivery",
+            "eventId": "evt_000000000000000000000002",
+            "deliveryId": "dlv_00000000000000000000a002",
+            "webhookId": HOOK["id"],
+            "url": HOOK["url"],
+            "result": "succeeded",
+            "deliveryStatus": "succeeded",
+            "attempt": 1,
+            "trigger": "initial",
+            "httpStatus": 200,
+            "error": None,
+            "nextAttemptAt": None,
+        },
+        {
+            "at": "2026-05-04T11:45:00.000Z",
+            "kind": "callback_ignored",
+            "provider": "prv_pixbank_br",
+            "outcome": "paid",
+            "reason": "the payment is already completed",
+        },
+    ],
+}
+
 
 def _logged(
     n: int,
@@ -376,6 +452,12 @@ class FakeBackend(Backend):
 
     def deliveries(self) -> list[dict[str, Any]]:
         return copy.deepcopy(DELIVERIES)
+
+    def trace(self, transaction_id: str) -> dict[str, Any]:
+        self.payment(transaction_id)  # transaction_not_found as the server says it
+        if transaction_id == PAID["id"]:
+            return copy.deepcopy(TRACE)
+        return {**TRACE, "id": transaction_id, "entries": []}
 
     def simulate(self, transaction_id: str, action: str) -> dict[str, Any]:
         self.calls.append(f"simulate {transaction_id} {action}")

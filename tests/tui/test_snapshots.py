@@ -98,6 +98,11 @@ async def transaction_detail(app: PayorchApp, pilot: Pilot[None]) -> None:
     app.open_transaction(PAID["id"])
 
 
+async def transaction_trace(app: PayorchApp, pilot: Pilot[None]) -> None:
+    await transaction_detail(app, pilot)
+    await press(pilot, "t")
+
+
 async def balances(app: PayorchApp, pilot: Pilot[None]) -> None:
     await press(pilot, "2")
 
@@ -138,6 +143,7 @@ SCREENS = {
     "transactions": transactions,
     "transactions-filtered": transactions_filtered,
     "transaction-detail": transaction_detail,
+    "transaction-trace": transaction_trace,
     "balances": balances,
     "deliveries": deliveries,
     "delivery": delivery,

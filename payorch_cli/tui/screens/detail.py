@@ -1,4 +1,5 @@
-"""One transaction: all its fields, FX and fees, and its events and deliveries in time order."""
+"""One transaction: all its fields, FX and fees, and below either its events and deliveries in
+time order or its internal cascade trace (`t` switches)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, VerticalScroll
-from textual.widgets import Static
+from textual.widgets import Static, TabbedContent, TabPane
 
 from payorch_cli.client import ApiError
 from payorch_cli.tui import present
@@ -20,6 +21,7 @@ from payorch_cli.tui.widgets.detail import (
     BreakdownPanel,
     FieldsPanel,
     TimelineTable,
+    TraceTable,
     involves,
     timeline,
 )
@@ -38,6 +40,7 @@ class TransactionScreen(LiveScreen):
         Binding("x", "simulate('expired')", "Expired"),
         Binding("u", "simulate('refunded')", "Refunded"),
         Binding("c", "simulate('chargeback')", "Chargeback"),
+        Binding("t", "toggle_trace", "Trace"),
     ]
 
     def __init__(self, transaction_id: str) -> None:
@@ -45,6 +48,7 @@ class TransactionScreen(LiveScreen):
         self.transaction_id = transaction_id
         self.tx: dict[str, Any] | None = None
         self.deliveries: list[dict[str, Any]] = []
+        self.trace: dict[str, Any] = {}
         self._follow_ups: list[Any] = []
 
     def compose(self) -> ComposeResult:
@@ -55,7 +59,11 @@ class TransactionScreen(LiveScreen):
                 yield FieldsPanel(id="fields")
             with VerticalScroll(id="breakdown-scroll"):
                 yield BreakdownPanel(id="breakdown")
-        yield TimelineTable(id="timeline")
+        with TabbedContent(id="detail-tabs"):
+            with TabPane("Timeline", id="timeline-pane"):
+                yield TimelineTable(id="timeline")
+            with TabPane("Cascade trace", id="trace-pane"):
+                yield TraceTable(id="trace")
         yield from self.compose_footer()
 
     # -- loading ---------------------------------------------------------------------------------
@@ -78,10 +86,23 @@ class TransactionScreen(LiveScreen):
         except ApiError as exc:
             self.payorch.post_message(Failed("Loading deliveries", exc, quiet=True))
             deliveries = self.deliveries
-        self.deliver(self._show, tx, deliveries)
+        try:
+            trace = backend.trace(self.transaction_id)
+        except ApiError as exc:  # a server from before the trace, or a key of another merchant
+            self.payorch.post_message(Failed("Loading the trace", exc, quiet=True))
+            trace = self.trace
+        self.deliver(self._show, tx, deliveries, trace)
 
-    def _show(self, tx: dict[str, Any], deliveries: list[dict[str, Any]]) -> None:
+    def _show(
+        self,
+        tx: dict[str, Any],
+        deliveries: list[dict[str, Any]],
+        trace: dict[str, Any] | None = None,
+    ) -> None:
         self.tx, self.deliveries = tx, deliveries
+        if trace is not None:
+            self.trace = trace
+            self.query_one(TraceTable).show(trace)
         chargeback = self.transaction_id in self.payorch.chargebacks
         title = Text.assemble(
             (self.transaction_id, "bold"),
@@ -134,6 +155,10 @@ class TransactionScreen(LiveScreen):
         if action == "simulate":
             return parameters[0] in self.applicable_actions()
         return True
+
+    def action_toggle_trace(self) -> None:
+        tabs = self.query_one(TabbedContent)
+        tabs.active = "trace-pane" if tabs.active == "timeline-pane" else "timeline-pane"
 
     def action_simulate(self, action: str) -> None:
         self.payorch.request_simulate(self.transaction_id, action)

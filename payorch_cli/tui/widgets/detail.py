@@ -134,3 +134,26 @@ class TimelineTable(DataTable[Any]):
         self.clear()
         for entry in entries:
             self.add_row(present.when(entry.at), entry.kind, entry.what, entry.detail)
+
+
+class TraceTable(DataTable[Any]):
+    """The payment's cascade trace (GET /_sim/payments/{id}/trace), one row per entry."""
+
+    def on_mount(self) -> None:
+        self.cursor_type = "row"
+        for key, label in (("at", "Time"), ("kind", "Kind"), ("detail", "")):
+            self.add_column(label, key=key)
+
+    def show(self, doc: dict[str, Any]) -> None:
+        from payorch_cli.render.trace import KIND_STYLES, entry_details
+
+        self.clear()
+        for entry in present.items(doc.get("entries")):
+            if not isinstance(entry, dict):
+                continue
+            kind = present.text(entry.get("kind"))
+            self.add_row(
+                present.when(entry.get("at")),
+                Text(kind, style=KIND_STYLES.get(kind, "")),
+                entry_details(entry),
+            )

@@ -90,7 +90,9 @@ async def provider_action(request: web.Request) -> web.StreamResponse:
     # Acting twice (a double click, the back button) changes nothing: the first act stands.
     if tx["status"] == "pending":
         with request.app[STORE].batch():
-            request.app[PAYMENTS].apply(tx, action, simulator=tx["environment"] == "sandbox")
+            request.app[PAYMENTS].apply(
+                tx, action, simulator=tx["environment"] == "sandbox", cause="provider_page"
+            )
     loc = locale_for(request, tx["country"])
     target = safe_href(tx.get("returnUrl")) or keep_lang(_own_path(tx), loc)
     raise web.HTTPSeeOther(target)
