@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from payorch_cli.commands import clock, keys, openapi, scenario, serve, simulate, trigger, tui
 from payorch_cli.commands import listen as listen_command
+from payorch_cli.commands import providers as providers_command
 from payorch_cli.commands import webhooks as webhooks_command
 from payorch_cli.options import command_group, root_options
 
@@ -28,6 +29,7 @@ app.command("trigger")(trigger.trigger)
 app.add_typer(clock.app, name="clock")
 app.add_typer(scenario.app, name="scenario")
 app.command("openapi")(openapi.openapi)
+app.add_typer(providers_command.app, name="providers")
 
 
 if __name__ == "__main__":  # pragma: no cover
