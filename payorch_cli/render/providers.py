@@ -70,6 +70,20 @@ def behaviour_text(provider: dict[str, Any]) -> str:
     return text
 
 
+def now_text(provider: dict[str, Any]) -> str:
+    """The behaviour in force, in a word or two: `outage`, `accept 30% decl.`."""
+    now = str(provider.get("effectiveBehaviour") or provider.get("behaviour") or "?")
+    rate = provider.get("declineRate")
+    if (
+        isinstance(rate, int | float)
+        and not isinstance(rate, bool)
+        and rate > 0
+        and now == "accept"
+    ):
+        return f"{now} {rate:.0%} decl."
+    return now
+
+
 def callback_text(provider: dict[str, Any]) -> str:
     """`30s paid`, `none (poll)`, `30s failed ×2`."""
     callback = _obj(provider.get("callback"))

@@ -23,8 +23,11 @@ SCREENS = {
     "balances": ("2",),
     "deliveries": ("3",),
     "delivery": ("3", "enter"),
+    "providers": ("5",),
 }
-ALL_KEYS = ("Search", "Status", "Method", "Balances", "Deliveries", "Clock+", "Key", "Quit")
+# With five main screens `q Quit` no longer fits at 120 columns after the others (q still quits
+# and the palette lists it); at 200 it shows.
+ALL_KEYS = ("Search", "Status", "Method", "Balances", "Deliveries", "Providers", "Clock+", "Key")
 
 
 def fixed_app(**kw: object) -> PayorchApp:
@@ -71,6 +74,13 @@ async def test_at_120_columns_the_transactions_footer_shows_every_key() -> None:
         shown = footer_keys(app)
         assert [k for k in ALL_KEYS if k not in shown] == []
         assert "Transactions" not in shown  # the screen already shown is not offered
+
+
+async def test_at_200_columns_the_footer_also_shows_quit() -> None:
+    app = fixed_app()
+    async with app.run_test(size=(200, 50)) as pilot:
+        await settle(pilot)
+        assert [k for k in (*ALL_KEYS, "Quit") if k not in footer_keys(app)] == []
 
 
 async def test_local_amounts_are_right_aligned() -> None:
