@@ -30,7 +30,9 @@ steps:
         latency: 2s
         callback: {after: null, outcome: failed, mode: duplicate}
   - provider: {id: prv_stp_mx, incident: {behaviour: outage, for: 10m, in: 5m}}
-  - provider: {id: prv_stp_mx, incident: {behaviour: decline, for: 90s, declineReason: expired_card}}
+  - provider:
+      id: prv_stp_mx
+      incident: {behaviour: decline, for: 90s, declineReason: expired_card}
   - provider: {id: prv_stp_mx, set: {latency: 0, callback: {after: 45s}}}
   - reset_providers: {}
 """
