@@ -23,7 +23,10 @@ from simulator.domain.ids import BufferedSystemRandom
 from simulator.domain.ledger import Ledger
 from simulator.domain.payments import PaymentService
 from simulator.domain.payout_ledger import PayoutLedger
+from simulator.domain.payouts import CALLBACK_JOB as PAYOUT_CALLBACK_JOB
 from simulator.domain.payouts import PayoutService
+from simulator.domain.provider_callbacks import CallbackLog
+from simulator.domain.provider_world import ProviderWorld
 from simulator.domain.ratelimit import RateLimiter
 from simulator.domain.refunds import RefundService
 from simulator.domain.settlements import SettlementService
@@ -93,6 +96,12 @@ def create_app(
     bus = EventBus(store.table("events"), clock.timestamp, rng)
     ledger = Ledger(store.table("movements"), clock.timestamp, rng)
     store.table("movements").on_rollback(ledger.follow_rollback)
+    providers = ProviderWorld(
+        catalog.providers.values(), store.table("providers"), clock.timestamp, rng
+    )
+    store.table("providers").on_rollback(providers.forget_write)
+    callbacks = CallbackLog(store.table("provider_callbacks"), clock.timestamp)
+    store.table("provider_callbacks").on_rollback(callbacks.forget_write)
     ctx = DomainContext(
         catalog=catalog,
         fx=Fx(catalog.fx),
@@ -102,6 +111,8 @@ def create_app(
         jobs=scheduler,
         events=bus,
         now=clock.timestamp,
+        providers=providers,
+        callbacks=callbacks,
         rng=rng,
         public_url=f"http://{settings.host}:{settings.port}",
     )
@@ -148,6 +159,7 @@ def create_app(
         PayoutLedger(store.table("payout_movements"), ctx.rng),
         store.table("payouts"),
     )
+    scheduler.register(PAYOUT_CALLBACK_JOB, app[keys.PAYOUTS].callback_job)
     app[keys.DEPOSITS] = DepositService(
         ctx,
         payments,

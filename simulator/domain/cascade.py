@@ -1,7 +1,8 @@
 """The provider cascade: try each provider configured for a rail, in order, until one accepts.
 
-Sandbox always accepts through the first provider (spec rule 6). Production follows each simulated
-provider's fixture behaviour, so declines, outages and `cascade_exhausted` are reachable.
+Sandbox always accepts through the first provider (spec rule 6). Production asks each simulated
+provider's live behaviour (`provider_world.py`: fixture, overrides, incidents), so declines,
+outages, timeouts and `cascade_exhausted` are reachable.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from dataclasses import dataclass
 
 from simulator.domain.catalog import CATALOGUE_CARD_DECLINES, Environment, PaymentMethod, Provider
 from simulator.domain.errors import ApiError
+from simulator.domain.provider_world import CallbackPlan, ProviderWorld
 
 SANDBOX_PROVIDER = Provider(
     id="sandbox",
@@ -29,24 +31,40 @@ class Attempt:
     outcome: str
 
 
+@dataclass(frozen=True, slots=True)
+class Routed:
+    """The provider that took the charge, and (production) what it will do after: its callback,
+    and every attempt the cascade made on the way."""
+
+    provider: Provider
+    callback: CallbackPlan | None = None
+    attempts: tuple[Attempt, ...] = ()
+
+
 def route(
     method: PaymentMethod,
     providers: dict[str, Provider],
     environment: Environment,
     *,
     enabled_for_shop: bool,
-) -> Provider:
+    world: ProviderWorld,
+) -> Routed:
     if environment == "sandbox":
         first = providers.get(method.provider_ids[0]) if method.provider_ids else None
-        return first or SANDBOX_PROVIDER
+        return Routed(first or SANDBOX_PROVIDER)
     attempts: list[Attempt] = []
     for provider_id in method.provider_ids:
-        provider = providers[provider_id]
-        if provider.behaviour == "outage":
+        answer = world.charge(provider_id)
+        provider = answer.provider
+        if answer.outcome == "unavailable":
             attempts.append(Attempt(provider.id, "unavailable"))
             continue
-        if provider.behaviour == "decline":
-            reason = provider.decline_reason or "declined"
+        if answer.outcome == "timed_out":
+            # The platform stopped waiting (provider_world.PROVIDER_TIMEOUT_SECONDS).
+            attempts.append(Attempt(provider.id, "timed_out"))
+            continue
+        if answer.outcome == "declined":
+            reason = answer.reason or "declined"
             if reason in CATALOGUE_CARD_DECLINES and method.channel == "CREDIT_CARD":
                 # An issuer decline is final for the charge: cascading would retry a declined card.
                 raise ApiError(
@@ -56,14 +74,15 @@ def route(
                 )
             attempts.append(Attempt(provider.id, f"declined:{reason}"))
             continue
-        if provider.behaviour == "no_instructions":
+        if answer.outcome == "no_instructions":
             raise ApiError(
                 "payment_instructions_unavailable",
                 f"The provider returned neither a payment page nor instructions for "
                 f"{method.name}; the transaction was not created.",
                 details={"provider": provider.id},
             )
-        return provider
+        attempts.append(Attempt(provider.id, "accepted"))
+        return Routed(provider, answer.callback, tuple(attempts))
     raise cascade_exhausted(method.id, enabled_for_shop=enabled_for_shop, attempts=attempts)
 
 

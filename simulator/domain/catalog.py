@@ -15,7 +15,21 @@ Environment = Literal["sandbox", "production"]
 Tier = Literal["starter", "standard", "premium"]
 Channel = Literal["ONLINE", "CASH", "CREDIT_CARD"]
 Flow = Literal["direct", "hosted"]
-ProviderBehaviour = Literal["accept", "decline", "no_instructions", "outage"]
+ProviderKind = Literal["payin", "payout"]
+# What a provider does with a production call: the pay-in and the payout sets (provider_world.py
+# explains each); a provider is scripted only with its own kind's behaviours.
+ProviderBehaviour = Literal["accept", "decline", "no_instructions", "outage", "timeout", "reject"]
+PAYIN_BEHAVIOURS: tuple[ProviderBehaviour, ...] = (
+    "accept",
+    "decline",
+    "no_instructions",
+    "outage",
+    "timeout",
+)
+PAYOUT_BEHAVIOURS: tuple[ProviderBehaviour, ...] = ("accept", "reject", "outage")
+CALLBACK_MODES = ("once", "duplicate")
+PAYIN_CALLBACK_OUTCOMES = ("paid", "failed")
+PAYOUT_CALLBACK_OUTCOMES = ("completed", "failed", "rejected", "refunded", "returned")
 
 ENVIRONMENTS: tuple[Environment, ...] = ("sandbox", "production")
 # Provider decline reasons that are issuer/risk declines, reported as 402 with their own code.
@@ -145,8 +159,18 @@ class Provider:
     beneficiary_name: str | None
     # Seconds after creation at which the provider's own callback confirms a production pay-in;
     # None = it never calls back and only the reconciliation poll settles it.
-    callback_after_seconds: int | None = None
-    callback_outcome: Literal["paid", "failed"] = "paid"
+    callback_after_seconds: float | None = None
+    # paid | failed for a pay-in provider; completed | failed | rejected | refunded | returned
+    # for a payout provider.
+    callback_outcome: str = "paid"
+    kind: ProviderKind = "payin"
+    # `duplicate`: every callback is delivered twice (the second must change nothing).
+    callback_mode: str = "once"
+    # Share of the charges it would accept that it declines instead, drawn from `seed`.
+    decline_rate: float = 0.0
+    seed: int = 0
+    # Seconds the provider takes to answer a call; past the platform's timeout the call times out.
+    latency_seconds: float | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,6 +12,8 @@ from simulator.domain.emitter import Emitter
 from simulator.domain.fx import Fx
 from simulator.domain.ledger import Ledger
 from simulator.domain.ports import Events, Jobs, Table
+from simulator.domain.provider_callbacks import CallbackLog
+from simulator.domain.provider_world import ProviderWorld
 from simulator.domain.transactions import TransactionRepository
 
 if TYPE_CHECKING:
@@ -28,6 +30,9 @@ class DomainContext:
     jobs: Jobs
     events: Events
     now: Callable[[], float]
+    # The simulated providers' live behaviour, and every callback they sent.
+    providers: ProviderWorld
+    callbacks: CallbackLog
     rng: random.Random = field(default_factory=random.Random)
     # Absolute base of links inside event payloads (API responses use the request's own origin).
     public_url: str = "http://127.0.0.1:8080"

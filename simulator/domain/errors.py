@@ -148,6 +148,8 @@ CATALOGUE: dict[str, ErrorSpec] = {
     "claim_not_found": ErrorSpec(404, _INVALID, "No such claim."),
     "wallet_not_found": ErrorSpec(404, _INVALID, "No such payout wallet."),
     "withdrawal_not_found": ErrorSpec(404, _INVALID, "No such withdrawal."),
+    # Not in the spec's table: the control plane's simulated providers (design.md 1.5).
+    "provider_not_found": ErrorSpec(404, _INVALID, "No such simulated provider."),
     "webhook_not_found": ErrorSpec(404, _INVALID, "No such webhook subscription."),
     "webhook_delivery_not_found": ErrorSpec(
         404, _INVALID, "No such delivery under that subscription."

@@ -24,7 +24,9 @@ from simulator.domain.ids import new_id
 from simulator.domain.ledger import AVAILABLE, RESERVE
 from simulator.domain.money import MAX_CHARGE_USD, dec
 from simulator.domain.payment_request import PaymentRequest
+from simulator.domain.provider_callbacks import APPLIED, CallbackVerdict
 from simulator.domain.provider_links import form_link
+from simulator.domain.provider_world import DUPLICATE_CALLBACK_GAP, CallbackPlan
 from simulator.domain.rails import RAILS, Charge
 from simulator.domain.refunds import RefundService
 from simulator.domain.states import (
@@ -290,9 +292,14 @@ class PaymentService:
         enabled = method.sandbox_only or method.id in shop.enabled_method_ids
         if principal.environment == "production" and not method.routable:
             raise cascade_exhausted(method.id, enabled_for_shop=enabled)
-        provider = route(
-            method, ctx.catalog.providers, principal.environment, enabled_for_shop=enabled
+        routed = route(
+            method,
+            ctx.catalog.providers,
+            principal.environment,
+            enabled_for_shop=enabled,
+            world=ctx.providers,
         )
+        provider = routed.provider
         now = ctx.now()
         tx_id = new_id(ctx.rng, "TXN-")
         due_at = now + method.due_hours * 3600
@@ -329,7 +336,10 @@ class PaymentService:
         if request.hosted_checkout:
             tx["checkoutPath"] = checkout_path(tx_id, request.return_url)
         ctx.transactions.add(tx)
-        self._schedule_outcomes(tx, provider, principal.environment)
+        self._schedule_outcomes(tx, routed.callback, principal.environment)
+        # The providers' counts join the payment's commit (a refused charge's are written by the
+        # handler, after its batch is rolled back).
+        ctx.providers.flush()
         return tx
 
     def record_deposit(
@@ -391,7 +401,7 @@ class PaymentService:
         return data
 
     def _schedule_outcomes(
-        self, tx: TransactionRecord, provider: Provider, environment: str
+        self, tx: TransactionRecord, callback: CallbackPlan | None, environment: str
     ) -> None:
         jobs, created, tx_id = self.ctx.jobs, tx["createdAt"], tx["id"]
         jobs.schedule("payment.deadline", tx["dueAt"], {"transactionId": tx_id})
@@ -412,17 +422,26 @@ class PaymentService:
                     {"transactionId": tx_id, "action": simulate},
                 )
             return
-        if provider.callback_after_seconds is not None:
-            jobs.schedule(
-                "payment.provider_callback",
-                created + provider.callback_after_seconds,
-                {"transactionId": tx_id, "outcome": provider.callback_outcome},
-            )
-        else:
+        if callback is None:
+            return
+        if callback.after_seconds is None:
             jobs.schedule(
                 "payment.reconcile",
                 first_poll,
-                {"transactionId": tx_id, "outcome": provider.callback_outcome},
+                {"transactionId": tx_id, "outcome": callback.outcome},
+            )
+            return
+        deliveries = 2 if callback.mode == "duplicate" else 1
+        for delivery in range(1, deliveries + 1):
+            jobs.schedule(
+                "payment.provider_callback",
+                created + callback.after_seconds + (delivery - 1) * DUPLICATE_CALLBACK_GAP,
+                {
+                    "transactionId": tx_id,
+                    "outcome": callback.outcome,
+                    "providerId": tx["providerId"],
+                    "delivery": delivery,
+                },
             )
 
     # -- reads -----------------------------------------------------------------------------------
@@ -513,6 +532,40 @@ class PaymentService:
         if tx["status"] == "pending":
             self.apply(tx, action, simulator=simulator)
 
+    def accept_callback(self, payload: dict[str, Any]) -> CallbackVerdict:
+        """A provider's callback about a production pay-in: applied when the pay-in is pending,
+        else ignored (a duplicate, or late: it already expired or failed) and nothing changes.
+        Every callback is recorded with its verdict (ctx.callbacks) and counted."""
+        tx_id = payload["transactionId"]
+        tx = self.ctx.transactions.get(tx_id)
+        outcome = payload["outcome"]
+        provider_id = payload.get("providerId") or (tx["providerId"] if tx else None)
+        before = tx["status"] if tx is not None else None
+        if tx is None:
+            verdict = CallbackVerdict(False, "unknown_object")
+        elif before == "pending":
+            self.apply(tx, outcome, simulator=False)
+            verdict = APPLIED
+        elif before == SIMULATE_ACTIONS[outcome].becomes:
+            verdict = CallbackVerdict(False, "duplicate")
+        else:
+            verdict = CallbackVerdict(False, "late")
+        self.ctx.callbacks.record(
+            "payment",
+            tx_id,
+            provider_id,
+            outcome,
+            int(payload.get("delivery", 1)),
+            verdict,
+            before,
+        )
+        self.ctx.providers.callback_delivered(provider_id, applied=verdict.applied)
+        self.ctx.providers.flush()
+        return verdict
+
+    def _callback_job(self, payload: dict[str, Any]) -> None:
+        self.accept_callback(payload)
+
     def job_handlers(self) -> dict[str, Any]:
         def deadline(payload: dict[str, Any]) -> None:
             tx = self.ctx.transactions.get(payload["transactionId"])
@@ -522,9 +575,7 @@ class PaymentService:
         return {
             "payment.deadline": deadline,
             "payment.simulated": lambda p: self.on_job(p, action_key="action", simulator=True),
-            "payment.provider_callback": lambda p: self.on_job(
-                p, action_key="outcome", simulator=False
-            ),
+            "payment.provider_callback": self._callback_job,
             "payment.reconcile": lambda p: self.on_job(p, action_key="outcome", simulator=False),
         }
 

@@ -33,6 +33,8 @@ from simulator.domain.payout_ledger import (
     sort_currencies,
 )
 from simulator.domain.ports import Table
+from simulator.domain.provider_callbacks import APPLIED, CallbackVerdict
+from simulator.domain.provider_world import DUPLICATE_CALLBACK_GAP, CallbackPlan
 from simulator.domain.recipients import check_recipient, mask_account
 from simulator.domain.views import absolute
 
@@ -58,6 +60,8 @@ SIMULATED_FAILURES = {
     "returned": "returned_by_beneficiary_bank",
 }
 SIMULATED_PROVIDER = "simulated"
+# The production payout provider's webhook, on the simulated clock.
+CALLBACK_JOB = "payout.provider_callback"
 RATE_SHOWN = 8  # decimal places of `rate` / `midRate` in quotes (conversions use the exact rate)
 HUNDRED = Decimal(100)
 MAX_AMOUNT = Decimal(10) ** 12  # major units of any currency
@@ -74,6 +78,11 @@ class Dispatch:
     accepted: bool
     provider_ref: str | None = None
     failure_reason: str | None = None
+    # The provider did not answer (a scripted outage): 503, not a rejection of the recipient.
+    unavailable: bool = False
+    # Production: when and how the provider's webhook will settle the accepted payout (None: the
+    # spec's simulated driver, which completes it at once).
+    callback: CallbackPlan | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,6 +93,7 @@ class PayoutSend:
     method: PayoutMethod
     recipient: dict[str, str]  # checked, whole: the payout keeps only a masked account
     debited: bool  # false for a synthetic payout, which no provider is sent
+    production: bool = False  # the provider world's scripted behaviour applies
 
 
 class PayoutProvider(Protocol):
@@ -376,7 +386,8 @@ class PayoutService:
             # Check and debit with no await between them: concurrent sends see each other.
             self._check_funds(principal.scope, method.currency, amount, now)
         payout = self._open(principal, method, amount, recipient, debited, now)
-        return PayoutSend(payout["id"], method, recipient, debited)
+        production = principal.environment == "production"
+        return PayoutSend(payout["id"], method, recipient, debited, production)
 
     def resume_send(self, principal: Principal, body: dict[str, Any], payout_id: str) -> PayoutSend:
         """The send of a payout an earlier request with this body opened, whose provider call never
@@ -384,13 +395,28 @@ class PayoutService:
         made; the body is checked again for the recipient, which is never stored."""
         method, _, recipient = self.check_send(principal, body)
         payout = self.get(principal, payout_id)
-        return PayoutSend(payout["id"], method, recipient, payout["debited"])
+        production = principal.environment == "production"
+        return PayoutSend(payout["id"], method, recipient, payout["debited"], production)
 
     async def dispatch(self, send: PayoutSend) -> Dispatch:
         """The provider call (a synthetic payout has none: it is accepted as it is)."""
         if not send.debited:
             return Dispatch(True)
-        return await self.provider.dispatch(send.method, send.recipient)
+        dispatch = await self.provider.dispatch(send.method, send.recipient)
+        world = self.ctx.providers
+        scripted = world.payout_provider() if send.production else None
+        if scripted is None:
+            return dispatch
+        # Production: the provider world's behaviour now (an outage or a scripted rejection),
+        # after the recipients the method's fixture always rejects.
+        answer = world.dispatch_payout(
+            scripted.id, refused=None if dispatch.accepted else dispatch.failure_reason
+        )
+        if answer.outcome == "unavailable":
+            return Dispatch(False, failure_reason=answer.reason, unavailable=True)
+        if answer.outcome == "declined":
+            return Dispatch(False, failure_reason=answer.reason)
+        return Dispatch(True, provider_ref=dispatch.provider_ref, callback=answer.callback)
 
     def record_dispatch(self, send: PayoutSend, dispatch: Dispatch) -> PayoutRecord:
         """The provider's answer (the second commit); the payout as it now stands. A rejection is
@@ -403,14 +429,83 @@ class PayoutService:
                 # Answered synchronously (422), so no payout.failed event: nobody is waiting.
                 self._fail(payout, dispatch.failure_reason or "rejected", emit=False)
             elif payout["environment"] == "production":
-                # No real provider is configured: the simulated driver completes at once.
-                self._complete(payout)
+                self._await_provider(payout, dispatch.callback)
             else:
                 self._save(payout)
+        self.ctx.providers.flush()
         return payout
+
+    def _await_provider(self, payout: PayoutRecord, callback: CallbackPlan | None) -> None:
+        """An accepted production payout: the provider confirms it in its answer (the spec's
+        simulated driver, or a callback 0 s after), or its webhook settles it later (scheduled
+        here; never, with no callback: it stays processing)."""
+        if callback is None or callback.after_seconds == 0:
+            self._complete(payout)
+            return
+        self._save(payout)
+        if callback.after_seconds is None:
+            return
+        deliveries = 2 if callback.mode == "duplicate" else 1
+        for delivery in range(1, deliveries + 1):
+            self.ctx.jobs.schedule(
+                CALLBACK_JOB,
+                payout["createdAt"]
+                + callback.after_seconds
+                + (delivery - 1) * DUPLICATE_CALLBACK_GAP,
+                {
+                    "payoutId": payout["id"],
+                    "outcome": callback.outcome,
+                    "providerId": self.ctx.providers.payout_provider_id(),
+                    "delivery": delivery,
+                },
+            )
+
+    def accept_callback(self, payload: dict[str, Any]) -> CallbackVerdict:
+        """The payout provider's webhook about a production payout: applied while the payout is
+        processing (completed, or failed with its debit reversed and payout.failed), else ignored
+        (a duplicate, or late) and nothing changes. Every callback is recorded and counted."""
+        payout_id, outcome = payload["payoutId"], payload["outcome"]
+        payout = self._payouts.get(payout_id)
+        before = payout["status"] if payout is not None else None
+        target = "completed" if outcome in ("completed", "paid") else "failed"
+        if payout is None:
+            verdict = CallbackVerdict(False, "unknown_object")
+        elif before == "processing":
+            if target == "completed":
+                self._complete(payout)
+            else:
+                self._fail(payout, SIMULATED_FAILURES.get(outcome, "provider_error"))
+            verdict = APPLIED
+        elif before == target:
+            verdict = CallbackVerdict(False, "duplicate")
+        else:
+            verdict = CallbackVerdict(False, "late")
+        provider_id = payload.get("providerId")
+        self.ctx.callbacks.record(
+            "payout",
+            payout_id,
+            provider_id,
+            outcome,
+            int(payload.get("delivery", 1)),
+            verdict,
+            before,
+        )
+        self.ctx.providers.callback_delivered(provider_id, applied=verdict.applied)
+        self.ctx.providers.flush()
+        return verdict
+
+    def callback_job(self, payload: dict[str, Any]) -> None:
+        self.accept_callback(payload)
 
     @staticmethod
     def rejected(payout: PayoutRecord, dispatch: Dispatch) -> ApiError:
+        if dispatch.unavailable:
+            return ApiError(
+                "service_unavailable",
+                "The payout provider did not answer (an outage); the debit was reversed. "
+                "Retry with exponential backoff.",
+                details={"failureReason": dispatch.failure_reason, "payoutId": payout["id"]},
+            )
         return ApiError(
             "payout_dispatch_failed",
             f"The provider rejected the payout to this recipient: {dispatch.failure_reason}. "

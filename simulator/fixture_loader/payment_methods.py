@@ -95,6 +95,8 @@ def load(
             provider = providers.get(provider_id)
             if provider is None:
                 f.fail(f"unknown provider {provider_id!r} (not in {PROVIDERS_FILE})", "providers")
+            if provider.kind != "payin":
+                f.fail(f"provider {provider_id!r} is a payout provider", "providers")
             if slug not in provider.rails:
                 f.fail(f"provider {provider_id!r} does not serve rail {slug!r}", "providers")
         methods[ident] = PaymentMethod(

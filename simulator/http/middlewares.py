@@ -22,12 +22,14 @@ from simulator.http.keys import (
     AUTHENTICATOR,
     BODY,
     CLOCK,
+    CONTEXT,
     IN_FLIGHT,
     OPERATIONS,
     PRINCIPAL,
     RATE_LIMITER,
     REQUEST_ID,
     STOPPING,
+    STORE,
 )
 from simulator.http.requests import base_url, read_body
 from simulator.http.responses import REQUEST_ID_HEADER, error_response
@@ -88,9 +90,20 @@ async def request_middleware(request: web.Request, handler: Handler) -> web.Stre
         log.exception("unhandled error on %s %s (%s)", request.method, request.path, request_id)
         return error_response(ApiError("internal_error"), request_id)
     finally:
+        _keep_provider_calls(request.app)
         in_flight.discard(task)
     response.headers[REQUEST_ID_HEADER] = request_id
     return response
+
+
+def _keep_provider_calls(app: web.Application) -> None:
+    """A production charge the cascade refused is rolled back with its request's batch, yet the
+    calls it made to the providers happened: their counts and decline-rate draws (so the next
+    charge gets the next draw) are written in a batch of their own."""
+    world = app[CONTEXT].providers
+    if world.has_unsaved:
+        with app[STORE].batch():
+            world.flush()
 
 
 def _stopping_error() -> ApiError:

@@ -12,6 +12,7 @@ from simulator.http.handlers import (
     meta,
     payments,
     payouts,
+    providers,
     sim,
     webhooks,
 )
@@ -92,6 +93,13 @@ def setup_routes(app: web.Application, static_dir: str) -> None:
     r.add_get("/api/v1/me/deposit-accounts/{id}/deposits", deposits.list_deposits)
     r.add_post("/_sim/deposits", deposits.simulate_deposit)
     r.add_post("/_sim/deposit-accounts/{id}/disable", deposits.disable_account)
+
+    # The provider world (design.md 1.5): the simulated providers' live behaviour and incidents.
+    r.add_get("/_sim/providers", providers.list_providers)
+    r.add_post("/_sim/providers/reset", providers.reset_providers)
+    r.add_get("/_sim/providers/{id}", providers.get_provider)
+    r.add_patch("/_sim/providers/{id}", providers.update_provider)
+    r.add_post("/_sim/providers/{id}/incidents", providers.create_incident)
 
     _alias_control_plane(r)
 

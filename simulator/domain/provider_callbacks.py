@@ -1,0 +1,82 @@
+"""Every callback a simulated provider sent about a pay-in or a payout, applied or ignored.
+
+A provider's callback is a job on the simulated clock (`payment.provider_callback`,
+`payout.provider_callback`). When it runs, the owning service decides (`accept_callback` in
+payments.py and payouts.py, the one place each): a callback about a pending pay-in (a processing
+payout) moves it; any other is ignored and kept here with the reason: the second delivery of a
+duplicated callback, or a late one about a payment that already expired or failed. Nothing it
+carries ever changes a terminal record. The cascade trace reads this log (`for_object`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from simulator.domain.ports import Table
+
+ObjectKind = Literal["payment", "payout"]
+
+
+@dataclass(frozen=True, slots=True)
+class CallbackVerdict:
+    applied: bool
+    # Why an ignored callback changed nothing: `duplicate` (the same outcome was already applied)
+    # or `late` (the record had reached another terminal state first), `unknown_object`.
+    reason: str | None = None
+
+
+APPLIED = CallbackVerdict(True)
+
+
+class CallbackLog:
+    def __init__(self, table: Table[dict[str, Any]], now: Callable[[], float]) -> None:
+        self._table = table
+        self._now = now
+        self._by_object: dict[str, list[str]] = {}
+        for doc in table.scan():
+            self._by_object.setdefault(doc["objectId"], []).append(doc["id"])
+
+    def record(
+        self,
+        kind: ObjectKind,
+        object_id: str,
+        provider_id: str | None,
+        outcome: str,
+        delivery: int,
+        verdict: CallbackVerdict,
+        status_before: str | None,
+    ) -> dict[str, Any]:
+        ids = self._by_object.setdefault(object_id, [])
+        doc: dict[str, Any] = {
+            "id": f"{object_id}:cb{len(ids) + 1}",
+            "objectKind": kind,
+            "objectId": object_id,
+            "providerId": provider_id,
+            "at": self._now(),
+            "outcome": outcome,
+            "delivery": delivery,
+            "applied": verdict.applied,
+            "ignoredReason": verdict.reason,
+            "statusBefore": status_before,
+        }
+        self._table.put(doc["id"], doc)
+        ids.append(doc["id"])
+        return doc
+
+    def for_object(self, object_id: str) -> list[dict[str, Any]]:
+        """The callbacks about one pay-in or payout, in the order they arrived."""
+        return [
+            doc
+            for doc_id in self._by_object.get(object_id, [])
+            if (doc := self._table.get(doc_id)) is not None
+        ]
+
+    def forget_write(self, doc_id: str, restored: Any) -> None:
+        """A batch holding this record was rolled back: drop it from the index."""
+        if restored is None:
+            object_id = doc_id.rsplit(":cb", 1)[0]
+            ids = self._by_object.get(object_id, [])
+            if doc_id in ids:
+                ids.remove(doc_id)

@@ -1,0 +1,562 @@
+"""The provider world: each simulated provider's live behaviour, scriptable on the simulated clock.
+
+A provider's behaviour is its fixture (providers.yaml) with the operator's overrides (PATCH
+/_sim/providers/{id}) on top, and, for a window of simulated time, an incident's behaviour on top
+of that. Behaviour is evaluated from the clock when a call is made, so an incident starts and ends
+by itself: no job runs at its edges. It applies to production calls only: the sandbox cascade
+always accepts (spec, POST /payments rule 6) and sandbox payouts are driven by simulate.
+
+What is kept per provider (one document of the `providers` table, so it survives a restart): the
+overrides, the incidents not yet over, the decline-rate draw counter and the counts. `reset` drops
+them all: the providers are their fixtures again.
+
+Decisions (docs/decisions.md, "The provider world"): the platform's timeout, what a decline rate
+draws, what the counts count.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal
+
+from simulator.clock import isoformat
+from simulator.domain.catalog import (
+    CALLBACK_MODES,
+    CATALOGUE_CARD_DECLINES,
+    PAYIN_BEHAVIOURS,
+    PAYIN_CALLBACK_OUTCOMES,
+    PAYOUT_BEHAVIOURS,
+    PAYOUT_CALLBACK_OUTCOMES,
+    Provider,
+)
+from simulator.domain.errors import ApiError
+from simulator.domain.ids import new_id
+from simulator.domain.ports import Table
+
+# The platform gives a provider this long to answer a call, then records it as timed out and
+# moves to the next provider of the cascade (the spec leaves the figure open).
+PROVIDER_TIMEOUT_SECONDS = 30.0
+# A duplicated callback arrives this long after the first delivery.
+DUPLICATE_CALLBACK_GAP = 1.0
+# The provider that serves the sandbox built-ins: the sandbox cascade always accepts, so it has
+# nothing to script.
+SANDBOX_PROVIDER_ID = "prv_sandbox"
+
+# Pay-in decline reasons: the issuer/risk declines the spec names (a card charge gets their 402),
+# and `do_not_honor`, the acquirer's own refusal (the cascade moves on).
+PAYIN_DECLINE_REASONS = (*sorted(CATALOGUE_CARD_DECLINES), "do_not_honor")
+PAYOUT_REJECT_REASONS = (
+    "rejected_by_provider",
+    "rejected_by_beneficiary_bank",
+    "invalid_account",
+    "account_closed",
+    "compliance_rejected",
+)
+DEFAULT_REASON = {"payin": "do_not_honor", "payout": "rejected_by_provider"}
+
+Outcome = Literal["accepted", "declined", "unavailable", "timed_out", "no_instructions"]
+COUNTS = (
+    "charges",
+    "accepted",
+    "declined",
+    "unavailable",
+    "timedOut",
+    "noInstructions",
+    "callbacksSent",
+    "callbacksIgnored",
+)
+# An answer's outcome -> the count it adds to (besides `charges`).
+_COUNTED = {
+    "accepted": "accepted",
+    "declined": "declined",
+    "unavailable": "unavailable",
+    "timed_out": "timedOut",
+    "no_instructions": "noInstructions",
+}
+PATCH_FIELDS = ("behaviour", "declineReason", "declineRate", "seed", "latencySeconds", "callback")
+CALLBACK_FIELDS = ("afterSeconds", "outcome", "mode")
+INCIDENT_FIELDS = ("behaviour", "durationSeconds", "startsInSeconds", "declineReason")
+
+
+@dataclass(frozen=True, slots=True)
+class CallbackPlan:
+    """What the provider will do after accepting: call back `after_seconds` later (None: never)
+    reporting `outcome`, once or twice."""
+
+    after_seconds: float | None
+    outcome: str
+    mode: str
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """One production call to a provider, as the platform saw it."""
+
+    provider: Provider
+    outcome: Outcome
+    reason: str | None = None
+    callback: CallbackPlan | None = None
+
+
+@dataclass(slots=True)
+class Incident:
+    id: str
+    behaviour: str
+    decline_reason: str | None
+    starts_at: float
+    ends_at: float
+
+    def active(self, now: float) -> bool:
+        return self.starts_at <= now < self.ends_at
+
+    def as_doc(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "behaviour": self.behaviour,
+            "declineReason": self.decline_reason,
+            "startsAt": self.starts_at,
+            "endsAt": self.ends_at,
+        }
+
+    def view(self, now: float) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "behaviour": self.behaviour,
+            "declineReason": self.decline_reason,
+            "startsAt": isoformat(self.starts_at),
+            "endsAt": isoformat(self.ends_at),
+            "active": self.active(now),
+        }
+
+
+@dataclass(slots=True)
+class ProviderState:
+    fixture: Provider
+    overrides: dict[str, Any] = field(default_factory=dict)
+    incidents: list[Incident] = field(default_factory=list)
+    draws: int = 0
+    counts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(COUNTS, 0))
+    # The fixture with the overrides applied (rebuilt when they change).
+    live: Provider = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.live = _apply(self.fixture, self.overrides)
+
+    def incident_at(self, now: float) -> Incident | None:
+        """The incident in force at `now`: the latest scheduled of those active."""
+        for incident in reversed(self.incidents):
+            if incident.active(now):
+                return incident
+        return None
+
+    def as_doc(self) -> dict[str, Any]:
+        return {
+            "id": self.fixture.id,
+            "overrides": self.overrides,
+            "incidents": [i.as_doc() for i in self.incidents],
+            "draws": self.draws,
+            "counts": self.counts,
+        }
+
+
+class ProviderWorld:
+    def __init__(
+        self,
+        fixtures: Iterable[Provider],
+        table: Table[Any],
+        now: Callable[[], float],
+        rng: random.Random,
+    ) -> None:
+        self._fixtures = {p.id: p for p in fixtures}
+        self._table = table
+        self._now = now
+        self._rng = rng
+        self._states: dict[str, ProviderState] = {}
+        # Providers whose document changed since it was last written: a call made in a request
+        # that ends in an error is still a call (its batch is rolled back; the handler writes
+        # these again in a batch of their own), see `flush`.
+        self._unsaved: set[str] = set()
+        self.load()
+
+    # -- state ---------------------------------------------------------------------------------
+
+    def load(self) -> None:
+        """Build every provider's state from its fixture and its stored document."""
+        self._states = {pid: ProviderState(p) for pid, p in self._fixtures.items()}
+        self._unsaved.clear()
+        for doc in self._table.scan():
+            state = self._states.get(doc.get("id", ""))
+            if state is None:
+                continue  # a provider the fixtures no longer have
+            state.overrides = dict(doc.get("overrides") or {})
+            state.live = _apply(state.fixture, state.overrides)
+            state.incidents = [
+                Incident(
+                    i["id"], i["behaviour"], i.get("declineReason"), i["startsAt"], i["endsAt"]
+                )
+                for i in doc.get("incidents") or []
+            ]
+            state.draws = int(doc.get("draws") or 0)
+            state.counts = {**dict.fromkeys(COUNTS, 0), **(doc.get("counts") or {})}
+
+    @property
+    def has_unsaved(self) -> bool:
+        return bool(self._unsaved)
+
+    def flush(self) -> None:
+        """Write the documents of the providers changed since the last flush (in the caller's
+        batch)."""
+        for provider_id in sorted(self._unsaved):
+            self._table.put(provider_id, self._states[provider_id].as_doc())
+        self._unsaved.clear()
+
+    def forget_write(self, provider_id: str, _restored: Any = None) -> None:
+        """A batch holding this provider's document was rolled back: write it again."""
+        if provider_id in self._states:
+            self._unsaved.add(provider_id)
+
+    def reset(self) -> None:
+        """Every provider back to its fixture: no overrides, incidents, draws or counts."""
+        for doc in list(self._table.scan()):
+            self._table.delete(doc["id"])
+        self._states = {pid: ProviderState(p) for pid, p in self._fixtures.items()}
+        self._unsaved.clear()
+
+    # -- reads ---------------------------------------------------------------------------------
+
+    def fixture(self, provider_id: str) -> Provider:
+        return self._fixtures[provider_id]
+
+    def live(self, provider_id: str) -> Provider:
+        """The provider as scripted now (fixture and overrides; incidents are not applied)."""
+        return self._states[provider_id].live
+
+    def payout_provider(self) -> Provider | None:
+        """The provider production payouts are sent to (the first of kind payout; a fixture set
+        with none keeps the spec's simulated driver, which completes every payout at once)."""
+        for state in self._states.values():
+            if state.fixture.kind == "payout":
+                return state.live
+        return None
+
+    def payout_provider_id(self) -> str | None:
+        provider = self.payout_provider()
+        return provider.id if provider else None
+
+    def state(self, provider_id: str) -> ProviderState:
+        state = self._states.get(provider_id)
+        if state is None:
+            raise ApiError(
+                "provider_not_found",
+                f"No provider {provider_id!r}; GET /_sim/providers lists them.",
+                param="id",
+                details={"providerId": provider_id},
+            )
+        return state
+
+    def effective(self, provider_id: str, now: float | None = None) -> tuple[str, str | None]:
+        """The behaviour (and decline reason) a call meets at `now`, incidents applied."""
+        state = self._states[provider_id]
+        incident = state.incident_at(self._now() if now is None else now)
+        if incident is not None:
+            return incident.behaviour, incident.decline_reason
+        return state.live.behaviour, state.live.decline_reason
+
+    def view(self, provider_id: str) -> dict[str, Any]:
+        state = self.state(provider_id)
+        now = self._now()
+        live = state.live
+        behaviour, _ = self.effective(provider_id, now)
+        return {
+            "id": live.id,
+            "name": live.name,
+            "kind": live.kind,
+            "rails": list(live.rails),
+            "behaviour": live.behaviour,
+            "declineReason": live.decline_reason,
+            "declineRate": live.decline_rate,
+            "seed": live.seed,
+            "latencySeconds": live.latency_seconds,
+            "callback": {
+                "afterSeconds": live.callback_after_seconds,
+                "outcome": live.callback_outcome,
+                "mode": live.callback_mode,
+            },
+            "effectiveBehaviour": behaviour,
+            "incidents": [i.view(now) for i in state.incidents if i.ends_at > now],
+            "counts": dict(state.counts),
+            "appliesTo": "sandbox" if live.id == SANDBOX_PROVIDER_ID else "production",
+        }
+
+    def views(self) -> list[dict[str, Any]]:
+        return [self.view(provider_id) for provider_id in self._states]
+
+    # -- production calls ----------------------------------------------------------------------
+
+    def charge(self, provider_id: str) -> Answer:
+        """A production pay-in call to the provider: what it answers now, counted."""
+        state = self._states[provider_id]
+        live = state.live
+        behaviour, reason = self.effective(provider_id)
+        answer: Answer
+        if behaviour == "outage":
+            answer = Answer(live, "unavailable")
+        elif behaviour == "timeout" or _too_slow(live):
+            answer = Answer(live, "timed_out", f"no answer within {PROVIDER_TIMEOUT_SECONDS:g} s")
+        elif behaviour == "decline":
+            answer = Answer(live, "declined", reason or DEFAULT_REASON["payin"])
+        elif behaviour == "no_instructions":
+            answer = Answer(live, "no_instructions")
+        elif self._draw_declines(state):
+            answer = Answer(live, "declined", live.decline_reason or DEFAULT_REASON["payin"])
+        else:
+            answer = Answer(live, "accepted", callback=_callback_plan(live))
+        self._count(state, answer.outcome)
+        return answer
+
+    def dispatch_payout(self, provider_id: str, *, refused: str | None = None) -> Answer:
+        """A production payout's dispatch to the provider: what it answers now, counted.
+        `refused`: the recipient is one the method's fixture always rejects, with that reason."""
+        state = self._states[provider_id]
+        live = state.live
+        behaviour, reason = self.effective(provider_id)
+        if behaviour == "outage":
+            answer = Answer(live, "unavailable", "provider_unavailable")
+        elif behaviour == "reject":
+            answer = Answer(live, "declined", reason or DEFAULT_REASON["payout"])
+        elif refused is not None:
+            answer = Answer(live, "declined", refused)
+        else:
+            answer = Answer(live, "accepted", callback=_callback_plan(live))
+        self._count(state, answer.outcome)
+        return answer
+
+    def callback_delivered(self, provider_id: str | None, *, applied: bool) -> None:
+        """Count a callback the provider sent (a duplicate or a late one too)."""
+        state = self._states.get(provider_id or "")
+        if state is None:
+            return
+        state.counts["callbacksSent"] += 1
+        if not applied:
+            state.counts["callbacksIgnored"] += 1
+        self._unsaved.add(state.fixture.id)
+
+    def _draw_declines(self, state: ProviderState) -> bool:
+        rate = state.live.decline_rate
+        if rate <= 0:
+            return False
+        # Draw i of a provider depends on (seed, i) alone: the same charges are declined on
+        # every run and after a restart, whatever else the server does in between.
+        draw = random.Random(f"{state.live.seed}:{state.draws}").random()
+        state.draws += 1
+        return draw < rate
+
+    def _count(self, state: ProviderState, outcome: str) -> None:
+        state.counts["charges"] += 1
+        state.counts[_COUNTED[outcome]] += 1
+        self._unsaved.add(state.fixture.id)
+
+    # -- the operator's scripting -------------------------------------------------------------
+
+    def patch(self, provider_id: str, body: dict[str, Any]) -> dict[str, Any]:
+        state = self.state(provider_id)
+        _scriptable(state.fixture)
+        _only(body, PATCH_FIELDS, "")
+        changes: dict[str, Any] = {}
+        kind = state.fixture.kind
+        if "behaviour" in body:
+            changes["behaviour"] = _behaviour(body["behaviour"], kind, "behaviour")
+        if "declineReason" in body:
+            reason = body["declineReason"]
+            changes["declineReason"] = (
+                None if reason is None else _reason(reason, kind, "declineReason")
+            )
+        if "declineRate" in body:
+            if kind == "payout":
+                raise _invalid("declineRate", "a payout provider has no decline rate")
+            changes["declineRate"] = _number(body["declineRate"], "declineRate", high=1.0)
+        if "seed" in body:
+            seed = body["seed"]
+            if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
+                raise _invalid("seed", "must be a non-negative integer")
+            changes["seed"] = seed
+        if "latencySeconds" in body:
+            latency = body["latencySeconds"]
+            changes["latencySeconds"] = (
+                None if latency is None else _number(latency, "latencySeconds")
+            )
+        if "callback" in body:
+            changes.update(_callback_changes(body["callback"], kind))
+        overrides = {**state.overrides, **changes}
+        live = _apply(state.fixture, overrides)
+        if live.behaviour in ("decline", "reject") and live.decline_reason is None:
+            overrides["declineReason"] = DEFAULT_REASON[kind]
+            live = _apply(state.fixture, overrides)
+        state.overrides, state.live = overrides, live
+        if "seed" in changes or "declineRate" in changes:
+            # A new rate or seed starts its draws afresh: `set` then N charges gives the same
+            # outcomes on every server, whatever it drew before.
+            state.draws = 0
+        self._unsaved.add(provider_id)
+        return self.view(provider_id)
+
+    def schedule_incident(self, provider_id: str, body: dict[str, Any]) -> dict[str, Any]:
+        state = self.state(provider_id)
+        _scriptable(state.fixture)
+        _only(body, INCIDENT_FIELDS, "")
+        kind = state.fixture.kind
+        if body.get("behaviour") is None:
+            raise ApiError("missing_field", "`behaviour` is required.", param="behaviour")
+        if body.get("durationSeconds") is None:
+            raise ApiError(
+                "missing_field", "`durationSeconds` is required.", param="durationSeconds"
+            )
+        behaviour = _behaviour(body["behaviour"], kind, "behaviour")
+        duration = _number(body["durationSeconds"], "durationSeconds", positive=True)
+        starts_in = _number(body.get("startsInSeconds", 0) or 0, "startsInSeconds")
+        reason = body.get("declineReason")
+        if reason is not None:
+            reason = _reason(reason, kind, "declineReason")
+        if behaviour in ("decline", "reject") and reason is None:
+            reason = state.live.decline_reason or DEFAULT_REASON[kind]
+        now = self._now()
+        incident = Incident(
+            new_id(self._rng, "inc_"),
+            behaviour,
+            reason,
+            now + starts_in,
+            now + starts_in + duration,
+        )
+        # Incidents already over are dropped as a new one is written: the document stays small.
+        state.incidents = [i for i in state.incidents if i.ends_at > now] + [incident]
+        self._unsaved.add(provider_id)
+        return incident.view(now)
+
+
+# ------------------------------------------------------------------------------- helpers
+
+
+def _apply(fixture: Provider, overrides: dict[str, Any]) -> Provider:
+    if not overrides:
+        return fixture
+    names = {
+        "behaviour": "behaviour",
+        "declineReason": "decline_reason",
+        "declineRate": "decline_rate",
+        "seed": "seed",
+        "latencySeconds": "latency_seconds",
+        "afterSeconds": "callback_after_seconds",
+        "outcome": "callback_outcome",
+        "mode": "callback_mode",
+    }
+    return replace(fixture, **{names[key]: value for key, value in overrides.items()})
+
+
+def _too_slow(provider: Provider) -> bool:
+    return provider.latency_seconds is not None and (
+        provider.latency_seconds > PROVIDER_TIMEOUT_SECONDS
+    )
+
+
+def _callback_plan(provider: Provider) -> CallbackPlan:
+    after = provider.callback_after_seconds
+    return CallbackPlan(
+        None if after is None else float(after), provider.callback_outcome, provider.callback_mode
+    )
+
+
+def _scriptable(provider: Provider) -> None:
+    if provider.id == SANDBOX_PROVIDER_ID:
+        raise ApiError(
+            "invalid_request",
+            f"{provider.id} serves the sandbox built-in methods, and the sandbox cascade always "
+            "accepts (outcomes come from simulate and Sandbox-Simulate): provider behaviour "
+            "applies to production keys only. Script a production provider instead.",
+            param="id",
+            details={"providerId": provider.id, "appliesTo": "sandbox"},
+        )
+
+
+def _invalid(param: str, message: str, **details: Any) -> ApiError:
+    return ApiError(
+        "invalid_request",
+        f"`{param}` {message}.",
+        param=param,
+        details={"issues": [{"path": param, "message": message}], **details},
+    )
+
+
+def _only(body: Any, allowed: tuple[str, ...], prefix: str) -> None:
+    if not isinstance(body, dict):
+        raise _invalid(prefix or "body", "must be an object")
+    unknown = sorted(set(body) - set(allowed))
+    if unknown:
+        name = f"{prefix}.{unknown[0]}" if prefix else unknown[0]
+        raise _invalid(name, f"is not a field here (allowed: {', '.join(allowed)})")
+
+
+def _behaviour(value: Any, kind: str, param: str) -> str:
+    allowed = PAYOUT_BEHAVIOURS if kind == "payout" else PAYIN_BEHAVIOURS
+    if value not in allowed:
+        other = PAYIN_BEHAVIOURS if kind == "payout" else PAYOUT_BEHAVIOURS
+        hint = (
+            f"; {value!r} is a {'pay-in' if kind == 'payout' else 'payout'} behaviour"
+            if (value in other)
+            else ""
+        )
+        raise _invalid(
+            param,
+            f"must be one of {', '.join(allowed)} for a {kind} provider{hint}",
+            allowed=list(allowed),
+        )
+    return str(value)
+
+
+def _reason(value: Any, kind: str, param: str) -> str:
+    allowed = PAYOUT_REJECT_REASONS if kind == "payout" else PAYIN_DECLINE_REASONS
+    if value not in allowed:
+        raise _invalid(param, f"must be one of {', '.join(allowed)}", allowed=list(allowed))
+    return str(value)
+
+
+def _number(value: Any, param: str, *, high: float | None = None, positive: bool = False) -> float:
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        raise _invalid(param, "must be a number")
+    number = float(value)
+    if number != number or number in (float("inf"), float("-inf")):
+        raise _invalid(param, "must be a finite number")
+    if positive and number <= 0:
+        raise _invalid(param, "must be greater than 0")
+    if number < 0:
+        raise _invalid(param, "must not be negative")
+    if high is not None and number > high:
+        raise _invalid(param, f"must be between 0 and {high:g}")
+    return number
+
+
+def _callback_changes(value: Any, kind: str) -> dict[str, Any]:
+    _only(value, CALLBACK_FIELDS, "callback")
+    changes: dict[str, Any] = {}
+    if "afterSeconds" in value:
+        after = value["afterSeconds"]
+        changes["afterSeconds"] = None if after is None else _number(after, "callback.afterSeconds")
+    if "outcome" in value:
+        outcomes = PAYOUT_CALLBACK_OUTCOMES if kind == "payout" else PAYIN_CALLBACK_OUTCOMES
+        if value["outcome"] not in outcomes:
+            raise _invalid(
+                "callback.outcome",
+                f"must be one of {', '.join(outcomes)} for a {kind} provider",
+                allowed=list(outcomes),
+            )
+        changes["outcome"] = value["outcome"]
+    if "mode" in value:
+        if value["mode"] not in CALLBACK_MODES:
+            raise _invalid(
+                "callback.mode",
+                f"must be one of {', '.join(CALLBACK_MODES)}",
+                allowed=list(CALLBACK_MODES),
+            )
+        changes["mode"] = value["mode"]
+    return changes
