@@ -44,6 +44,10 @@ class Behaviour(StrEnum):
 class CallbackOutcome(StrEnum):
     paid = "paid"
     failed = "failed"
+    completed = "completed"
+    rejected = "rejected"
+    refunded = "refunded"
+    returned = "returned"
 
 
 class CallbackMode(StrEnum):
@@ -85,9 +89,12 @@ def _duration_or_zero(value: str) -> float:
 
 
 def _duration_or_never(value: str) -> float | None:
-    """A duration, or `none`: the provider never calls back (only the poll settles)."""
+    """A duration, `0` (a payout provider confirming in its dispatch answer), or `none`: the
+    provider never calls back (only the reconciliation poll settles a pay-in)."""
     if value.strip().lower() in NONE_WORDS:
         return None
+    if value.strip().lower() in ("0", "0s"):
+        return 0.0
     return _duration(value)
 
 
@@ -121,11 +128,11 @@ def _show_one(options: Any, provider: dict[str, Any], note: str = "") -> None:
     def human() -> Any:
         from rich.console import Group
 
-        from payorch_cli.render.providers import providers_table
+        from payorch_cli.render.providers import provider_table
 
-        parts: list[Any] = [providers_table([provider], title=f"provider {provider.get('id')}")]
+        parts: list[Any] = [provider_table(provider)]
         if note:
-            parts.insert(0, note)
+            parts.append(note)
         return Group(*parts)
 
     emit(options, provider, human)
@@ -167,8 +174,10 @@ def set_(
         str | None,
         typer.Option(
             "--decline-reason",
-            help="The reason a decline carries (insufficient_funds, card_declined, "
-            "expired_card, fraud_blocked...); `none` clears it.",
+            help="The reason a decline carries: card_declined, insufficient_funds, "
+            "expired_card, fraud_blocked, kyc_required, three_ds_required, three_ds_failed (a "
+            "card charge fails with that 402 code), do_not_honor (the cascade moves on); for a "
+            "payout provider the rejection's failureReason. `none` clears it.",
         ),
     ] = None,
     seed: Annotated[
@@ -192,15 +201,17 @@ def set_(
             parser=_duration_or_never,
             metavar="DURATION|none",
             help="When its callback confirms a charge (30s, 10m), or `none`: it never calls "
-            "back and only the 5-minute reconciliation poll settles it.",
+            "back and only the 5-minute reconciliation poll settles it (0 on a payout "
+            "provider: it confirms in its dispatch answer).",
         ),
     ] = None,
     callback_outcome: Annotated[
         CallbackOutcome | None,
         typer.Option(
             "--callback-outcome",
-            help="What the callback reports (failed on a payout provider: rejected after "
-            "processing).",
+            help="What the callback reports: paid or failed from a pay-in provider; completed, "
+            "failed, rejected, refunded or returned from a payout provider (a failure after "
+            "processing: payout.failed, the debit reversed).",
         ),
     ] = None,
     callback_mode: Annotated[

@@ -40,6 +40,8 @@ def clock_time(stamp: Any) -> str:
 def behaviour_text(provider: dict[str, Any]) -> str:
     """What the provider does to a production charge now: `decline insufficient_funds`,
     `accept, 30% decline (insufficient_funds, seed 7)`, `outage (incident)`..."""
+    if provider.get("appliesTo") == "sandbox":
+        return "accept (sandbox: always)"
     configured = str(provider.get("behaviour") or "?")
     now = str(provider.get("effectiveBehaviour") or configured)
     text = now
@@ -89,7 +91,9 @@ def callback_text(provider: dict[str, Any]) -> str:
     callback = _obj(provider.get("callback"))
     after = callback.get("afterSeconds")
     if after is None:
-        return "none (poll)"
+        return "none (poll)" if provider.get("kind") != "payout" else "none"
+    if after == 0 and provider.get("kind") == "payout":
+        return f"at dispatch {callback.get('outcome') or 'completed'}"
     text = f"{_seconds(after)} {callback.get('outcome') or 'paid'}"
     if callback.get("mode") == "duplicate":
         text += " ×2"
@@ -122,18 +126,25 @@ def incidents_text(provider: dict[str, Any]) -> str:
 
 
 def counts_text(provider: dict[str, Any]) -> str:
-    """`12: 9 ok, 2 declined, 1 down · cb 9 (+1 ignored)`: what the provider has done."""
+    """`12: 9 ok, 2 declined, 1 down · cb 9 (+1 ignored)`: what the provider has done (charges,
+    or payout dispatches, by answer; callbacks sent, of which ignored)."""
     counts = _obj(provider.get("counts"))
 
     def n(name: str) -> int:
         value = counts.get(name)
         return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
+    if not n("charges") and not n("callbacksSent"):
+        return "-"
     parts = [f"{n('accepted')} ok"]
     if n("declined"):
         parts.append(f"{n('declined')} declined")
     if n("unavailable"):
         parts.append(f"{n('unavailable')} down")
+    if n("timedOut"):
+        parts.append(f"{n('timedOut')} timed out")
+    if n("noInstructions"):
+        parts.append(f"{n('noInstructions')} no instr.")
     text = f"{n('charges')}: {', '.join(parts)}"
     if n("callbacksSent") or n("callbacksIgnored"):
         text += f" · cb {n('callbacksSent')}"
@@ -153,7 +164,7 @@ def is_disturbed(provider: dict[str, Any]) -> bool:
 
 
 def providers_table(providers: list[dict[str, Any]], title: str = "providers") -> Table:
-    """One row per provider: id, kind, rails, behaviour now, callback, incidents, counts."""
+    """One row per provider: id, kind, behaviour now, incidents, counts, callback, rails."""
     from rich.table import Table
 
     table = Table(
@@ -161,21 +172,50 @@ def providers_table(providers: list[dict[str, Any]], title: str = "providers") -
     )
     table.add_column("id", style="bold cyan", no_wrap=True)
     table.add_column("kind", no_wrap=True)
-    table.add_column("rails", overflow="fold")
     table.add_column("behaviour now", overflow="fold")
-    table.add_column("callback", no_wrap=True)
     table.add_column("incidents", overflow="fold")
     table.add_column("counts", overflow="fold")
+    table.add_column("callback", overflow="fold")
+    table.add_column("rails", overflow="fold")
     for provider in providers:
-        rails = provider.get("rails")
         table.add_row(
             str(provider.get("id")),
             str(provider.get("kind") or "?"),
-            ", ".join(map(str, rails)) if isinstance(rails, list) else "",
             behaviour_text(provider),
-            callback_text(provider),
             incidents_text(provider),
             counts_text(provider),
+            callback_text(provider),
+            rails_text(provider),
             style="yellow" if is_disturbed(provider) else None,
         )
+    return table
+
+
+def rails_text(provider: dict[str, Any]) -> str:
+    rails = provider.get("rails")
+    return ", ".join(map(str, rails)) if isinstance(rails, list) else ""
+
+
+def provider_table(provider: dict[str, Any]) -> Table:
+    """One provider, a field a line (fits any terminal)."""
+    from rich.table import Table
+
+    table = Table(
+        title=f"provider {provider.get('id')} ({provider.get('name')})",
+        title_justify="left",
+        show_header=False,
+        box=None,
+        padding=(0, 2),
+    )
+    table.add_column(style="bold cyan", no_wrap=True)
+    table.add_column(overflow="fold")
+    for label, value in (
+        ("kind", str(provider.get("kind") or "?")),
+        ("rails", rails_text(provider)),
+        ("behaviour now", behaviour_text(provider)),
+        ("incidents", incidents_text(provider)),
+        ("counts", counts_text(provider)),
+        ("callback", callback_text(provider)),
+    ):
+        table.add_row(label, value)
     return table

@@ -504,7 +504,7 @@ class _Loader:
         )
         out: dict[str, Any] = {}
         if "after" in fields:  # null: the provider never calls back; only the poll settles
-            out["afterSeconds"] = self.duration_or(fields["after"], "`callback.after`")
+            out["afterSeconds"] = self.duration_or(fields["after"], "`callback.after`", zero=True)
         if "outcome" in fields:
             out["outcome"] = self.compiled(fields["outcome"])
         if "mode" in fields:

@@ -29,7 +29,6 @@ COLUMNS = (
 
 def provider_cells(provider: dict[str, Any]) -> list[Any]:
     disturbed = words.is_disturbed(provider)
-    rails = provider.get("rails")
     return [
         present.text(provider.get("id")),
         Text(words.now_text(provider), style="bold yellow" if disturbed else "green"),
@@ -38,7 +37,7 @@ def provider_cells(provider: dict[str, Any]) -> list[Any]:
         present.text(provider.get("kind")),
         words.behaviour_text(provider),
         words.callback_text(provider),
-        ", ".join(map(str, rails)) if isinstance(rails, list) else "",
+        words.rails_text(provider),
     ]
 
 
