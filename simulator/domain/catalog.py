@@ -22,8 +22,8 @@ ProviderBehaviour = Literal["accept", "decline", "no_instructions", "outage", "t
 PAYIN_BEHAVIOURS: tuple[ProviderBehaviour, ...] = (
     "accept",
     "decline",
-    "no_instructions",
     "outage",
+    "no_instructions",
     "timeout",
 )
 PAYOUT_BEHAVIOURS: tuple[ProviderBehaviour, ...] = ("accept", "reject", "outage")

@@ -77,6 +77,7 @@ _COUNTED = {
 }
 PATCH_FIELDS = ("behaviour", "declineReason", "declineRate", "seed", "latencySeconds", "callback")
 CALLBACK_FIELDS = ("afterSeconds", "outcome", "mode")
+NULLABLE_FIELDS = ("declineReason", "latencySeconds")
 INCIDENT_FIELDS = ("behaviour", "durationSeconds", "startsInSeconds", "declineReason")
 
 
@@ -364,6 +365,9 @@ class ProviderWorld:
         state = self.state(provider_id)
         _scriptable(state.fixture)
         _only(body, PATCH_FIELDS, "")
+        # Null is absence (the API's convention), but where null is a value: no decline reason,
+        # no latency, no callback.
+        body = {k: v for k, v in body.items() if v is not None or k in NULLABLE_FIELDS}
         changes: dict[str, Any] = {}
         kind = state.fixture.kind
         if "behaviour" in body:
@@ -538,6 +542,7 @@ def _number(value: Any, param: str, *, high: float | None = None, positive: bool
 
 def _callback_changes(value: Any, kind: str) -> dict[str, Any]:
     _only(value, CALLBACK_FIELDS, "callback")
+    value = {k: v for k, v in value.items() if v is not None or k == "afterSeconds"}
     changes: dict[str, Any] = {}
     if "afterSeconds" in value:
         after = value["afterSeconds"]

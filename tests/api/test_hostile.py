@@ -58,6 +58,9 @@ BODIES: list[tuple[str, str, dict[str, Any], str]] = [
     ("POST", "/_sim/deposits", {"clabe": "646180000000000009", "amount": 10},
      "SimDepositRequest"),
     ("POST", "/_sim/withdrawals", {"amount": 10}, "WithdrawalRequest"),
+    ("PATCH", "/_sim/providers/prv_stp_mx", {"behaviour": "outage"}, "SimProviderUpdate"),
+    ("POST", "/_sim/providers/prv_stp_mx/incidents", {"behaviour": "outage",
+     "durationSeconds": 60}, "SimIncidentRequest"),
 ]  # fmt: skip
 
 CONTROL_VALUES = [
@@ -130,6 +133,11 @@ def test_every_json_body_of_the_document_is_covered() -> None:
             "/checkout/sessions/{token}/select",
         ),
         ("PATCH", "/webhooks/wh_nope"): ("PATCH", "/webhooks/{id}"),
+        ("PATCH", "/_sim/providers/prv_stp_mx"): ("PATCH", "/_sim/providers/{id}"),
+        ("POST", "/_sim/providers/prv_stp_mx/incidents"): (
+            "POST",
+            "/_sim/providers/{id}/incidents",
+        ),
     }
     covered = {templated.get((method, path), (method, path)) for method, path, _, _ in BODIES}
     assert described - covered == {advance_has_no_text, *simulations}

@@ -114,6 +114,14 @@ async def _withdrawal(api: Api) -> tuple[str, dict[str, Any]]:
     return "/_sim/withdrawals", {"amount": 1}
 
 
+async def _provider_update(api: Api) -> tuple[str, dict[str, Any]]:
+    return "/_sim/providers/prv_cardhub", {"seed": 5, "behaviour": "accept", "callback": {}}
+
+
+async def _provider_incident(api: Api) -> tuple[str, dict[str, Any]]:
+    return "/_sim/providers/prv_cardhub/incidents", {"behaviour": "outage", "durationSeconds": 60}
+
+
 # (method, document path) -> the setups that give a valid request (several for checkout's modes).
 SETUPS: dict[tuple[str, str], tuple[Setup, ...]] = {
     ("POST", "/payments"): (_payment,),
@@ -128,6 +136,8 @@ SETUPS: dict[tuple[str, str], tuple[Setup, ...]] = {
     ("PATCH", "/webhooks/{id}"): (_webhook_update,),
     ("POST", "/_sim/deposits"): (_sim_deposit,),
     ("POST", "/_sim/withdrawals"): (_withdrawal,),
+    ("PATCH", "/_sim/providers/{id}"): (_provider_update,),
+    ("POST", "/_sim/providers/{id}/incidents"): (_provider_incident,),
 }
 
 

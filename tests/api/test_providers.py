@@ -9,6 +9,9 @@ from typing import Any
 import pytest
 
 from simulator.app import create_app
+from simulator.domain.catalog import PAYIN_BEHAVIOURS, PAYOUT_BEHAVIOURS
+from simulator.domain.provider_world import COUNTS, PAYIN_DECLINE_REASONS, PAYOUT_REJECT_REASONS
+from simulator.openapi.document import document
 from simulator.settings import Settings
 from tests.conftest import Api, Keys, assert_error
 
@@ -274,3 +277,20 @@ async def test_scripting_and_counts_survive_a_restart(
     second = Api(await aiohttp_client(create_app(settings)))
     _, after, _ = await second.get("/_sim/providers", keys.sandbox_sk)
     assert after == before
+
+
+def test_the_document_enumerates_the_domains_values() -> None:
+    schemas = document()["components"]["schemas"]
+    assert schemas["SimProviderBehaviour"]["enum"] == list(
+        dict.fromkeys(PAYIN_BEHAVIOURS + PAYOUT_BEHAVIOURS)
+    )
+    reasons = [*PAYIN_DECLINE_REASONS, *PAYOUT_REJECT_REASONS]
+    assert schemas["SimDeclineReason"]["enum"] == reasons
+    update = schemas["SimProviderUpdate"]["properties"]
+    assert update["declineReason"]["enum"] == [*reasons, None]
+    assert update["behaviour"]["enum"] == [*schemas["SimProviderBehaviour"]["enum"], None]
+    assert schemas["SimIncidentRequest"]["properties"]["declineReason"]["enum"] == [
+        *reasons,
+        None,
+    ]
+    assert schemas["SimProviderCounts"]["required"] == list(COUNTS)
