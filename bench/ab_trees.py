@@ -3,7 +3,7 @@
 For a change that must not cost throughput (a refactor, a feature on the request path), check the
 old tree out beside this one (`git worktree add /tmp/before <commit>`) and run
 
-    python bench/ab_trees.py /tmp/before . [--seconds 5] [--rounds 5]
+    python bench/ab_trees.py /tmp/before . [--seconds 5] [--rounds 5] [--production]
 
 Each round starts `payorch serve` from each tree in turn (fresh data dir, --no-rate-limit, the
 tree first on PYTHONPATH), prepares 60 completed payments, and drives `POST /payments`,
@@ -12,7 +12,8 @@ exactly as `http_load.py` does. Alternating A, B, A, B... spreads the machine's 
 it prints each tree's median requests/s and p99 per endpoint and the ratio B/A of the medians,
 and the server's own CPU time per request (user + system, read from /proc): on a machine other
 work is loading, throughput swings by tens of percent from round to round, CPU per request much
-less, so that is the figure to compare there.
+less, so that is the figure to compare there. `--production` sends the `POST /payments` with a
+production secret key instead, so each one runs the production cascade (the provider world).
 """
 
 from __future__ import annotations
@@ -25,12 +26,16 @@ import tempfile
 from pathlib import Path
 
 from _common import BODY, ENV, SK, cpu_s, serve_cmd, start, stop
+
+LIVE_SK = "sk_live_lvuyxno67qob31r1gq32rfwr"  # production secret key of shp_mazul_tienda
 from http_load import GET_LUA, POST_LUA, ensure_wrk, prepare, wrk
 
 ENDPOINTS = ("POST /payments", "GET /payments/{id}", "GET /payments?status=completed")
 
 
-def one_round(tree: Path, binary: str, seconds: int) -> dict[str, tuple[float, float, float]]:
+def one_round(
+    tree: Path, binary: str, seconds: int, post_key: str = SK
+) -> dict[str, tuple[float, float, float]]:
     # `python -m` looks in the working directory first, then PYTHONPATH: both name the tree.
     env_before, cwd_before = dict(ENV), os.getcwd()
     ENV["PYTHONPATH"] = str(tree)
@@ -41,7 +46,7 @@ def one_round(tree: Path, binary: str, seconds: int) -> dict[str, tuple[float, f
             try:
                 tx_id = prepare(port)
                 base = f"http://127.0.0.1:{port}/api/v1"
-                post = POST_LUA % (json.dumps(BODY), SK)
+                post = POST_LUA % (json.dumps(BODY), post_key)
                 get = GET_LUA % SK
                 scripts = {
                     ENDPOINTS[0]: (f"{base}/payments", post),
@@ -70,16 +75,22 @@ def main() -> None:
     parser.add_argument("after", type=Path)
     parser.add_argument("--seconds", type=int, default=5)
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument(
+        "--production", action="store_true", help="POST /payments with a production key"
+    )
     args = parser.parse_args()
+    post_key = LIVE_SK if args.production else SK
     binary = ensure_wrk()
     trees = {"A": args.before.resolve(), "B": args.after.resolve()}
     runs: dict[str, list[dict[str, tuple[float, float, float]]]] = {"A": [], "B": []}
     for round_no in range(args.rounds):
         order = ("A", "B") if round_no % 2 == 0 else ("B", "A")
         for label in order:
-            runs[label].append(one_round(trees[label], binary, args.seconds))
+            runs[label].append(one_round(trees[label], binary, args.seconds, post_key))
     print(f"A = {trees['A']}\nB = {trees['B']}")
-    print(f"{args.rounds} alternating rounds of {args.seconds} s, 32 connections\n")
+    keys = "production" if args.production else "sandbox"
+    print(f"{args.rounds} alternating rounds of {args.seconds} s, 32 connections")
+    print(f"POST /payments with a {keys} key\n")
     print(
         f"{'endpoint':34} {'A req/s':>9} {'B req/s':>9} {'B/A':>6} {'A p99':>8} {'B p99':>8}"
         f" {'A cpu/req':>10} {'B cpu/req':>10} {'B/A':>6}"

@@ -16,6 +16,7 @@ from simulator.domain.catalog import (
     Provider,
     ProviderKind,
 )
+from simulator.domain.provider_world import PAYIN_DECLINE_REASONS, PAYOUT_REJECT_REASONS
 from simulator.fixture_loader.fields import Fields, entries, unique_id
 
 # The spec's paymentData slugs: the only rails a method or provider may name.
@@ -55,6 +56,8 @@ def load(file: str, data: Any) -> dict[str, Provider]:
         behaviour = f.choice("behaviour", PAYOUT_BEHAVIOURS if payout else PAYIN_BEHAVIOURS)
         if behaviour == "decline" and not f.has("declineReason"):
             f.fail("a declining provider needs a declineReason", "declineReason")
+        if f.has("declineReason"):
+            f.choice("declineReason", PAYOUT_REJECT_REASONS if payout else PAYIN_DECLINE_REASONS)
         outcomes = PAYOUT_CALLBACK_OUTCOMES if payout else PAYIN_CALLBACK_OUTCOMES
         outcome = f.choice("callbackOutcome", outcomes) if f.has("callbackOutcome") else outcomes[0]
         decline_rate = float(f.decimal("declineRate")) if f.has("declineRate") else 0.0
