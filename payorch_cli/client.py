@@ -12,7 +12,7 @@ import http.client
 import json
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlencode, urlsplit
@@ -178,23 +178,44 @@ class Client:
     def replay_delivery(self, webhook_id: str, delivery_id: str) -> dict[str, Any]:
         return self.post(f"/webhooks/{webhook_id}/deliveries/{delivery_id}/replay")
 
-    # -- the live event stream -------------------------------------------------------------------
+    # -- server-sent event streams ---------------------------------------------------------------
 
     def events(self) -> Iterator[dict[str, Any]]:
         """GET /_sim/events as an iterator of envelopes; blocks between events."""
+        return self.stream("/_sim/events")
+
+    def stream(
+        self,
+        path: str,
+        query: dict[str, Any] | None = None,
+        on_open: Callable[[], None] | None = None,
+    ) -> Iterator[dict[str, Any]]:
+        """A server-sent-events endpoint as an iterator of its `data:` objects; blocks between
+        them and ends when the server ends the stream. `on_open` is called once it is open (an
+        error answer raises ApiError instead)."""
         conn, _ = _connection(self.base_url, timeout=None)  # an event may be long in coming
         try:
             conn.request(
                 "GET",
-                self._url_path("/_sim/events", None),
+                self._url_path(path, query),
                 headers={"Authorization": f"Bearer {self.api_key}"},
             )
             response = conn.getresponse()
             if response.status >= 400:
-                error = json.loads(response.read() or b"{}").get("error", {})
+                raw = response.read()
+                try:
+                    error = json.loads(raw or b"{}").get("error", {})
+                except (ValueError, AttributeError):
+                    error = {}
                 raise ApiError(
-                    error.get("code", "http_error"), error.get("message", ""), response.status
+                    error.get("code", f"http_{response.status}"),
+                    error.get("message", raw.decode("utf-8", "replace")[:200]),
+                    response.status,
+                    error.get("details"),
+                    error.get("requestId"),
                 )
+            if on_open is not None:
+                on_open()
             while line := response.readline():
                 if line.startswith(b"data: "):
                     yield json.loads(line[6:])

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from payorch_cli.commands import clock, keys, openapi, scenario, serve, simulate, trigger, tui
 from payorch_cli.commands import listen as listen_command
+from payorch_cli.commands import logs as logs_command
 from payorch_cli.commands import providers as providers_command
+from payorch_cli.commands import reset as reset_command
 from payorch_cli.commands import webhooks as webhooks_command
 from payorch_cli.options import command_group, root_options
 
@@ -27,6 +29,8 @@ app.add_typer(webhooks_command.app, name="webhooks")
 app.add_typer(simulate.app, name="simulate")
 app.command("trigger")(trigger.trigger)
 app.add_typer(clock.app, name="clock")
+app.add_typer(logs_command.app, name="logs")
+app.command("reset")(reset_command.reset)
 app.add_typer(scenario.app, name="scenario")
 app.command("openapi")(openapi.openapi)
 app.add_typer(providers_command.app, name="providers")

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import random
 import secrets
-from collections.abc import AsyncIterator
+import warnings
 
 from aiohttp import web
 
@@ -29,6 +28,7 @@ from simulator.domain.provider_callbacks import CallbackLog
 from simulator.domain.provider_world import ProviderWorld
 from simulator.domain.ratelimit import RateLimiter
 from simulator.domain.refunds import RefundService
+from simulator.domain.requestlog import RequestLog
 from simulator.domain.settlements import SettlementService
 from simulator.domain.transactions import TransactionRepository
 from simulator.domain.webhooks import SECRET_EXPIRY_JOB, WebhookService
@@ -42,6 +42,8 @@ from simulator.http import keys
 from simulator.http.idempotency import IdempotencyCache
 from simulator.http.middlewares import request_middleware
 from simulator.http.rendered import RenderedTransactions
+from simulator.http.request_tail import RequestTail
+from simulator.http.reset import Background, ServerReset
 from simulator.http.routes import setup_routes
 from simulator.http.server import KEEPALIVE_TIMEOUT, Application
 from simulator.openapi.validation import compiled as compiled_operations
@@ -50,14 +52,18 @@ from simulator.settings import Settings
 from simulator.store import Store
 
 
+def _signing_doc() -> dict[str, str]:
+    # From the OS's CSPRNG even under a seed: a secret key (it signs access tokens), which no
+    # answer shows, so reproducible answers do not need it seeded.
+    return {"id": "signing", "secret": secrets.token_hex(32)}
+
+
 def _meta(store: Store) -> tuple[bytes, float]:
     """The data dir's signing secret (made once) and the persisted clock offset."""
     meta = store.table("meta")
     secret_doc = meta.get("signing")
     if secret_doc is None:
-        # From the OS's CSPRNG even under a seed: a secret key (it signs access tokens), which no
-        # answer shows, so reproducible answers do not need it seeded.
-        secret_doc = {"id": "signing", "secret": secrets.token_hex(32)}
+        secret_doc = _signing_doc()
         meta.put("signing", secret_doc)
     clock_doc = meta.get("clock") or {"offsetSeconds": 0.0}
     return bytes.fromhex(secret_doc["secret"]), float(clock_doc["offsetSeconds"])
@@ -77,8 +83,53 @@ def create_app(
             if settings.data_dir
             else (Store.memory())
         )
-    signing_secret, offset = _meta(store)
-    clock = clock or SimClock(offset)
+    app = Application(
+        middlewares=[request_middleware],
+        client_max_size=settings.body_limit,
+        # Request bodies are never inflated: a compressed one is refused (415) before it is
+        # read, so a gzip bomb costs nothing, and an encoding aiohttp cannot decode (br without
+        # Brotli) still reaches the envelope instead of failing in the HTTP parser.
+        # A request head has `header_timeout` seconds; an idle kept-alive connection 75.
+        handler_args={
+            "auto_decompress": False,
+            "header_timeout": settings.header_timeout,
+            "keepalive_timeout": KEEPALIVE_TIMEOUT,
+        },
+    )
+    app[keys.SETTINGS] = settings
+    app[keys.CLOCK] = clock or SimClock(_meta(store)[1])
+    app[keys.STORE] = store
+    app[keys.CATALOG] = catalog
+    # Compiled once per process: every app validates requests against the same document.
+    app[keys.OPERATIONS] = compiled_operations()
+    # What outlives a reset: the request log (emptied by it) and the readers of the live streams.
+    app[keys.REQUEST_LOG] = request_log = RequestLog(settings.request_log)
+    app[keys.REQUEST_TAIL] = RequestTail(request_log)
+    app[keys.STREAM] = EventStream(store.table("events"))
+    _build(app, public_url=f"http://{settings.host}:{settings.port}")
+    setup_routes(app, str(static_dir()))
+    app[keys.STOPPING] = asyncio.Event()
+    app[keys.IN_FLIGHT] = {}
+    background = Background()
+    app[keys.RESET] = ServerReset(app, background, _reset)
+    app.on_shutdown.append(_close_streams)
+    app.on_shutdown.append(_stopping)
+    app.cleanup_ctx.append(background.lifecycle)  # the webhook engine and the scheduler's tick
+    app.on_cleanup.append(_close_store)
+    return app
+
+
+def _build(app: web.Application, public_url: str) -> None:
+    """Everything derived from the store, put on the app: the services with their indexes and
+    caches, the scheduler and its jobs' handlers, the bus and its listeners. Run at start, and
+    again by a reset (on an emptied store)."""
+    settings, store, catalog, clock = (
+        app[keys.SETTINGS],
+        app[keys.STORE],
+        app[keys.CATALOG],
+        app[keys.CLOCK],
+    )
+    signing_secret, _ = _meta(store)
     # Unseeded (every `serve`), ids come from the OS's CSPRNG: `/c/<transaction_id>` and the
     # provider page are public, so ids must not be predictable from the ones a buyer has seen.
     # A fixed seed (tests) makes them reproducible; mixing in what is already stored keeps a
@@ -114,7 +165,7 @@ def create_app(
         providers=providers,
         callbacks=callbacks,
         rng=rng,
-        public_url=f"http://{settings.host}:{settings.port}",
+        public_url=public_url,
     )
     refunds = RefundService(ctx)
     payments = PaymentService(ctx, refunds)
@@ -122,23 +173,6 @@ def create_app(
         scheduler.register(kind, handler)
     scheduler.register("claim.resolve", lambda payload: refunds.resolve(payload["claimId"]))
 
-    app = Application(
-        middlewares=[request_middleware],
-        client_max_size=settings.body_limit,
-        # Request bodies are never inflated: a compressed one is refused (415) before it is
-        # read, so a gzip bomb costs nothing, and an encoding aiohttp cannot decode (br without
-        # Brotli) still reaches the envelope instead of failing in the HTTP parser.
-        # A request head has `header_timeout` seconds; an idle kept-alive connection 75.
-        handler_args={
-            "auto_decompress": False,
-            "header_timeout": settings.header_timeout,
-            "keepalive_timeout": KEEPALIVE_TIMEOUT,
-        },
-    )
-    app[keys.SETTINGS] = settings
-    app[keys.CLOCK] = clock
-    app[keys.STORE] = store
-    app[keys.CATALOG] = catalog
     app[keys.SCHEDULER] = scheduler
     app[keys.BUS] = bus
     app[keys.CONTEXT] = ctx
@@ -150,8 +184,6 @@ def create_app(
     app[keys.IDEMPOTENCY] = IdempotencyCache(store.table("idempotency"), clock)
     app[keys.RENDERED] = RenderedTransactions(store.table("transactions").raw, clock.timestamp)
     app[keys.RATE_LIMITER] = RateLimiter() if settings.rate_limit else None
-    # Compiled once per process: every app validates requests against the same document.
-    app[keys.OPERATIONS] = compiled_operations()
     _wire_checkout(app, ctx, payments, store, scheduler)
     _wire_event_flows(app, ctx, store, scheduler, bus)
     app[keys.PAYOUTS] = PayoutService(
@@ -166,13 +198,22 @@ def create_app(
         store.table("deposit_accounts"),
         store.table("deposits"),
     )
-    setup_routes(app, str(static_dir()))
-    app[keys.STOPPING] = asyncio.Event()
-    app[keys.IN_FLIGHT] = set()
-    app.on_shutdown.append(_stopping)
-    app.cleanup_ctx.append(_scheduler_tick)
-    app.on_cleanup.append(_close_store)
-    return app
+
+
+def _reset(app: web.Application) -> None:
+    """POST /_sim/reset's swap, run by `ServerReset` once nothing else runs: the store back to a
+    fresh data dir's in one atomic rewrite (a new signing secret: access tokens issued before no
+    longer verify), the clock to real time, the request log emptied, and the world built again."""
+    public_url = app[keys.CONTEXT].public_url
+    app[keys.STORE].replace({"meta": {"signing": _signing_doc()}})
+    app[keys.CLOCK].reset()
+    app[keys.REQUEST_LOG].clear()
+    # aiohttp warns that changing a started app's state is deprecated: the values of a frozen
+    # app could be cached by what runs on it. Here nothing caches them (handlers, middleware and
+    # the background read app[KEY] when they run), so the next request sees the new services.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        _build(app, public_url)
 
 
 def _wire_checkout(
@@ -204,7 +245,7 @@ def _wire_event_flows(
         store.table("jobs").__contains__,
         loopback_only=app[keys.SETTINGS].webhooks_loopback_only,
     )
-    stream = EventStream(events)
+    stream = app[keys.STREAM]
     settlements = SettlementService(
         store.table("settlement_days"),
         store.table("settlements"),
@@ -219,7 +260,7 @@ def _wire_event_flows(
         store.table("withdrawals"), ctx.ledger, scheduler, ctx.events, ctx.now, ctx.rng
     )
     app[keys.WEBHOOKS], app[keys.DELIVERIES], app[keys.ENGINE] = webhooks, deliveries, engine
-    app[keys.STREAM], app[keys.SETTLEMENTS] = stream, settlements
+    app[keys.SETTLEMENTS] = settlements
     app[keys.WITHDRAWALS] = withdrawals
 
     for listener in (settlements.on_event, engine.on_event, stream.on_event):
@@ -229,26 +270,15 @@ def _wire_event_flows(
     scheduler.register(WITHDRAWAL_JOB, withdrawals.settle)
     for kind, handler in settlements.job_handlers().items():
         scheduler.register(kind, handler)
-    app.cleanup_ctx.append(engine.lifecycle)
-    app.on_shutdown.append(_close_streams)
 
 
 async def _close_streams(app: web.Application) -> None:
     app[keys.STREAM].close_all()
+    app[keys.REQUEST_TAIL].close_all()
 
 
 async def _stopping(app: web.Application) -> None:
     app[keys.STOPPING].set()
-
-
-async def _scheduler_tick(app: web.Application) -> AsyncIterator[None]:
-    interval = app[keys.SETTINGS].tick_seconds
-    task = asyncio.create_task(app[keys.SCHEDULER].run_forever(interval)) if interval else None
-    yield
-    if task is not None:
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
 
 
 async def _close_store(app: web.Application) -> None:

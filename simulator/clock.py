@@ -1,4 +1,4 @@
-"""The one simulated clock: real time plus an offset that only grows.
+"""The one simulated clock: real time plus an offset that only grows (until a reset).
 
 This module is the only place that reads the wall clock for simulated time. Domain code receives
 `now` from it; `clock/advance` pins it while due jobs run so that each job sees its own due time.
@@ -40,6 +40,11 @@ class SimClock:
 
     def advance(self, seconds: float) -> None:
         self._offset += seconds
+
+    def reset(self) -> None:
+        """Back to real time (POST /_sim/reset): the one move that takes the offset down."""
+        self._offset = 0.0
+        self._pinned = None
 
 
 def isoformat(moment: datetime | float) -> str:

@@ -9,6 +9,7 @@ DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8080
 DEFAULT_DATA_DIR = Path(".payorch")
 BODY_LIMIT_BYTES = 1024 * 1024
+REQUEST_LOG_SIZE = 10_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,3 +31,5 @@ class Settings:
     # Seconds a client has to send a whole request head (from connecting, or from its first
     # byte on a kept-alive connection) before its connection is closed (simulator/http/server.py).
     header_timeout: float = 10.0
+    # Requests kept in the request log (GET /_sim/requests); 0 turns it off.
+    request_log: int = REQUEST_LOG_SIZE

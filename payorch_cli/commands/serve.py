@@ -12,7 +12,7 @@ from typing import Annotated
 import typer
 
 from payorch_cli.options import DEFAULT_DATA, DataDir, Fixtures
-from simulator.settings import DEFAULT_HOST, DEFAULT_PORT
+from simulator.settings import DEFAULT_HOST, DEFAULT_PORT, REQUEST_LOG_SIZE
 
 # On SIGINT/SIGTERM, requests in flight get this long to finish; past it they are answered 503
 # service_unavailable (never dropped mid-write), so the process is gone well within 10 s.
@@ -38,6 +38,16 @@ def serve(
             "sent (for fuzzing with generated URLs).",
         ),
     ] = False,
+    request_log: Annotated[
+        int,
+        typer.Option(
+            "--request-log",
+            min=0,
+            metavar="N",
+            help="Keep the last N requests in the request log (GET /_sim/requests, payorch logs "
+            "tail); 0 turns it off.",
+        ),
+    ] = REQUEST_LOG_SIZE,
 ) -> None:
     """Serve the API at /api/v1, checkout pages and the /_sim control plane."""
     import asyncio  # here, not at the top: 30 ms of every other command's start
@@ -55,6 +65,7 @@ def serve(
                 rate_limit=not no_rate_limit,
                 fsync=fsync,
                 loopback_webhooks=loopback_webhooks,
+                request_log=request_log,
             )
         )
     except StoreLockedError as exc:
@@ -90,6 +101,7 @@ async def _serve(
     rate_limit: bool,
     fsync: bool,
     loopback_webhooks: bool,
+    request_log: int,
 ) -> None:
     import asyncio
 
@@ -107,6 +119,7 @@ async def _serve(
         rate_limit=rate_limit,
         fsync=fsync,
         webhooks_loopback_only=loopback_webhooks,
+        request_log=request_log,
     )
     app = create_app(settings)
     # drain() has already finished or answered every request when cleanup() runs: the short

@@ -59,6 +59,11 @@ def simulate_actions(
     )
 
 
+# The request log's filters, as the Requests screen cycles them.
+REQUEST_STATUSES = ("2xx", "4xx", "5xx")
+HTTP_METHODS = ("GET", "POST", "PATCH", "DELETE")
+
+
 @dataclass(frozen=True, slots=True)
 class Identity:
     """Who the current key is (GET /ping)."""
@@ -271,3 +276,24 @@ class Backend:
     def reset_providers(self) -> list[dict[str, Any]]:
         data = _dict(self.call("POST", "/_sim/providers/reset"), "POST /_sim/providers/reset")
         return _list(data.get("data"), "POST /_sim/providers/reset data")
+
+    # -- the request log -------------------------------------------------------------------------
+
+    def requests(
+        self,
+        *,
+        limit: int = PAGE_SIZE,
+        status: str | None = None,
+        method: str | None = None,
+        path: str | None = None,
+    ) -> Page:
+        """The newest logged requests the filters match (summaries, no bodies)."""
+        query = {"limit": limit, "status": status, "method": method, "path": path}
+        data = _dict(self.call("GET", "/_sim/requests", query=query), "GET /_sim/requests")
+        pagination = present.obj(data.get("pagination"))
+        rows = _list(data.get("data"), "GET /_sim/requests data")
+        return Page(rows, _int(pagination.get("total"), len(rows)), 0, limit)
+
+    def request_detail(self, request_id: str) -> dict[str, Any]:
+        """One logged request with its (masked) bodies."""
+        return _dict(self.call("GET", f"/_sim/requests/{request_id}"), "GET /_sim/requests/{id}")

@@ -125,6 +125,9 @@ CATALOGUE: dict[str, ErrorSpec] = {
     "payout_proof_unavailable": ErrorSpec(404, _INVALID, "No downloadable proof for that payout."),
     "settlement_already_paid": ErrorSpec(409, _INVALID, "The settlement is already paid."),
     "claim_already_resolved": ErrorSpec(409, _INVALID, "The claim is already resolved."),
+    "requests_in_flight": ErrorSpec(
+        409, _INVALID, "Requests are still running; nothing was reset. Retry when they are done."
+    ),
     "fund_sandbox_only": ErrorSpec(
         400, _INVALID, "Sandbox funding is not available in production."
     ),
@@ -151,6 +154,9 @@ CATALOGUE: dict[str, ErrorSpec] = {
     # Not in the spec's table: the control plane's simulated providers (design.md 1.5).
     "provider_not_found": ErrorSpec(404, _INVALID, "No such simulated provider."),
     "webhook_not_found": ErrorSpec(404, _INVALID, "No such webhook subscription."),
+    "request_not_found": ErrorSpec(
+        404, _INVALID, "No such request in the request log (it keeps the latest only)."
+    ),
     "webhook_delivery_not_found": ErrorSpec(
         404, _INVALID, "No such delivery under that subscription."
     ),

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
@@ -18,6 +18,7 @@ from simulator.domain.payments import PaymentService
 from simulator.domain.payouts import PayoutService
 from simulator.domain.ratelimit import RateLimiter
 from simulator.domain.refunds import RefundService
+from simulator.domain.requestlog import RequestLog
 from simulator.domain.settlements import SettlementService
 from simulator.domain.webhooks import WebhookService
 from simulator.domain.withdrawals import WithdrawalService
@@ -26,10 +27,14 @@ from simulator.events.engine import DeliveryEngine
 from simulator.events.stream import EventStream
 from simulator.http.idempotency import IdempotencyCache
 from simulator.http.rendered import RenderedTransactions
+from simulator.http.request_tail import RequestTail
 from simulator.openapi.validation import Operations
 from simulator.scheduler import Scheduler
 from simulator.settings import Settings
 from simulator.store import Store
+
+if TYPE_CHECKING:  # it imports these keys
+    from simulator.http.reset import ServerReset  # noqa: F401 (named in a type argument below)
 
 SETTINGS = web.AppKey("settings", Settings)
 CLOCK = web.AppKey("clock", SimClock)
@@ -56,12 +61,18 @@ WITHDRAWALS = web.AppKey("withdrawals", WithdrawalService)
 # The edges that act on the domain's decisions: webhook sends and the live event stream.
 ENGINE = web.AppKey("delivery_engine", DeliveryEngine)
 STREAM = web.AppKey("event_stream", EventStream)
+# The request log (a debugging aid kept in memory, not state) and its live readers.
+REQUEST_LOG = web.AppKey("request_log", RequestLog)
+REQUEST_TAIL = web.AppKey("request_tail", RequestTail)
 
 # Set when the server starts stopping (SIGINT/SIGTERM): new requests and requests cut short at
 # the end of the grace period answer 503.
 STOPPING = web.AppKey("stopping", asyncio.Event)
-# The tasks of the requests being handled, so a stopping server can wait for them.
-IN_FLIGHT = web.AppKey[set["asyncio.Task[Any]"]]("in_flight")
+# The tasks of the requests being handled, with their requests, so a stopping server (and a
+# reset) can wait for them.
+IN_FLIGHT = web.AppKey[dict["asyncio.Task[Any]", web.Request]]("in_flight")
+# POST /_sim/reset: the gate requests wait at while a reset runs (simulator/http/reset.py).
+RESET = web.AppKey["ServerReset"]("reset")
 # The OpenAPI document's operations with their compiled request validators.
 OPERATIONS = web.AppKey("operations", Operations)
 # None when the server runs with --no-rate-limit (the value type is given as the type argument:
@@ -73,3 +84,5 @@ REQUEST_ID = web.RequestKey("request_id", str)
 PRINCIPAL = web.RequestKey("principal", Principal)
 # The JSON body, once the validation middleware has read and checked it against the document.
 BODY = web.RequestKey("json_body", dict)
+# The body's bytes as they were read (for the request log).
+RAW_BODY = web.RequestKey("raw_body", bytes)

@@ -1,6 +1,7 @@
-"""Request id, the one error envelope, authentication and OpenAPI validation, for every route.
+"""Request id, the one error envelope, authentication and OpenAPI validation, for every route,
+and the request log's entry once a request is answered.
 
-One aiohttp middleware runs the three steps in order: each middleware is a coroutine layer (and
+One aiohttp middleware runs the steps in order: each middleware is a coroutine layer (and
 aiohttp adds one of its own) on every request, which for a payment's creation cost as much as
 its authentication.
 """
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Literal
@@ -18,6 +20,8 @@ from aiohttp import web
 from simulator.domain.auth import Principal, check_environment, require_sandbox, require_secret
 from simulator.domain.errors import ApiError
 from simulator.domain.ids import token_hex
+from simulator.domain.requestlog import KEPT_HEADERS, RequestLog, logged, make_row
+from simulator.http.idempotency import REPLAYED_HEADER
 from simulator.http.keys import (
     AUTHENTICATOR,
     BODY,
@@ -27,7 +31,10 @@ from simulator.http.keys import (
     OPERATIONS,
     PRINCIPAL,
     RATE_LIMITER,
+    RAW_BODY,
     REQUEST_ID,
+    REQUEST_LOG,
+    RESET,
     STOPPING,
     STORE,
 )
@@ -58,15 +65,28 @@ def principal_of(request: web.Request) -> Principal:
 @web.middleware
 async def request_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
     """The request id and the one error envelope around authentication, validation and the
-    handler."""
+    handler; then the request log's entry (when the log is on and the path is logged)."""
     request_id = "req_" + token_hex(12)
     request[REQUEST_ID] = request_id
+    journal = request.app[REQUEST_LOG]
+    if not (journal.enabled and logged(request.method, request.path)):
+        return await _answer(request, handler, request_id)
+    at, sim_at, started = time.time(), request.app[CLOCK].timestamp(), time.perf_counter()
+    response = await _answer(request, handler, request_id)
+    _record(journal, request, response, request_id, at, sim_at, started)
+    return response
+
+
+async def _answer(request: web.Request, handler: Handler, request_id: str) -> web.StreamResponse:
+    reset = request.app[RESET]
+    if not reset.gate_open:  # a reset is running: this request runs after it, in the new world
+        await reset.wait_for_gate()
     if request.app[STOPPING].is_set():
         return _render(_stopping_error(), request)
     task = asyncio.current_task()
     in_flight = request.app[IN_FLIGHT]
     if task is not None:
-        in_flight.add(task)
+        in_flight[task] = request
     try:
         resource = getattr(request.match_info.route, "resource", None)
         if isinstance(resource, web.StaticResource):
@@ -91,7 +111,8 @@ async def request_middleware(request: web.Request, handler: Handler) -> web.Stre
         return error_response(ApiError("internal_error"), request_id)
     finally:
         _keep_provider_calls(request.app)
-        in_flight.discard(task)
+        if task is not None:
+            in_flight.pop(task, None)
     response.headers[REQUEST_ID_HEADER] = request_id
     return response
 
@@ -104,6 +125,42 @@ def _keep_provider_calls(app: web.Application) -> None:
     if world.has_unsaved:
         with app[STORE].batch():
             world.flush()
+
+
+def _record(
+    journal: RequestLog,
+    request: web.Request,
+    response: web.StreamResponse,
+    request_id: str,
+    at: float,
+    sim_at: float,
+    started: float,
+) -> None:
+    """One row: references to what the request already holds, nothing decoded or copied."""
+    principal = request.get(PRINCIPAL)
+    headers = request.headers
+    kept: tuple[tuple[str, str], ...] = ()
+    if KEPT_HEADERS[0] in headers or KEPT_HEADERS[1] in headers:  # rarely: skip the loop
+        kept = tuple((name, headers[name]) for name in KEPT_HEADERS if name in headers)
+    body = response.body if isinstance(response, web.Response) else None
+    journal.record(
+        make_row(
+            request_id,
+            at,
+            sim_at,
+            request.method,
+            request.path,
+            request.query_string,
+            response.status,
+            principal.merchant.id if principal is not None else None,
+            principal.environment if principal is not None else None,
+            (time.perf_counter() - started) * 1000,
+            REPLAYED_HEADER in response.headers,
+            kept,
+            request.get(RAW_BODY),
+            body if isinstance(body, bytes) else None,
+        )
+    )
 
 
 def _stopping_error() -> ApiError:
@@ -169,6 +226,9 @@ def _authenticate(request: web.Request) -> None:
         principal = authenticator.authenticate(
             request.headers.get("Authorization"), request.app[CLOCK].timestamp()
         )
+        # Kept at once, before the checks: the request log names the merchant of a request its
+        # credential was refused for (production_key_refused, rate_limited...).
+        request[PRINCIPAL] = principal
         check_environment(principal)
         if level == "sandbox":
             require_sandbox(principal)
@@ -178,7 +238,6 @@ def _authenticate(request: web.Request) -> None:
         limiter = request.app[RATE_LIMITER]
         if limiter is not None:
             limiter.take(principal.credential_id, principal.merchant.tier)
-        request[PRINCIPAL] = principal
 
 
 async def _validate(request: web.Request) -> None:

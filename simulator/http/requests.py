@@ -15,7 +15,7 @@ from aiohttp import web
 
 from simulator.domain.checkout import buyer_ip
 from simulator.domain.errors import ApiError
-from simulator.http.keys import BODY, SETTINGS
+from simulator.http.keys import BODY, RAW_BODY, SETTINGS
 from simulator.jsonio import JSONDecodeError, loads
 from simulator.openapi.validation import QUERY_INTEGER
 
@@ -48,6 +48,7 @@ async def read_body(request: web.Request, *, optional: bool = False) -> dict[str
             f"The body exceeds {request.app[SETTINGS].body_limit} bytes.",
             details={"limitBytes": request.app[SETTINGS].body_limit},
         ) from None
+    request[RAW_BODY] = raw
     if not raw.strip():
         if optional:
             return {}

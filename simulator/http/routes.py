@@ -13,6 +13,7 @@ from simulator.http.handlers import (
     payments,
     payouts,
     providers,
+    request_log,
     sim,
     webhooks,
 )
@@ -46,6 +47,11 @@ def setup_routes(app: web.Application, static_dir: str) -> None:
 
     r.add_get("/_sim/clock", sim.get_clock)
     r.add_post("/_sim/clock/advance", sim.advance_clock)
+    r.add_post("/_sim/reset", sim.reset_server)
+    # The request log; /stream before {requestId}, which would take it.
+    r.add_get("/_sim/requests", request_log.list_requests)
+    r.add_get("/_sim/requests/stream", request_log.request_stream)
+    r.add_get("/_sim/requests/{requestId}", request_log.get_request)
     r.add_get("/_sim/provider/{id}", provider.provider_page)
     r.add_post("/_sim/provider/{id}/{action}", provider.provider_action)
     r.add_static("/static", static_dir, append_version=False)

@@ -378,7 +378,14 @@ class Operation:
     checker: _Checker
 
     def check_query(self, query: Mapping[str, str]) -> None:
-        issues: list[Issue] = []
+        # A parameter the operation does not have is refused, as an unknown body field is: a
+        # misspelt filter (`?stauts=`) would otherwise answer the unfiltered list.
+        known = {parameter.name for parameter in self.query}
+        issues: list[Issue] = [
+            Issue(name, "is not a parameter of this operation")
+            for name in dict.fromkeys(query)
+            if name not in known
+        ]
         for parameter in self.query:
             raw = query.get(parameter.name)
             if raw is None:  # only a parameter left out is absent: `channel=` is a bad value

@@ -97,6 +97,17 @@ class Store:
         """
         return self._storage.batch()
 
+    def replace(self, data: dict[str, dict[str, Any]]) -> None:
+        """Replace every collection's documents by ``data`` (``{table: {doc_id: doc}}``), at once
+        and durably: one snapshot written whole and renamed into place, so a process killed at
+        any moment restarts with the old documents or the new ones, never a mix.  O(data); not
+        inside a batch.
+
+        The rollback listeners (``Collection.on_rollback``) are dropped: the indexes they fed
+        were built on the old documents, and whoever builds new ones registers again."""
+        self._storage.write(data)
+        self._storage.rollback_listeners.clear()
+
     def compact(self) -> None:
         """Snapshot everything and empty the journal now, in this thread (normally automatic,
         in the background)."""

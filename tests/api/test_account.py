@@ -584,3 +584,24 @@ async def test_routable_sandbox_entries_are_chargeable_in_usd(api: Api, keys: Ke
         status, tx, _ = await api.post("/payments", keys.sandbox_sk, json=payload)
         assert status == 200, (entry["paymentMethodId"], tx)
         assert tx["amount"] == amount and tx["currency"] == "USD"
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/payments?stauts=completed",
+        "/payment-methods?chanel=CASH",
+        "/webhooks?limit=5&unknown=1",
+        "/_sim/requests?merchent=mer_x",
+        "/_sim/clock?verbose=1",
+    ],
+)
+async def test_a_query_parameter_the_operation_does_not_have_is_refused(
+    api: Api, keys: Keys, path: str
+) -> None:
+    """A misspelt filter would otherwise answer the unfiltered list."""
+    status, body, _ = await api.get(path, keys.sandbox_sk)
+    error = assert_error(status, body, 400, "invalid_request")
+    name = path.split("?")[1].split("&")[-1].split("=")[0]
+    assert error["param"] == name
+    assert "not a parameter" in error["message"]

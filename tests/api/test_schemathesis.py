@@ -11,7 +11,8 @@ on both xdist workers at once. The command, as run (URL and key aside):
       http://127.0.0.1:PORT/api/v1/openapi.json --checks not_a_server_error,\
 status_code_conformance,content_type_conformance,response_schema_conformance,\
 response_headers_conformance --seed 20260501 --max-examples 100 \
-      --exclude-operation-id streamSimEvents -H 'Authorization: Bearer sk_test_...' \
+      --exclude-operation-id streamSimEvents --exclude-operation-id streamSimRequests \
+      -H 'Authorization: Bearer sk_test_...' \
       --phases examples,coverage,fuzzing   (then: --phases stateful)
 
 A third run has every check (no `--checks`, which is all of them, `--max-examples 25`, same seed and
@@ -45,9 +46,10 @@ CHECKS = (
     "response_schema_conformance",
     "response_headers_conformance",
 )
-# GET /_sim/events never ends (a server-sent event stream): tests/api/test_events_stream.py
-# covers it; schemathesis would wait for a body that never completes.
-EXCLUDED = ("streamSimEvents",)
+# GET /_sim/events and /_sim/requests/stream never end (server-sent event streams):
+# tests/api/test_events_stream.py and test_request_log.py cover them; schemathesis would wait
+# for a body that never completes.
+EXCLUDED = ("streamSimEvents", "streamSimRequests")
 # The stateful phase on its own: more scenarios, longer ones, and only the document's links
 # (schemathesis's inferred links would dilute them).
 STATEFUL_CONFIG = """\

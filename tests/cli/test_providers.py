@@ -152,3 +152,13 @@ def test_every_help_says_behaviours_are_production_only() -> None:
         result = runner.invoke(app, ["providers", *path, "--help"], terminal_width=200)
         assert "PRODUCTION keys only" in result.stdout, path
         assert "sandbox cascade always accepts" in " ".join(result.stdout.split()), path
+
+
+def test_payorch_reset_puts_the_providers_back_too(payorch: Payorch) -> None:
+    cli(payorch, "providers", "set", "prv_stp_mx", "--behaviour", "outage")
+    cli(payorch, "providers", "incident", "prv_cardhub", "outage", "--for", "1h")
+    result = runner.invoke(app, ["--base-url", payorch.base_url, "reset"])
+    assert result.exit_code == 0, result.output
+    listed = by_id(cli(payorch, "providers")["data"])
+    assert listed["prv_stp_mx"]["behaviour"] == "accept"
+    assert listed["prv_cardhub"]["incidents"] == []

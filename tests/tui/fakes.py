@@ -377,6 +377,68 @@ PROVIDERS = [
 ]
 
 
+def _logged(
+    n: int,
+    method: str,
+    path: str,
+    status: int,
+    error: str | None = None,
+    *,
+    replayed: bool = False,
+    merchant: str | None = "mer_mercadoazul",
+) -> dict[str, Any]:
+    return {
+        "id": f"req_{n:024x}",
+        "at": f"2026-05-04T11:5{n}:00.000Z",
+        "simulatedAt": f"2026-05-06T11:5{n}:00.000Z",
+        "method": method,
+        "path": path,
+        "query": None,
+        "status": status,
+        "errorCode": error,
+        "merchantId": merchant,
+        "environment": "sandbox" if merchant else None,
+        "durationMs": 2.5 + n,
+        "idempotentReplayed": replayed,
+    }
+
+
+REQUESTS: list[dict[str, Any]] = [
+    _logged(6, "POST", "/api/v1/payments", 200, replayed=True),
+    _logged(5, "GET", "/api/v1/me", 401, "missing_credentials", merchant=None),
+    _logged(4, "POST", "/_sim/clock/advance", 200),
+    _logged(3, "GET", "/api/v1/payments/TXN-nope", 404, "transaction_not_found"),
+    _logged(2, "POST", "/api/v1/payments", 400, "invalid_request"),
+    _logged(1, "POST", "/api/v1/payments", 200),
+]
+REQUEST_DETAIL: dict[str, Any] = {
+    **REQUESTS[4],
+    "request": {
+        "headers": {"Idempotency-Key": "order-42"},
+        "body": {
+            "bytes": 84,
+            "truncated": False,
+            "body": {"amount": -5, "paymentMethodId": "1001", "documentId": "****4725"},
+        },
+    },
+    "response": {
+        "body": {
+            "bytes": 190,
+            "truncated": False,
+            "body": {
+                "error": {
+                    "code": "invalid_request",
+                    "type": "invalid_request_error",
+                    "message": "`amount` must be greater than 0.",
+                    "param": "amount",
+                    "requestId": REQUESTS[4]["id"],
+                }
+            },
+        }
+    },
+}
+
+
 class QuietReader:
     """An event stream that opens, then stays silent until closed."""
 
@@ -397,6 +459,7 @@ class FakeBackend(Backend):
         self.environment = environment
         self.payouts = payouts
         self.calls: list[str] = []
+        self.request_queries: list[tuple[str | None, str | None, str | None]] = []
 
     def call(self, method: str, path: str, body: Any = None, query: Any = None) -> Any:
         raise AssertionError(f"the fake makes no HTTP call ({method} {path})")
@@ -468,3 +531,30 @@ class FakeBackend(Backend):
     def reset_providers(self) -> list[dict[str, Any]]:
         self.calls.append("reset providers")
         return copy.deepcopy(PROVIDERS)
+
+    def requests(
+        self,
+        *,
+        limit: int = 50,
+        status: str | None = None,
+        method: str | None = None,
+        path: str | None = None,
+    ) -> Page:
+        self.request_queries.append((status, method, path))
+        rows = [
+            r
+            for r in REQUESTS
+            if (status is None or str(r["status"])[0] == status[0])
+            and (method is None or r["method"] == method)
+            and (path is None or r["path"].startswith((path, "/api/v1" + path)))
+        ]
+        return Page(copy.deepcopy(rows[:limit]), len(rows), 0, limit)
+
+    def request_detail(self, request_id: str) -> dict[str, Any]:
+        if request_id == REQUEST_DETAIL["id"]:
+            return copy.deepcopy(REQUEST_DETAIL)
+        summary = next((r for r in REQUESTS if r["id"] == request_id), None)
+        if summary is None:
+            raise ApiError("request_not_found", f"No request {request_id}.", 404)
+        empty = {"bytes": 0, "truncated": False}
+        return {**summary, "request": {"headers": {}, "body": empty}, "response": {"body": empty}}

@@ -127,6 +127,14 @@ async def key_switcher(app: PayorchApp, pilot: Pilot[None]) -> None:
     await press(pilot, "k")
 
 
+async def requests(app: PayorchApp, pilot: Pilot[None]) -> None:
+    await press(pilot, "4")
+
+
+async def request(app: PayorchApp, pilot: Pilot[None]) -> None:
+    await press(pilot, "4", "down", "down", "down", "down", "enter")
+
+
 # Every screen (and dialog), each at the three sizes it is checked at: the smallest terminal the
 # layout is made for, a common laptop one, and a wide one. `transactions.svg` (80x24) is the
 # README's; the others are named NAME-WxH.svg.
@@ -141,6 +149,8 @@ SCREENS = {
     "confirm-chargeback": confirm_chargeback,
     "advance-clock": advance_clock,
     "key-switcher": key_switcher,
+    "requests": requests,
+    "request": request,
 }
 SIZES = ((80, 24), (120, 35), (200, 50))
 

@@ -66,6 +66,8 @@ def test_the_simulator_imports_no_cli_library() -> None:
         ["trigger", "--help"],
         ["scenario", "run", "--help"],
         ["listen", "--help"],
+        ["logs", "tail", "--help"],
+        ["reset", "--help"],
         ["tui", "--help"],
         ["keys", "--json"],
         ["openapi"],

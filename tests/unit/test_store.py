@@ -298,6 +298,38 @@ def test_crash_between_snapshot_and_journal_truncate_is_idempotent(tmp_path: Pat
     assert not (tmp_path / "snapshot.json.tmp").exists()
 
 
+def test_replace_is_one_atomic_rewrite(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """POST /_sim/reset's store step. Killed after the new snapshot is in place and before the
+    journal is emptied, a restart must not replay the old journal over it (its mark says the
+    snapshot already holds those lines): the new state, never a mix."""
+    store = Store.open(tmp_path)
+    for n in range(5):
+        store.table("docs").put(f"d{n}", {"n": n})
+    seen: list[str] = []
+    store.table("docs").on_rollback(lambda doc_id, doc: seen.append(doc_id))
+
+    def killed(*args: object) -> None:
+        raise OSError("killed before the journal was emptied")
+
+    monkeypatch.setattr(JournalStorage, "_trim", killed)
+    store.replace({"meta": {"m": {"id": "m"}}})
+    monkeypatch.undo()
+    assert store.table("docs").values() == [] and store.table("meta").get("m") == {"id": "m"}
+    # The listeners of the indexes built on the old documents are dropped.
+    with pytest.raises(RuntimeError), store.batch():
+        store.table("docs").put("x", {"n": 1})
+        raise RuntimeError
+    assert seen == []
+    assert (tmp_path / "journal.log").read_bytes().count(b"\n") == 5  # the old lines are there
+    # The process dies here: its files stay as they are, the kernel drops its lock.
+    storage = store._storage
+    assert storage._fd is not None and storage._lock is not None
+    os.close(storage._fd)
+    storage._lock.release()
+    with Store.open(tmp_path) as again:
+        assert again.table("docs").values() == [] and again.table("meta").get("m") == {"id": "m"}
+
+
 def test_compaction(tmp_path: Path) -> None:
     with Store.open(tmp_path, compact_every=10) as store:
         docs = store.table("docs")

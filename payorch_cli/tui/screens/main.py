@@ -11,6 +11,7 @@ from textual.screen import Screen
 from payorch_cli.tui.screens.balances import BalancesScreen
 from payorch_cli.tui.screens.deliveries import DeliveriesScreen
 from payorch_cli.tui.screens.providers import ProvidersScreen
+from payorch_cli.tui.screens.requests import RequestsScreen
 from payorch_cli.tui.screens.transactions import TransactionsScreen
 
 
@@ -25,6 +26,6 @@ MAIN_SCREENS: tuple[MainScreen, ...] = (
     MainScreen("transactions", "1", "Transactions", TransactionsScreen),
     MainScreen("balances", "2", "Balances", BalancesScreen),
     MainScreen("deliveries", "3", "Deliveries", DeliveriesScreen),
-    # "4" is the Requests screen's.
+    MainScreen("requests", "4", "Requests", RequestsScreen),
     MainScreen("providers", "5", "Providers", ProvidersScreen),
 )

@@ -1,4 +1,4 @@
-"""The simulator control plane (design.md 1.3): the clock."""
+"""The simulator control plane (design.md 1.3, 1.5): the clock, and the reset."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from aiohttp import web
 
 from simulator.clock import isoformat
 from simulator.domain.money import parse_amount
-from simulator.http.keys import CLOCK, ENGINE, SCHEDULER, STORE
+from simulator.http.keys import CLOCK, ENGINE, RESET, SCHEDULER, STORE
 from simulator.http.middlewares import auth
 from simulator.http.requests import read_json
 from simulator.http.responses import json_response
@@ -36,3 +36,11 @@ async def advance_clock(request: web.Request) -> web.Response:
         "clock", {"id": "clock", "offsetSeconds": request.app[CLOCK].offset_seconds}
     )
     return json_response(clock_state(request))
+
+
+@auth("sandbox")
+async def reset_server(request: web.Request) -> web.Response:
+    # Waits for the requests already running, holds new ones, then swaps the world
+    # (simulator/http/reset.py); 409 requests_in_flight if they do not finish in time.
+    await request.app[RESET].run()
+    return json_response({"reset": True, "clock": clock_state(request)})

@@ -24,6 +24,7 @@ from simulator.http.keys import (
 )
 from simulator.http.middlewares import auth, principal_of
 from simulator.http.requests import base_url, page_params, query_choice, read_json
+from simulator.http.reset import streaming
 from simulator.http.responses import REQUEST_ID_HEADER, json_response, offset_page
 
 # -- subscriptions --------------------------------------------------------------------------------
@@ -115,6 +116,7 @@ async def replay_delivery(request: web.Request) -> web.Response:
 # -- the live event stream (design.md 1.3) --------------------------------------------------------
 
 
+@streaming
 @auth("sandbox")
 async def event_stream(request: web.Request) -> web.StreamResponse:
     stream = request.app[STREAM]

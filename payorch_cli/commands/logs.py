@@ -1,0 +1,90 @@
+"""`payorch logs tail`: each API request as the server answers it, live (the request log's
+stream, GET /_sim/requests/stream), one line each or one JSON object per line with --json."""
+
+from __future__ import annotations
+
+import signal
+import sys
+from typing import Annotated, Any
+
+import typer
+
+from payorch_cli.options import (
+    ApiKey,
+    BaseUrl,
+    ExitStatus,
+    Json,
+    api_errors,
+    command_group,
+    resolve,
+)
+
+app = command_group("The server's request log (sandbox credentials).")
+
+Status = Annotated[
+    str | None,
+    typer.Option(
+        "--status", help="A status class (4xx, 5xx...) or one status (404).", metavar="4xx|5xx|NNN"
+    ),
+]
+PathPrefix = Annotated[
+    str | None,
+    typer.Option("--path", help="A path prefix: /payments, /api/v1/payments, /_sim/clock..."),
+]
+Method = Annotated[str | None, typer.Option("--method", help="An HTTP method (GET, POST...).")]
+Merchant = Annotated[
+    str | None, typer.Option("--merchant", help="A merchant id (the key sees its own only).")
+]
+
+
+def _stop_on_signals() -> None:
+    """Ctrl-C and SIGTERM end the tail. SIGINT is installed, not inherited: a shell starts a
+    background job with SIGINT ignored (see `payorch listen`)."""
+
+    def handler(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, handler)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+@app.command("tail")
+def tail(
+    ctx: typer.Context,
+    status: Status = None,
+    path: PathPrefix = None,
+    method: Method = None,
+    merchant: Merchant = None,
+    base_url: BaseUrl = None,
+    api_key: ApiKey = None,
+    as_json: Json = False,
+) -> None:
+    """Print each API request as the server answers it, until Ctrl-C.
+
+    Times (real, and simulated), method, path, status and error code, request id, merchant and
+    environment, duration, and `replayed` for an Idempotency-Key replay. Look a request up with
+    GET /_sim/requests/{requestId} for its bodies.
+    """
+    import json
+
+    from payorch_cli.render.requests import request_line
+
+    options = resolve(ctx, base_url, api_key, as_json)
+    client = options.client()
+    query = {"status": status, "path": path, "method": method, "merchant": merchant}
+
+    def opened() -> None:
+        sys.stderr.write(f"Tailing the request log of {client.base_url} (Ctrl-C to stop).\n")
+        sys.stderr.flush()
+
+    _stop_on_signals()
+    try:
+        with api_errors("logs tail"):
+            for summary in client.stream("/_sim/requests/stream", query, on_open=opened):
+                line = json.dumps(summary, ensure_ascii=False) if options.json else None
+                sys.stdout.write((line or request_line(summary)) + "\n")
+                sys.stdout.flush()
+    except KeyboardInterrupt:
+        raise typer.Exit(ExitStatus.OK) from None
+    sys.stderr.write("payorch logs tail: the server ended the stream (stopped?).\n")
+    raise typer.Exit(ExitStatus.ERROR)

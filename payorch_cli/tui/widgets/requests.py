@@ -1,0 +1,176 @@
+"""The Requests screen's regions: the filter bar, the request log's table, and one request's
+bodies (as GET /_sim/requests/{id} shows them, already masked by the server)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from rich.syntax import Syntax
+from rich.table import Table
+from rich.text import Text
+from textual.widgets import DataTable, Static
+
+from payorch_cli.tui import present
+
+# (key, label); at 80 columns up to the status; error code, merchant and id spill to the right.
+COLUMNS = (
+    ("at", "Time"),
+    ("method", "Method"),
+    ("path", "Path"),
+    ("status", "Status"),
+    ("ms", "ms"),
+    ("error", "Error"),
+    ("who", "Merchant / env"),
+    ("id", "Request id"),
+)
+
+
+def status_text(status: Any) -> Text:
+    code = status if isinstance(status, int) and not isinstance(status, bool) else None
+    style = (
+        "bold red"
+        if code and code >= 500
+        else "bold yellow"
+        if code and code >= 400
+        else "bold green"
+        if code
+        else "dim"
+    )
+    return Text(present.text(status), style=style)
+
+
+def path_text(summary: dict[str, Any]) -> str:
+    path = present.text(summary.get("path"))
+    query = summary.get("query")
+    return f"{path}?{query}" if isinstance(query, str) and query else path
+
+
+def who(summary: dict[str, Any]) -> str:
+    merchant = summary.get("merchantId")
+    if not merchant:
+        return "(no credential)"
+    return f"{merchant}/{present.text(summary.get('environment'))}"
+
+
+def request_cells(summary: dict[str, Any]) -> list[Any]:
+    duration = present.decimal(summary.get("durationMs"))
+    error = present.text(summary.get("errorCode")) if summary.get("errorCode") else ""
+    replay = " ↺" if summary.get("idempotentReplayed") else ""
+    return [
+        present.when(summary.get("at")),
+        present.text(summary.get("method")),
+        path_text(summary),
+        status_text(summary.get("status")),
+        Text("" if duration is None else f"{duration:.1f}", justify="right"),
+        error + replay,
+        who(summary),
+        present.text(summary.get("id")),
+    ]
+
+
+class RequestsTable(DataTable[Any]):
+    """Row keys are request ids."""
+
+    def on_mount(self) -> None:
+        self.cursor_type = "row"
+        self.zebra_stripes = True
+        for key, label in COLUMNS:
+            self.add_column(label, key=key)
+
+    def show(self, rows: list[dict[str, Any]]) -> None:
+        keep = self.selected_id()
+        self.clear()
+        seen: set[str] = set()
+        for summary in rows:
+            request_id = present.text(summary.get("id"))
+            if request_id in seen:
+                continue
+            seen.add(request_id)
+            self.add_row(*request_cells(summary), key=request_id)
+        if keep in seen:
+            self.move_cursor(row=self.get_row_index(keep), animate=False)
+
+    def selected_id(self) -> str | None:
+        if not self.row_count:
+            return None
+        try:
+            key = self.coordinate_to_cell_key(self.cursor_coordinate).row_key
+        except Exception:
+            return None
+        return None if key.value is None else str(key.value)
+
+
+class RequestFilterBar(Static):
+    DEFAULT_CSS = """
+    RequestFilterBar { width: auto; height: 1; padding: 0 1; }
+    """
+
+    def show(self, status: str | None, method: str | None, total: int | None) -> None:
+        line = Text.assemble(
+            ("s", "bold"),
+            " status:",
+            (status or "all", "bold" if status else "dim"),
+            "  ",
+            ("m", "bold"),
+            " method:",
+            (method or "all", "bold" if method else "dim"),
+        )
+        if total is not None:
+            line.append(f"  ·  {total:,} logged", style="dim")
+        self.update(line)
+
+
+def body_renderable(view: Any) -> Any:
+    """A logged body: its JSON pretty-printed, its text as is, or why there is none."""
+    body = present.obj(view)
+    size = body.get("bytes")
+    note = f"{present.text(size)} bytes" + (", cut at 64 KiB" if body.get("truncated") else "")
+    if "body" in body:
+        text = json.dumps(body["body"], indent=2, ensure_ascii=False)
+        shown: Any = Syntax(
+            text, "json", theme="ansi_dark", word_wrap=True, background_color="default"
+        )
+    elif isinstance(body.get("text"), str):
+        shown = Text(body["text"])
+    else:
+        shown = Text("(no body)", style="dim")
+    grid = Table.grid()
+    grid.add_column()
+    grid.add_row(Text(note, style="dim"))
+    grid.add_row(shown)
+    return grid
+
+
+class RequestBodies(Static):
+    """The request (kept headers, body), then the response's body."""
+
+    def show(self, detail: dict[str, Any]) -> None:
+        request = present.obj(detail.get("request"))
+        response = present.obj(detail.get("response"))
+        head = Table.grid(padding=(0, 1))
+        head.add_column(style="bold cyan", no_wrap=True)
+        head.add_column(overflow="fold")
+        head.add_row(present.text(detail.get("method")), path_text(detail))
+        for name, value in present.obj(request.get("headers")).items():
+            head.add_row(str(name), present.text(value))
+        head.add_row(
+            "at",
+            f"{present.text(detail.get('at'))}  (simulated "
+            f"{present.text(detail.get('simulatedAt'))})",
+        )
+        head.add_row("by", who(detail))
+        grid = Table.grid()
+        grid.add_column()
+        grid.add_row(head)
+        grid.add_row(Text("Request body", style="bold"))
+        grid.add_row(body_renderable(request.get("body")))
+        grid.add_row("")
+        status = Text.assemble(("Response ", "bold"), status_text(detail.get("status")))
+        if detail.get("errorCode"):
+            status.append(f" {detail['errorCode']}", style="bold")
+        if detail.get("idempotentReplayed"):
+            status.append("  (Idempotent-Replayed)", style="dim")
+        grid.add_row(status)
+        grid.add_row(body_renderable(response.get("body")))
+        self.update(grid)

@@ -1,0 +1,508 @@
+"""The request log: the last API requests the server answered, for debugging an integration.
+
+A debugging aid, not state: kept in memory only, never in the store, so it is lost on a restart
+and emptied by a reset (`POST /_sim/reset`). Bounded: the last `capacity` requests (10,000 by
+default, `payorch serve --request-log N`, 0 turns it off), fewer if their bodies pass
+`BODY_BUDGET` bytes in all; each body is kept up to `MAX_BODY` bytes.
+
+Cheap on the request path: the middleware hands `make_row` what it already holds (the body bytes
+that were read, the response's bytes, the principal's merchant) and `record` puts that one tuple
+on a deque. Nothing is decoded, masked or encoded then: a summary is built when a list, a detail
+or a live tail reads the row, and the bodies are decoded and masked only when its detail is read.
+
+What is never shown (`mask`): the Authorization header is not kept at all (the only request
+headers kept are `Idempotency-Key` and `Sandbox-Simulate`, which change what a request does).
+In JSON bodies, and in query strings, the values of these keys are masked, wherever they are:
+
+- `secretKey`, `secret`, `refreshToken`, `accessToken`, `documentId`, `cardNumber`, `pan`, and a
+  card's `number` (inside an object under a key containing `card`): `****` and the last 4
+  characters (values of 8 characters or fewer: `****` alone);
+- `password`, `cvv`, `cvc`: `****`, nothing kept (the last digits of a CVV are most of it);
+- any string of 13-19 digits (spaces or dashes allowed) that passes the Luhn check: a card
+  number wherever it was put, `****` and its last 4 digits.
+
+Key names are compared without case, `_` or `-` (`secret_key`, `SecretKey`). A body that is not
+JSON, or was cut at `MAX_BODY`, is shown as text with the same keys masked wherever they appear as
+`"key": "value"` or `key=value`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import deque
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any, NotRequired, TypedDict
+from urllib.parse import parse_qsl, urlencode
+
+import orjson
+
+from simulator.clock import isoformat
+from simulator.domain.errors import ApiError
+
+DEFAULT_CAPACITY = 10_000
+MAX_BODY = 64 * 1024  # bytes of each body kept; the rest is cut (`truncated`)
+BODY_BUDGET = 128 * 1024 * 1024  # bytes of bodies kept in all; past it the oldest entries go
+KEPT_HEADERS = ("Idempotency-Key", "Sandbox-Simulate")
+LOG_PATH = "/_sim/requests"  # reads of the log are never logged
+API_PREFIX = "/api/v1"
+
+# -- masking ------------------------------------------------------------------------------------
+
+MASK = "****"
+_KEEP_LAST_4 = frozenset(
+    {"secretkey", "secret", "refreshtoken", "accesstoken", "documentid", "cardnumber", "pan"}
+)
+_HIDE_ALL = frozenset({"password", "cvv", "cvc"})
+_CARD_NUMBER = "number"  # masked inside an object under a key that contains "card"
+_DIGITS = re.compile(r"\d(?:[ -]?\d){12,18}")
+_TEXT_KEYS = "|".join(
+    sorted(
+        {
+            *_KEEP_LAST_4,
+            *_HIDE_ALL,
+            "secret_key",
+            "secretKey",
+            "refreshToken",
+            "refresh_token",
+            "accessToken",
+            "access_token",
+            "documentId",
+            "document_id",
+            "cardNumber",
+            "card_number",
+        },
+        key=len,
+        reverse=True,
+    )
+)
+# `"key": "value"` in JSON-looking text, and `key=value` in a form or query.
+_TEXT_PAIR = re.compile(rf'("(?:{_TEXT_KEYS})"\s*:\s*")((?:[^"\\]|\\.)*)(")', re.IGNORECASE)
+_FORM_PAIR = re.compile(rf"(\b(?:{_TEXT_KEYS})=)([^&\s]*)()", re.IGNORECASE)
+
+
+def _norm(key: str) -> str:
+    return key.replace("_", "").replace("-", "").lower()
+
+
+def mask_value(value: Any, *, keep_last: bool = True) -> str:
+    text = value if isinstance(value, str) else orjson.dumps(value).decode()
+    if not keep_last or len(text) <= 8:
+        return MASK
+    return MASK + text[-4:]
+
+
+def _luhn(digits: str) -> bool:
+    total = 0
+    for position, char in enumerate(reversed(digits)):
+        digit = int(char)
+        if position % 2:
+            digit = digit * 2 - 9 if digit > 4 else digit * 2
+        total += digit
+    return total % 10 == 0
+
+
+def _mask_card_numbers(text: str) -> str:
+    def replace(match: re.Match[str]) -> str:
+        digits = re.sub(r"[ -]", "", match.group(0))
+        return MASK + digits[-4:] if _luhn(digits) else match.group(0)
+
+    return _DIGITS.sub(replace, text) if len(text) >= 13 else text
+
+
+def mask(value: Any, *, in_card: bool = False) -> Any:
+    """A copy of a decoded JSON value with its secrets masked (the rules in the module doc)."""
+    if isinstance(value, dict):
+        masked: dict[str, Any] = {}
+        for key, item in value.items():
+            name = _norm(key)
+            if item is None or (isinstance(item, (dict, list)) and name not in _HIDE_ALL):
+                masked[key] = mask(item, in_card="card" in name)
+            elif name in _HIDE_ALL:
+                masked[key] = MASK
+            elif name in _KEEP_LAST_4 or (in_card and name == _CARD_NUMBER):
+                masked[key] = mask_value(item)
+            else:
+                masked[key] = mask(item)
+        return masked
+    if isinstance(value, list):
+        return [mask(item, in_card=in_card) for item in value]
+    if isinstance(value, str):
+        return _mask_card_numbers(value)
+    return value
+
+
+def mask_text(text: str) -> str:
+    """Text that is not (whole) JSON, with the same keys' values masked where they can be seen."""
+
+    def replace(match: re.Match[str]) -> str:
+        hide = _norm(match.group(1).strip('"=: ').rstrip('"')) in _HIDE_ALL
+        return match.group(1) + mask_value(match.group(2), keep_last=not hide) + match.group(3)
+
+    return _mask_card_numbers(_FORM_PAIR.sub(replace, _TEXT_PAIR.sub(replace, text)))
+
+
+def mask_query(query: str) -> str:
+    """The query string as sent, or re-encoded with its secrets masked if it holds any."""
+    if not query:
+        return query
+    pairs = parse_qsl(query, keep_blank_values=True)
+    masked = [(key, _masked_param(key, value)) for key, value in pairs]
+    return query if masked == pairs else urlencode(masked, safe="*")
+
+
+def _masked_param(key: str, value: str) -> str:
+    name = _norm(key)
+    if name in _HIDE_ALL:
+        return MASK
+    if name in _KEEP_LAST_4:
+        return mask_value(value)
+    return _mask_card_numbers(value)
+
+
+# -- entries ------------------------------------------------------------------------------------
+
+
+class RequestSummary(TypedDict):
+    """One request as lists and the live tail show it (no bodies)."""
+
+    id: str  # the request id (X-Request-Id, and `requestId` in an error envelope)
+    at: str  # real time the request arrived
+    simulatedAt: str  # simulated time then
+    method: str
+    path: str
+    query: str | None
+    status: int
+    errorCode: str | None  # the envelope's `code`, for an error
+    merchantId: str | None  # the credential's merchant, when the server could tell
+    environment: str | None
+    durationMs: float
+    idempotentReplayed: bool  # answered from an Idempotency-Key's stored response
+
+
+class BodyView(TypedDict):
+    bytes: int  # the body's size as it crossed the wire
+    truncated: bool  # cut at MAX_BODY: shown as `text`
+    body: NotRequired[Any]  # the JSON value, masked
+    text: NotRequired[str]  # a body that is not JSON (or was cut), masked
+
+
+class RequestHalf(TypedDict):
+    headers: dict[str, str]
+    body: BodyView
+
+
+class ResponseHalf(TypedDict):
+    body: BodyView
+
+
+class RequestDetail(RequestSummary):
+    """One request with its bodies (GET /_sim/requests/{requestId})."""
+
+    request: RequestHalf
+    response: ResponseHalf
+
+
+# One answered request as it is recorded: a plain tuple of strings, numbers and bytes, which the
+# garbage collector stops walking after its first pass (an object per request would be walked by
+# every full collection while it is kept). Read it through `Entry`.
+Row = tuple[
+    str,  # 0 request id
+    float,  # 1 real time it arrived
+    float,  # 2 simulated time then
+    str,  # 3 method
+    str,  # 4 path
+    str,  # 5 query string
+    int,  # 6 status
+    str | None,  # 7 merchant id
+    str | None,  # 8 environment
+    float,  # 9 duration, ms
+    bool,  # 10 answered from an Idempotency-Key's stored response
+    tuple[tuple[str, str], ...],  # 11 the kept request headers
+    bytes | None,  # 12 request body (at most MAX_BODY bytes of it)
+    bytes | None,  # 13 response body (idem)
+    int,  # 14 request body size
+    int,  # 15 response body size
+]
+
+
+class Entry:
+    """A read of one row: what lists, details and the live tail show of it."""
+
+    __slots__ = ("row",)
+
+    def __init__(self, row: Row) -> None:
+        self.row = row
+
+    @property
+    def request_id(self) -> str:
+        return self.row[0]
+
+    @property
+    def status(self) -> int:
+        return self.row[6]
+
+    @property
+    def merchant_id(self) -> str | None:
+        return self.row[7]
+
+    @property
+    def error_code(self) -> str | None:
+        """The `code` of the error envelope the response carried, if it is one."""
+        body = self.row[13]
+        if self.row[6] < 400 or not body:
+            return None
+        try:
+            error = orjson.loads(body).get("error")
+        except (orjson.JSONDecodeError, AttributeError):
+            return None
+        code = error.get("code") if isinstance(error, dict) else None
+        return code if isinstance(code, str) else None
+
+    def summary(self) -> RequestSummary:
+        row = self.row
+        return {
+            "id": row[0],
+            "at": isoformat(row[1]),
+            "simulatedAt": isoformat(row[2]),
+            "method": row[3],
+            "path": row[4],
+            "query": mask_query(row[5]) or None,
+            "status": row[6],
+            "errorCode": self.error_code,
+            "merchantId": row[7],
+            "environment": row[8],
+            "durationMs": round(row[9], 2),
+            "idempotentReplayed": row[10],
+        }
+
+    def detail(self) -> RequestDetail:
+        """The summary with both bodies, decoded and masked now."""
+        row = self.row
+        return {
+            **self.summary(),
+            "request": {"headers": dict(row[11]), "body": body_view(row[12], row[14])},
+            "response": {"body": body_view(row[13], row[15])},
+        }
+
+
+def make_row(
+    request_id: str,
+    at: float,
+    sim_at: float,
+    method: str,
+    path: str,
+    query: str,
+    status: int,
+    merchant_id: str | None,
+    environment: str | None,
+    duration_ms: float,
+    replayed: bool,
+    headers: tuple[tuple[str, str], ...],
+    request_body: bytes | None,
+    response_body: bytes | None,
+) -> Row:
+    """The row of one request; each body is copied, cut at MAX_BODY (`_cut`)."""
+    request_size = len(request_body) if request_body else 0
+    response_size = len(response_body) if response_body else 0
+    return (
+        request_id,
+        at,
+        sim_at,
+        method,
+        path,
+        query,
+        status,
+        merchant_id,
+        environment,
+        duration_ms,
+        replayed,
+        headers,
+        _cut(request_body),
+        _cut(response_body),
+        request_size,
+        response_size,
+    )
+
+
+def _kept_bytes(row: Row) -> int:
+    return min(row[14], MAX_BODY) + min(row[15], MAX_BODY)
+
+
+def _cut(body: bytes | None) -> bytes | None:
+    """What is kept of a body: an exact-size copy of its first MAX_BODY bytes. A copy even of a
+    short one: orjson's results (most answers) sit in buffers several times their size, which a
+    kept reference would hold on to (10,000 payment answers: 80 MB instead of 14, and every
+    answer written into memory that no recent request touched)."""
+    return None if body is None else bytes(memoryview(body)[:MAX_BODY])
+
+
+def body_view(raw: bytes | None, size: int) -> BodyView:
+    truncated = size > MAX_BODY
+    view: BodyView = {"bytes": size, "truncated": truncated}
+    if not raw:
+        return view
+    if not truncated:
+        try:
+            view["body"] = mask(orjson.loads(raw))
+            return view
+        except orjson.JSONDecodeError:
+            pass
+    view["text"] = mask_text(raw.decode("utf-8", "replace"))
+    return view
+
+
+# -- filters ------------------------------------------------------------------------------------
+
+_STATUS = re.compile(r"([1-5])xx|([1-5]\d\d)", re.IGNORECASE)
+_METHOD = re.compile(r"[A-Za-z]{1,10}")
+FILTER_PARAMS = ("status", "path", "method", "merchant")
+
+
+@dataclass(frozen=True, slots=True)
+class RequestFilters:
+    """What a list or a live tail shows. Every field None: everything."""
+
+    status_class: int | None = None  # 4 for `4xx`
+    status: int | None = None  # an exact status
+    path: str | None = None  # a prefix of the full path, or of the path under /api/v1
+    method: str | None = None  # upper case
+    merchant: str | None = None
+
+    def matches(self, row: Row) -> bool:
+        if self.status is not None and row[6] != self.status:
+            return False
+        if self.status_class is not None and row[6] // 100 != self.status_class:
+            return False
+        if self.method is not None and row[3] != self.method:
+            return False
+        if self.merchant is not None and row[7] != self.merchant:
+            return False
+        path = row[4]
+        return self.path is None or (
+            path.startswith(self.path) or path.startswith(API_PREFIX + self.path)
+        )
+
+
+def _bad(param: str, message: str) -> ApiError:
+    return ApiError(
+        "invalid_request",
+        f"`{param}` {message}.",
+        param=param,
+        details={"issues": [{"path": param, "message": message}]},
+    )
+
+
+def parse_filters(query: Mapping[str, str]) -> RequestFilters:
+    """The filters of a query string; 400 `invalid_request` naming the first that does not
+    parse. An empty parameter is an absent one (as in the API's lists)."""
+    status_class = status = None
+    raw = query.get("status") or ""
+    if raw:
+        match = _STATUS.fullmatch(raw)
+        if match is None:
+            raise _bad("status", "must be a class (2xx, 4xx, 5xx...) or a status (404)")
+        status_class = int(match.group(1)) if match.group(1) else None
+        status = int(match.group(2)) if match.group(2) else None
+    path = query.get("path") or None
+    if path is not None and (not path.startswith("/") or len(path) > 200):
+        raise _bad("path", "must be a path prefix starting with /, at most 200 characters")
+    method = query.get("method") or None
+    if method is not None:
+        if not _METHOD.fullmatch(method):
+            raise _bad("method", "must be an HTTP method (GET, POST...)")
+        method = method.upper()
+    merchant = query.get("merchant") or None
+    if merchant is not None and len(merchant) > 100:
+        raise _bad("merchant", "must be a merchant id, at most 100 characters")
+    return RequestFilters(status_class, status, path, method, merchant)
+
+
+# -- the log ------------------------------------------------------------------------------------
+
+Listener = Callable[[Row], None]
+
+
+def logged(method: str, path: str) -> bool:
+    """Whether a request is recorded: the API and the control plane, but not reads of the log."""
+    if path.startswith(API_PREFIX + "/"):
+        return True
+    if not path.startswith("/_sim/"):
+        return False
+    reading = method in ("GET", "HEAD")
+    return not (reading and (path == LOG_PATH or path.startswith(LOG_PATH + "/")))
+
+
+def visible_to(row: Row, merchant_id: str) -> bool:
+    """A caller sees its merchant's requests (both environments: the row says which), and those
+    whose credential was missing or unknown (they are no merchant's)."""
+    return row[7] is None or row[7] == merchant_id
+
+
+class RequestLog:
+    def __init__(self, capacity: int = DEFAULT_CAPACITY, body_budget: int = BODY_BUDGET) -> None:
+        if capacity < 0:
+            raise ValueError("capacity must be >= 0")
+        self.capacity = capacity
+        self.body_budget = body_budget
+        self._rows: deque[Row] = deque()
+        self._body_bytes = 0
+        self._listeners: list[Listener] = []
+
+    @property
+    def enabled(self) -> bool:
+        return self.capacity > 0
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def record(self, row: Row) -> None:
+        if not self.capacity:
+            return
+        rows = self._rows
+        rows.append(row)
+        self._body_bytes += _kept_bytes(row)
+        while len(rows) > self.capacity or (self._body_bytes > self.body_budget and len(rows) > 1):
+            self._body_bytes -= _kept_bytes(rows.popleft())
+        for listener in self._listeners:
+            listener(row)
+
+    def clear(self) -> None:
+        self._rows.clear()
+        self._body_bytes = 0
+
+    def subscribe(self, listener: Listener) -> Callable[[], None]:
+        """Call `listener` with each row as it is recorded; returns the unsubscribe."""
+        self._listeners.append(listener)
+        return lambda: self._listeners.remove(listener)
+
+    def newest_first(self) -> Iterator[Entry]:
+        return map(Entry, reversed(self._rows))
+
+    def find(self, merchant_id: str, request_id: str) -> Entry:
+        """The entry of `request_id` if the caller may see it, else 404 `request_not_found`."""
+        for row in reversed(self._rows):
+            if row[0] == request_id:
+                if visible_to(row, merchant_id):
+                    return Entry(row)
+                break
+        off = "" if self.capacity else " (the request log is off: --request-log 0)"
+        raise ApiError(
+            "request_not_found",
+            f"No request {request_id} in the log{off}; it keeps the last {self.capacity:,}.",
+            param="requestId",
+        )
+
+    def page(
+        self, merchant_id: str, filters: RequestFilters, limit: int, offset: int
+    ) -> tuple[list[Entry], int]:
+        """One page of what the caller may see and the filters match, newest first; the total."""
+        rows: list[Entry] = []
+        total = 0
+        end = offset + limit
+        for row in reversed(self._rows):
+            if visible_to(row, merchant_id) and filters.matches(row):
+                if offset <= total < end:
+                    rows.append(Entry(row))
+                total += 1
+        return rows, total

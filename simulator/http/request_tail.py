@@ -1,0 +1,82 @@
+"""Fan-out of the request log to live `GET /_sim/requests/stream` readers (`payorch logs tail`).
+
+Each reader has its merchant and its filters; a request it may see and its filters match is put
+on its queue as one server-sent event (the summary, encoded once per request however many
+readers take it). While nobody tails, recording a request costs one check of an empty list here.
+Like the event stream (`simulator/events/stream.py`), a reader more than MAX_BACKLOG frames
+behind is closed rather than let its queue grow without bound.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+from simulator.domain.requestlog import Entry, RequestFilters, RequestLog, Row, visible_to
+from simulator.events.stream import KEEPALIVE_SECONDS, MAX_BACKLOG, Frame
+from simulator.jsonio import dumps
+
+
+def sse_frame(row: Row) -> bytes:
+    return b"id: " + row[0].encode() + b"\ndata: " + dumps(Entry(row).summary()) + b"\n\n"
+
+
+@dataclass(slots=True)
+class _Reader:
+    merchant_id: str
+    filters: RequestFilters
+    queue: asyncio.Queue[Frame]
+    closed: bool = False
+
+
+class RequestTail:
+    def __init__(self, log: RequestLog, keepalive_seconds: float = KEEPALIVE_SECONDS) -> None:
+        self._readers: list[_Reader] = []
+        self.keepalive_seconds = keepalive_seconds
+        log.subscribe(self._on_row)
+
+    def _on_row(self, row: Row) -> None:
+        if not self._readers:
+            return
+        frame: bytes | None = None
+        for reader in self._readers:
+            if reader.closed or not (
+                visible_to(row, reader.merchant_id) and reader.filters.matches(row)
+            ):
+                continue
+            if reader.queue.qsize() >= MAX_BACKLOG:
+                self._close(reader)
+                continue
+            frame = frame or sse_frame(row)
+            reader.queue.put_nowait(frame)
+
+    @contextmanager
+    def subscribe(
+        self, merchant_id: str, filters: RequestFilters
+    ) -> Iterator[asyncio.Queue[Frame]]:
+        reader = _Reader(merchant_id, filters, asyncio.Queue())
+        self._readers.append(reader)
+        try:
+            yield reader.queue
+        finally:
+            self._readers.remove(reader)
+
+    def readers(self) -> int:
+        return len(self._readers)
+
+    def close_all(self) -> None:
+        """End every tail (server shutdown), so no open stream holds the exit back."""
+        for reader in self._readers:
+            self._close(reader)
+
+    @staticmethod
+    def _close(reader: _Reader) -> None:
+        """Drop what it has not read and end it (its handler then leaves the loop)."""
+        if reader.closed:
+            return
+        reader.closed = True
+        while not reader.queue.empty():
+            reader.queue.get_nowait()
+        reader.queue.put_nowait(None)

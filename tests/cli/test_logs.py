@@ -1,0 +1,109 @@
+"""`payorch logs tail` as a user runs it: a real server, a real tail process, Ctrl-C at the end."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from payorch_cli.client import ApiError, Client
+from tests.cli.test_listen import Lines, _ignore_sigint, exit_code
+from tests.cli.test_serve import PAYORCH, Server
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[Server]:
+    running = Server(tmp_path / "data")
+    yield running
+    running.stop()
+
+
+def start_tail(
+    server: Server, *args: str, sigint_ignored: bool = False
+) -> tuple[subprocess.Popen[str], Lines]:
+    proc = subprocess.Popen(
+        [*PAYORCH, "logs", "tail", "--base-url", server.url, *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        preexec_fn=_ignore_sigint if sigint_ignored else None,
+    )
+    return proc, Lines(proc)
+
+
+def wait_until_tailing(proc: subprocess.Popen[str], lines: Lines, timeout: float = 15.0) -> None:
+    """The tail announces on stderr that its stream is open."""
+    deadline = time.monotonic() + timeout
+    while not any("Tailing the request log" in line for line in lines.errors):
+        assert proc.poll() is None, lines.errors
+        assert time.monotonic() < deadline, lines.errors
+        time.sleep(0.02)
+
+
+def test_tail_prints_each_request_and_ctrl_c_exits_0(server: Server) -> None:
+    client = Client(server.url)
+    proc, lines = start_tail(server)
+    try:
+        wait_until_tailing(proc, lines)
+        tx = client.post("/payments", {"amount": 10, "paymentMethodId": "1001"})
+        line = lines.until("POST", "/api/v1/payments")
+        assert " 200 " in line and "mer_mercadoazul/sandbox" in line and " ms" in line
+        assert "(sim " in line and "req_" in line
+        with pytest.raises(ApiError) as caught:
+            client.get("/payments/TXN-missing")
+        line = lines.until("404 transaction_not_found")
+        assert caught.value.request_id in line
+        client.post("/_sim/clock/advance", {"seconds": 60})
+        lines.until("/_sim/clock/advance", " 200 ")
+        client.get(f"/payments/{tx['transactionId']}")
+        lines.until("GET", tx["transactionId"])
+        client.get("/_sim/requests")  # reads of the log are not logged
+        client.get("/ping")
+        lines.until("/api/v1/ping")
+        assert not any("/_sim/requests" in seen for seen in lines.seen)
+    finally:
+        proc.send_signal(signal.SIGINT)
+    assert exit_code(proc, lines) == 0
+
+
+def test_json_lines_and_filters(server: Server) -> None:
+    client = Client(server.url)
+    proc, lines = start_tail(server, "--json", "--status", "4xx", "--method", "get")
+    try:
+        wait_until_tailing(proc, lines)
+        client.post("/payments", {"amount": 10, "paymentMethodId": "1001"})
+        for path in ("/payments/TXN-1", "/webhooks/wh_nope"):
+            with pytest.raises(ApiError):
+                client.get(path)
+        first = json.loads(lines.until("TXN-1"))
+        assert (first["status"], first["errorCode"]) == (404, "transaction_not_found")
+        assert set(first) >= {"at", "simulatedAt", "durationMs", "idempotentReplayed"}
+        second = json.loads(lines.until("wh_nope"))
+        assert second["errorCode"] == "webhook_not_found"
+        assert len(lines.seen) == 2  # the POST was no 4xx
+    finally:
+        proc.send_signal(signal.SIGTERM)
+    assert exit_code(proc, lines) == 0
+
+
+def test_ctrl_c_stops_a_tail_started_with_sigint_ignored(server: Server) -> None:
+    proc, lines = start_tail(server, sigint_ignored=True)
+    try:
+        wait_until_tailing(proc, lines)
+    finally:
+        proc.send_signal(signal.SIGINT)
+    assert exit_code(proc, lines) == 0
+
+
+def test_a_bad_filter_exits_1_naming_it(server: Server) -> None:
+    proc, lines = start_tail(server, "--status", "4yy")
+    assert exit_code(proc, lines) == 1
+    lines.until_closed()
+    assert "invalid_request" in "".join(lines.errors) and "status" in "".join(lines.errors)
