@@ -77,6 +77,8 @@ BUSINESS_RULES = {
     "transferToPayout": "the available balance",
     "createPayment": "currency decimals",
     "createTransaction": "currency decimals",
+    "updateSimProvider": "the behaviours, reasons and outcomes of the provider's kind; prv_sandbox",
+    "createSimProviderIncident": "the behaviours and reasons of the provider's kind; prv_sandbox",
 }
 ALL_CHECKS_CONFIG = STATEFUL_CONFIG + "".join(
     f'\n[[operations]]\ninclude-operation-id = "{operation}"\n'
