@@ -3,7 +3,7 @@
 For a change that must not cost throughput (a refactor, a feature on the request path), check the
 old tree out beside this one (`git worktree add /tmp/before <commit>`) and run
 
-    python bench/ab_trees.py /tmp/before . [--seconds 5] [--rounds 5] [--production]
+    python bench/ab_trees.py /tmp/before . [--seconds 5] [--rounds 5]
 
 Each round starts `payorch serve` from each tree in turn (fresh data dir, --no-rate-limit, the
 tree first on PYTHONPATH), prepares 60 completed payments, and drives `POST /payments`,
@@ -12,8 +12,7 @@ exactly as `http_load.py` does. Alternating A, B, A, B... spreads the machine's 
 it prints each tree's median requests/s and p99 per endpoint and the ratio B/A of the medians,
 and the server's CPU time per request (user + system, from /proc): on a machine other work keeps
 busy, throughput swings with the load while CPU per request stays put, so its ratio is the figure
-to trust for a small difference. `--production` sends the `POST /payments` with a production
-secret key instead, so each one runs the production cascade (the provider world).
+to trust for a small difference.
 
 The two sides may be one tree served with two sets of `serve` arguments, for the cost of a
 feature that can be turned off; the request log's, for instance:
@@ -35,7 +34,8 @@ from _common import BODY, ENV, SK, cpu_s, serve_cmd, start, stop
 from http_load import GET_LUA, POST_LUA, ensure_wrk, prepare, wrk
 
 LIVE_SK = "sk_live_lvuyxno67qob31r1gq32rfwr"  # production secret key of shp_mazul_tienda
-
+# The key `POST /payments` is sent with: `--production` makes it the production cascade's.
+POST_KEY = {"key": SK}
 ENDPOINTS = ("POST /payments", "GET /payments/{id}", "GET /payments?status=completed")
 
 
@@ -44,12 +44,7 @@ Result = tuple[float, float, float]
 
 
 def one_round(
-    tree: Path,
-    binary: str,
-    seconds: int,
-    extra: list[str],
-    endpoints: int,
-    post_key: str = SK,
+    tree: Path, binary: str, seconds: int, extra: list[str], endpoints: int
 ) -> dict[str, Result]:
     # `python -m` looks in the working directory first, then PYTHONPATH: both name the tree.
     env_before, cwd_before = dict(ENV), os.getcwd()
@@ -61,7 +56,7 @@ def one_round(
             try:
                 tx_id = prepare(port)
                 base = f"http://127.0.0.1:{port}/api/v1"
-                post = POST_LUA % (json.dumps(BODY), post_key)
+                post = POST_LUA % (json.dumps(BODY), POST_KEY["key"])
                 get = GET_LUA % SK
                 scripts = {
                     ENDPOINTS[0]: (f"{base}/payments", post),
@@ -96,10 +91,13 @@ def main() -> None:
         "--endpoints", type=int, default=len(ENDPOINTS), help="Measure the first N endpoints."
     )
     parser.add_argument(
-        "--production", action="store_true", help="POST /payments with a production key"
+        "--production",
+        action="store_true",
+        help="POST /payments with a production key: each one runs the production cascade.",
     )
     args = parser.parse_args()
-    post_key = LIVE_SK if args.production else SK
+    if args.production:
+        POST_KEY["key"] = LIVE_SK
     binary = ensure_wrk()
     trees = {"A": args.before.resolve(), "B": args.after.resolve()}
     extra = {"A": shlex.split(args.a_args), "B": shlex.split(args.b_args)}
@@ -109,9 +107,7 @@ def main() -> None:
         order = ("A", "B") if round_no % 2 == 0 else ("B", "A")
         for label in order:
             runs[label].append(
-                one_round(
-                    trees[label], binary, args.seconds, extra[label], args.endpoints, post_key
-                )
+                one_round(trees[label], binary, args.seconds, extra[label], args.endpoints)
             )
     for label in ("A", "B"):
         print(f"{label} = {trees[label]} {' '.join(extra[label])}".rstrip())

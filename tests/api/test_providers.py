@@ -294,3 +294,21 @@ def test_the_document_enumerates_the_domains_values() -> None:
         None,
     ]
     assert schemas["SimProviderCounts"]["required"] == list(COUNTS)
+
+
+async def test_the_servers_reset_resets_the_provider_world(api: Api, keys: Keys) -> None:
+    _, before, _ = await api.get("/_sim/providers", keys.sandbox_sk)
+    await patch(api, keys, "prv_stp_mx", {"behaviour": "outage"})
+    await incident(api, keys, "prv_cardhub", {"behaviour": "outage", "durationSeconds": 600})
+    status, body, _ = await api.post("/_sim/reset", keys.sandbox_sk)
+    assert status == 200, body
+    _, after, _ = await api.get("/_sim/providers", keys.sandbox_sk)
+    assert after == before
+
+
+async def test_reset_is_not_a_provider_id(api: Api, keys: Keys) -> None:
+    status, body, _ = await api.call("OPTIONS", "/_sim/providers/reset", keys.sandbox_sk)
+    error = assert_error(status, body, 405, "method_not_allowed")
+    assert error["details"]["allowed"] == ["POST"], error
+    status, body, _ = await api.get("/_sim/providers/prv_stp_mx", keys.sandbox_sk)
+    assert status == 200
