@@ -117,7 +117,8 @@ def command_group(help: str, **settings: Any) -> typer.Typer:
     command, help and usage errors formatted by click rather than in rich panels (typer's
     rich help renderer is 90 ms of every `--help`; docs/decisions.md), and its commands made
     with `Command`."""
-    return _Typer(help=help, no_args_is_help=True, rich_markup_mode=None, **settings)
+    settings.setdefault("no_args_is_help", True)
+    return _Typer(help=help, rich_markup_mode=None, **settings)
 
 
 DataDir = Annotated[

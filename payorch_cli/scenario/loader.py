@@ -59,6 +59,8 @@ HTTP_KINDS = (
     "create_deposit_account",
     "balance",
     "trace",
+    "provider",
+    "reset_providers",
 )
 OTHER_KINDS = (
     "advance_clock",
@@ -98,7 +100,14 @@ SHORT_NAMES = {
     "balance": "read the balance",
     "trace": "read the cascade trace",
     "receiver": "change the receiver",
+    "reset_providers": "put every provider back as the fixtures define it",
 }
+# The simulated providers (design.md 1.5): what `provider: {set: ...}` and `{incident: ...}`
+# take, in the scenario's words (durations like the other steps) -> the control plane's.
+PROVIDER_BEHAVIOURS = ("accept", "decline", "outage", "no_instructions", "timeout", "reject")
+PROVIDER_SET_KEYS = ("behaviour", "declineRate", "declineReason", "seed", "latency", "callback")
+PROVIDER_CALLBACK_KEYS = ("after", "outcome", "mode")
+PROVIDER_INCIDENT_KEYS = ("behaviour", "for", "in", "declineReason")
 
 CredentialCheck = Callable[[str], str | None]  # name -> problem, or None if it resolves
 
@@ -447,7 +456,116 @@ class _Loader:
             return self.simulate(node)
         if kind == "trace":
             return self.trace(node)
+        if kind == "provider":
+            return self.provider(node)
+        if kind == "reset_providers":
+            if not (node.is_null or (node.is_map and not node.raw.value)):
+                self.error(
+                    node.loc, "`reset_providers` takes no arguments (write `reset_providers: {}`)"
+                )
+            return HttpCall("POST", "/_sim/providers/reset", body=None, has_body=False)
         raise AssertionError(kind)
+
+    # -- the simulated providers -------------------------------------------------------------
+
+    def provider(self, node: Node) -> HttpCall | None:
+        """`provider: {id}` reads it, `{id, set: {...}}` changes it (PATCH), `{id, incident:
+        {behaviour, for, in?, declineReason?}}` schedules a window of another behaviour."""
+        entries = self.mapping(node, "`provider`")
+        if entries is None:
+            return None
+        fields = self.keys(entries, ("id", "set", "incident"), "`provider`")
+        if "id" not in fields:
+            self.error(
+                node.loc, "`provider` needs `id` (a provider id, as `payorch providers` lists)"
+            )
+            return None
+        if "set" in fields and "incident" in fields:
+            self.error(node.loc, "`provider` takes `set` or `incident`, not both (write two steps)")
+            return None
+        path = self._id_path(fields["id"], "/_sim/providers/{}", "`id`")
+        if path is None:
+            return None
+        if "set" in fields:
+            body = self.provider_settings(fields["set"])
+            return HttpCall("PATCH", path, body=body, has_body=True) if body is not None else None
+        if "incident" in fields:
+            body = self.provider_incident(fields["incident"])
+            if body is None:
+                return None
+            incidents = self._id_path(fields["id"], "/_sim/providers/{}/incidents", "`id`")
+            return HttpCall("POST", incidents, body=body, has_body=True)
+        return HttpCall("GET", path)
+
+    def behaviour(self, node: Node) -> Any:
+        value = self.compiled(node)
+        if isinstance(value, str) and value not in PROVIDER_BEHAVIOURS:
+            self.error(
+                node.loc,
+                f"unknown behaviour `{value}`{_did_you_mean(value, PROVIDER_BEHAVIOURS)} "
+                f"(behaviours: {', '.join(PROVIDER_BEHAVIOURS)})",
+            )
+        return value
+
+    def provider_settings(self, node: Node) -> dict[str, Any] | None:
+        entries = self.mapping(node, "`set`")
+        if entries is None:
+            return None
+        fields = self.keys(entries, PROVIDER_SET_KEYS, "`provider.set`")
+        if not entries:
+            self.error(node.loc, f"`set` needs one of: {', '.join(PROVIDER_SET_KEYS)}")
+        body: dict[str, Any] = {}
+        for key, value in fields.items():
+            if key == "behaviour":
+                body["behaviour"] = self.behaviour(value)
+            elif key == "latency":
+                body["latencySeconds"] = self.duration_or(value, "`latency`", zero=True)
+            elif key == "callback":
+                body["callback"] = self.provider_callback(value)
+            else:
+                body[key] = self.compiled(value)
+        return body
+
+    def provider_callback(self, node: Node) -> dict[str, Any]:
+        fields = self.keys(
+            self.mapping(node, "`callback`") or [], PROVIDER_CALLBACK_KEYS, "`callback`"
+        )
+        out: dict[str, Any] = {}
+        if "after" in fields:  # null: the provider never calls back; only the poll settles
+            out["afterSeconds"] = self.duration_or(fields["after"], "`callback.after`", zero=True)
+        if "outcome" in fields:
+            out["outcome"] = self.compiled(fields["outcome"])
+        if "mode" in fields:
+            out["mode"] = self.compiled(fields["mode"])
+        return out
+
+    def duration_or(self, node: Node, what: str, *, zero: bool = False) -> float | None:
+        """A duration; `null` (and `0` where `zero`) pass through as no delay / never."""
+        if node.is_null:
+            return None
+        if zero and node.is_scalar and node.value() in (0, "0", "0s"):
+            return 0.0
+        return self.duration(node, what)
+
+    def provider_incident(self, node: Node) -> dict[str, Any] | None:
+        entries = self.mapping(node, "`incident`")
+        if entries is None:
+            return None
+        fields = self.keys(entries, PROVIDER_INCIDENT_KEYS, "`provider.incident`")
+        for required in ("behaviour", "for"):
+            if required not in fields:
+                self.error(node.loc, f"`incident` needs `{required}`")
+        if "behaviour" not in fields or "for" not in fields:
+            return None
+        body: dict[str, Any] = {
+            "behaviour": self.behaviour(fields["behaviour"]),
+            "durationSeconds": self.duration(fields["for"], "`for`"),
+        }
+        if "in" in fields:
+            body["startsInSeconds"] = self.duration_or(fields["in"], "`in`", zero=True)
+        if "declineReason" in fields:
+            body["declineReason"] = self.compiled(fields["declineReason"])
+        return body
 
     def trace(self, node: Node) -> HttpCall | None:
         """`trace: {payment: TXN-…}` or `trace: {payout: po_…}`: GET its cascade trace, checked
@@ -726,6 +844,8 @@ def _default_name(step: Step) -> str:
             else ("payout" if "/payout/" in str(step.http.path) else "payment")
         )
         return f"simulate {target} {action}" if isinstance(action, str) else f"simulate {target}"
+    if step.kind == "provider" and step.http is not None:
+        return _provider_step_name(step.http)
     if step.kind in SHORT_NAMES:
         return SHORT_NAMES[step.kind]
     if step.http is not None:
@@ -737,6 +857,36 @@ def _default_name(step: Step) -> str:
         )
         return f"{step.http.method} {shown}"
     return step.kind
+
+
+def _provider_step_name(call: HttpCall) -> str:
+    """`provider prv_stp_mx: set behaviour=outage`, `provider prv_stp_mx: outage for 10m`."""
+    from payorch_cli.scenario.durations import format_duration
+
+    path = call.path
+    shown = (
+        path
+        if isinstance(path, str)
+        else "".join(p if isinstance(p, str) else "${" + p.source + "}" for p in path.parts)
+    )
+    provider_id = shown.removeprefix("/_sim/providers/").removesuffix("/incidents")
+    body = call.body if isinstance(call.body, dict) else {}
+    if call.method == "GET":
+        return f"read provider {provider_id}"
+    if call.method == "PATCH":
+        changes = ", ".join(
+            f"{key}={value}" for key, value in body.items() if not isinstance(value, dict | list)
+        )
+        if isinstance(body.get("callback"), dict):
+            callback = ", ".join(f"{k}={v}" for k, v in body["callback"].items())
+            changes = ", ".join(filter(None, [changes, f"callback({callback})"]))
+        return f"provider {provider_id}: set {changes}"
+    seconds = body.get("durationSeconds")
+    window = f" for {format_duration(seconds)}" if isinstance(seconds, int | float) else ""
+    starts = body.get("startsInSeconds")
+    if isinstance(starts, int | float) and starts > 0:
+        window += f" in {format_duration(starts)}"
+    return f"provider {provider_id}: {body.get('behaviour')}{window}"
 
 
 def load_text(text: str, file: str, check_credential: CredentialCheck | None = None) -> Scenario:

@@ -266,6 +266,23 @@ class Backend:
             "replay",
         )
 
+    # -- the simulated providers (control plane, design.md 1.5) ----------------------------------
+
+    def providers(self) -> list[dict[str, Any]]:
+        data = _dict(self.call("GET", "/_sim/providers"), "GET /_sim/providers")
+        return _list(data.get("data"), "GET /_sim/providers data")
+
+    def start_incident(self, provider_id: str, behaviour: str, seconds: float) -> dict[str, Any]:
+        """`behaviour` on that provider from now for `seconds` of simulated time."""
+        body = {"behaviour": behaviour, "durationSeconds": seconds}
+        return _dict(
+            self.call("POST", f"/_sim/providers/{provider_id}/incidents", body), "incident"
+        )
+
+    def reset_providers(self) -> list[dict[str, Any]]:
+        data = _dict(self.call("POST", "/_sim/providers/reset"), "POST /_sim/providers/reset")
+        return _list(data.get("data"), "POST /_sim/providers/reset data")
+
     # -- the request log -------------------------------------------------------------------------
 
     def requests(

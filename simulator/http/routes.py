@@ -114,12 +114,18 @@ def setup_routes(app: web.Application, static_dir: str) -> None:
     # The provider world (design.md 1.5): the simulated providers' live behaviour and incidents.
     r.add_get("/_sim/providers", providers.list_providers)
     r.add_post("/_sim/providers/reset", providers.reset_providers)
-    # `reset` is not an id: its path must not also answer GET and PATCH (nor advertise them).
-    r.add_get("/_sim/providers/{id:(?!reset$)[^/]+}", providers.get_provider)
-    r.add_patch("/_sim/providers/{id:(?!reset$)[^/]+}", providers.update_provider)
+    r.add_get(PROVIDER_PATH, providers.get_provider)
+    r.add_patch(PROVIDER_PATH, providers.update_provider)
     r.add_post("/_sim/providers/{id}/incidents", providers.create_incident)
 
     _alias_control_plane(r)
+
+
+# `reset` is not a provider id: without the pattern /_sim/providers/reset also matches {id}, and
+# aiohttp's 405 there (OPTIONS, say) advertised GET and PATCH in `Allow` beside POST.
+PROVIDER_PATH = "/_sim/providers/{id:(?!reset$)[^{}/]+}"
+# Routes registered with a pattern, by their canonical path (what the alias must register again).
+PATTERNED = {"/_sim/providers/{id}": PROVIDER_PATH}
 
 
 def _alias_control_plane(router: web.UrlDispatcher) -> None:
@@ -132,4 +138,4 @@ def _alias_control_plane(router: web.UrlDispatcher) -> None:
     for route in list(router.routes()):
         path = route.resource.canonical if route.resource is not None else ""
         if path.startswith("/_sim/") and not path.startswith("/_sim/provider/"):
-            router.add_route(route.method, API_BASE + path, route.handler)
+            router.add_route(route.method, API_BASE + PATTERNED.get(path, path), route.handler)

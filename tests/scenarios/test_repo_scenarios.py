@@ -77,6 +77,18 @@ def test_the_state_tables_are_covered() -> None:
             "fx_presentment",
             "idempotent_retry",
         ],
+        # The provider world (issue 15): each behaviour and callback pathology, in production.
+        "providers": [
+            "provider_failover_outage",
+            "provider_outage_window",
+            "provider_decline_reasons",
+            "provider_timeout",
+            "provider_no_callback_poll",
+            "provider_duplicate_callback",
+            "provider_late_callback",
+            "provider_seeded_decline_rate",
+            "payout_production_rejected_after_processing",
+        ],
     }
     missing = [n for table in rows.values() for n in table if n not in names]
     assert not missing, missing

@@ -324,6 +324,135 @@ TRACE: dict[str, Any] = {
 }
 
 
+def _provider(
+    provider_id: str,
+    name: str,
+    kind: str,
+    rails: list[str],
+    behaviour: str = "accept",
+    *,
+    counts: tuple[int, int, int, int, int, int] = (0, 0, 0, 0, 0, 0),
+    timed_out: int = 0,
+    incidents: list[dict[str, Any]] | None = None,
+    **extra: Any,
+) -> dict[str, Any]:
+    charges, accepted, declined, unavailable, sent, ignored = counts
+    provider: dict[str, Any] = {
+        "id": provider_id,
+        "name": name,
+        "kind": kind,
+        "rails": rails,
+        "behaviour": behaviour,
+        "declineReason": None,
+        "declineRate": 0,
+        "seed": 0,
+        "latencySeconds": 0,
+        "callback": {"afterSeconds": 30, "outcome": "paid", "mode": "once"},
+        "effectiveBehaviour": behaviour,
+        "incidents": incidents or [],
+        "counts": {
+            "charges": charges,
+            "accepted": accepted,
+            "declined": declined,
+            "unavailable": unavailable,
+            "timedOut": timed_out,
+            "noInstructions": 0,
+            "callbacksSent": sent,
+            "callbacksIgnored": ignored,
+        },
+        "appliesTo": "production",
+    }
+    provider.update(extra)
+    return provider
+
+
+PROVIDERS = [
+    _provider(
+        "prv_stp_mx",
+        "Transferencias Ágiles MX",
+        "payin",
+        ["spei"],
+        effectiveBehaviour="outage",
+        counts=(14, 11, 0, 3, 11, 0),
+        incidents=[
+            {
+                "id": "inc_0001",
+                "behaviour": "outage",
+                "declineReason": None,
+                "startsAt": "2026-05-04T11:55:00.000Z",
+                "endsAt": "2026-05-04T12:05:00.000Z",
+                "active": True,
+            }
+        ],
+    ),
+    _provider(
+        "prv_cardhub",
+        "CardHub Global Acquiring",
+        "payin",
+        ["card", "debit", "applepay", "googlepay"],
+        declineRate=0.3,
+        declineReason="insufficient_funds",
+        seed=7,
+        counts=(10, 7, 3, 0, 7, 0),
+        callback={"afterSeconds": 30, "outcome": "paid", "mode": "duplicate"},
+        incidents=[
+            {
+                "id": "inc_0002",
+                "behaviour": "decline",
+                "declineReason": "expired_card",
+                "startsAt": "2026-05-04T18:00:00.000Z",
+                "endsAt": "2026-05-04T18:30:00.000Z",
+                "active": False,
+            }
+        ],
+    ),
+    _provider(
+        "prv_orbita_cards",
+        "Órbita Card Processing",
+        "payin",
+        ["card", "debit"],
+        "outage",
+        declineReason="upstream_timeout",
+        counts=(6, 0, 0, 6, 0, 0),
+    ),
+    _provider(
+        "prv_andes_acquiring",
+        "Andes Acquiring",
+        "payin",
+        ["card"],
+        "decline",
+        declineReason="do_not_honor",
+        counts=(2, 0, 2, 0, 0, 0),
+    ),
+    _provider(
+        "prv_boleto_br",
+        "Cobrança Fácil",
+        "payin",
+        ["boleto"],
+        callback={"afterSeconds": None, "outcome": "paid", "mode": "once"},
+        counts=(1, 1, 0, 0, 0, 0),
+    ),
+    _provider(
+        "prv_lonestar_bank",
+        "Lone Star Commerce Bank",
+        "payin",
+        ["wire"],
+        latencySeconds=45,
+        timed_out=2,
+        callback={"afterSeconds": 600, "outcome": "paid", "mode": "once"},
+        counts=(3, 3, 0, 0, 2, 1),
+    ),
+    _provider(
+        "prv_payouts_latam",
+        "Dispersiones LATAM",
+        "payout",
+        ["spei", "pix", "bank", "phone_wallet", "email_wallet"],
+        callback={"afterSeconds": 60, "outcome": "rejected", "mode": "once"},
+        counts=(2, 2, 0, 0, 2, 0),
+    ),
+]
+
+
 def _logged(
     n: int,
     method: str,
@@ -466,6 +595,24 @@ class FakeBackend(Backend):
     def replay(self, webhook_id: str, delivery_id: str) -> dict[str, Any]:
         self.calls.append(f"replay {webhook_id} {delivery_id}")
         return next(d for d in DELIVERIES if d["id"] == delivery_id)
+
+    def providers(self) -> list[dict[str, Any]]:
+        return copy.deepcopy(PROVIDERS)
+
+    def start_incident(self, provider_id: str, behaviour: str, seconds: float) -> dict[str, Any]:
+        self.calls.append(f"incident {provider_id} {behaviour} {seconds:g}")
+        return {
+            "id": "inc_0003",
+            "behaviour": behaviour,
+            "declineReason": None,
+            "startsAt": NOW,
+            "endsAt": "2026-05-04T12:10:00.000Z",
+            "active": True,
+        }
+
+    def reset_providers(self) -> list[dict[str, Any]]:
+        self.calls.append("reset providers")
+        return copy.deepcopy(PROVIDERS)
 
     def requests(
         self,

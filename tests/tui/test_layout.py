@@ -23,10 +23,20 @@ SCREENS = {
     "balances": ("2",),
     "deliveries": ("3",),
     "delivery": ("3", "enter"),
+    "providers": ("5",),
 }
-# At 120 columns the transactions footer shows all of these; the app's last global key (`q Quit`)
-# no longer fits beside the five screen keys and is left to the palette (Ctrl+Q quits too).
-ALL_KEYS = ("Search", "Status", "Method", "Balances", "Deliveries", "Requests", "Clock+", "Key")
+# At 120 columns the transactions footer shows all of these; the app's global keys after the five
+# screen keys (`a Clock+`, `k Key`, `q Quit`) no longer fit and are left to the palette (Ctrl+Q
+# quits too); at 200 columns they show.
+ALL_KEYS = (
+    "Search",
+    "Status",
+    "Method",
+    "Balances",
+    "Deliveries",
+    "Requests",
+    "Providers",
+)
 
 
 def fixed_app(**kw: object) -> PayorchApp:
@@ -73,6 +83,14 @@ async def test_at_120_columns_the_transactions_footer_shows_every_key() -> None:
         shown = footer_keys(app)
         assert [k for k in ALL_KEYS if k not in shown] == []
         assert "Transactions" not in shown  # the screen already shown is not offered
+
+
+async def test_at_200_columns_the_footer_also_shows_quit() -> None:
+    app = fixed_app()
+    async with app.run_test(size=(200, 50)) as pilot:
+        await settle(pilot)
+        shown = footer_keys(app)
+        assert [k for k in (*ALL_KEYS, "Clock+", "Key", "Quit") if k not in shown] == []
 
 
 async def test_local_amounts_are_right_aligned() -> None:

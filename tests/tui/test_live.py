@@ -6,7 +6,9 @@ from __future__ import annotations
 import asyncio
 import time
 
-from payorch_cli.client import Client
+import pytest
+
+from payorch_cli.client import ApiError, Client
 from payorch_cli.tui.app import PayorchApp
 from payorch_cli.tui.backend import PAGE_SIZE, Backend
 from payorch_cli.tui.screens.deliveries import DeliveriesScreen
@@ -245,3 +247,47 @@ async def test_advance_the_clock_by_key_settles_the_balance(server: LiveServer) 
         await until(pilot, lambda: "reserve 2.50" in strip(app), what=f"settled: {strip(app)}")
         assert "pending 0.00" in strip(app)
         assert "+2d" in app.screen.query_one(StatusHeader).render().plain
+
+
+async def test_providers_screen_starts_an_outage_and_follows_production_charges(
+    server: LiveServer,
+) -> None:
+    from payorch_cli.tui.screens.providers import ProvidersScreen
+    from payorch_cli.tui.widgets.providers import ProvidersTable
+
+    app = tui(server)
+    async with app.run_test(size=(120, 35)) as pilot:
+        await settle(pilot)
+        await pilot.press("5")
+        await until(pilot, lambda: isinstance(app.screen, ProvidersScreen), what="providers")
+        providers = app.screen.query_one(ProvidersTable)
+        await until(pilot, lambda: "prv_stp_mx" in providers.rows, what="the provider rows")
+
+        def now_of(provider_id: str) -> str:
+            return str(providers.get_cell(provider_id, "now"))
+
+        assert now_of("prv_stp_mx") == "accept"
+        providers.move_cursor(row=providers.get_row_index("prv_stp_mx"))
+        await pilot.press("o")
+        await until(pilot, lambda: now_of("prv_stp_mx") == "outage", what="the outage shown")
+        provider = await server.call("GET", "/_sim/providers/prv_stp_mx")
+        assert provider["effectiveBehaviour"] == "outage"
+        assert provider["incidents"][0]["active"] is True
+
+        # A production charge made elsewhere shows in the counts without a key pressed.
+        with pytest.raises(ApiError) as refused:
+            await server.call(
+                "POST", "/payments", {"amount": 50, "paymentMethodId": "1001"}, key=KEYS.live_sk
+            )
+        assert refused.value.code == "cascade_exhausted"  # the provider is out
+
+        def counts_of(provider_id: str) -> str:
+            return str(providers.get_cell(provider_id, "counts"))
+
+        await until(pilot, lambda: "1 down" in counts_of("prv_stp_mx"), what="the counts")
+
+        await pilot.press("R")
+        await settle(pilot)
+        await pilot.press("y")
+        await until(pilot, lambda: now_of("prv_stp_mx") == "accept", what="the reset shown")
+        assert (await server.call("GET", "/_sim/providers/prv_stp_mx"))["incidents"] == []

@@ -115,6 +115,10 @@ async def delivery(app: PayorchApp, pilot: Pilot[None]) -> None:
     await press(pilot, "3", "enter")
 
 
+async def providers(app: PayorchApp, pilot: Pilot[None]) -> None:
+    await press(pilot, "5")
+
+
 async def confirm_chargeback(app: PayorchApp, pilot: Pilot[None]) -> None:
     await settle(pilot)
     await press(pilot, "down", "c")  # chargeback on the completed PIX payment
@@ -147,6 +151,7 @@ SCREENS = {
     "balances": balances,
     "deliveries": deliveries,
     "delivery": delivery,
+    "providers": providers,
     "confirm-chargeback": confirm_chargeback,
     "advance-clock": advance_clock,
     "key-switcher": key_switcher,
@@ -182,3 +187,16 @@ async def test_a_refused_confirmation_sends_nothing() -> None:
         await confirm_chargeback(app, pilot)
         await press(pilot, "n")
         assert not app.backend.calls  # type: ignore[attr-defined]
+
+
+async def test_providers_keys_start_an_outage_and_reset_after_asking() -> None:
+    app = fixed_app()
+    async with app.run_test(size=(120, 35)) as pilot:
+        await press(pilot, "5", "down", "o")  # the second row: prv_cardhub
+        await press(pilot, "R", "n")  # asked, refused: nothing sent
+        await press(pilot, "R", "y")
+        assert app.backend.calls == [  # type: ignore[attr-defined]
+            "incident prv_cardhub outage 600",
+            "reset providers",
+        ]
+        assert any("outage until 12:10:00" in text for _, _, text in app.notices), app.notices

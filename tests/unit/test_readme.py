@@ -63,3 +63,28 @@ def test_the_deposit_account_call_works_as_written(payorch: Payorch) -> None:
     result = CliRunner().invoke(app, ["--base-url", payorch.base_url, "--json", *deposit])
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)["transaction"]["amountLocal"] == 500
+
+
+def test_rehearsing_provider_failures_works_as_written(payorch: Payorch, tmp_path: Path) -> None:
+    """Every `payorch providers` / `clock` command of the section runs against a simulator, and
+    its scenario passes."""
+    import shlex
+
+    text = section("Rehearsing provider failures")
+    assert "production keys only" in text and "sandbox" in text
+    commands = [
+        line.split("#")[0].strip()
+        for line in text.split("```sh")[1].split("```")[0].splitlines()
+        if line.startswith("payorch ")
+    ]
+    assert len(commands) >= 8
+    runner = CliRunner()
+    for command in commands:
+        args = shlex.split(command)[1:]
+        result = runner.invoke(app, ["--base-url", payorch.base_url, *args])
+        assert result.exit_code == 0, (command, result.output)
+    listed = payorch.client.get("/_sim/providers/prv_stp_mx")
+    assert listed["behaviour"] == "accept" and listed["incidents"] == []  # reset at the end
+    scenario = tmp_path / "readme.yaml"
+    scenario.write_text(text.split("```yaml")[1].split("```")[0], encoding="utf-8")
+    payorch.run_scenario(scenario)

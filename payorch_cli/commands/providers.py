@@ -1,0 +1,347 @@
+"""`payorch providers [--json]`, `providers show|set|incident|reset`: script the simulated
+providers behind the cascade (design.md 1.5), on the simulated clock.
+
+Any sandbox secret key may call these (the simulator operator's role); the behaviours they set
+apply to the PRODUCTION flows of every merchant. The sandbox cascade always accepts.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Annotated, Any
+
+import typer
+
+from payorch_cli.options import (
+    ApiKey,
+    BaseUrl,
+    ExitStatus,
+    Json,
+    api_errors,
+    command_group,
+    emit,
+    resolve,
+)
+from payorch_cli.render.providers import PRODUCTION_ONLY
+
+app = command_group(
+    "List and script the simulated providers behind the cascade: behaviours, decline rates, "
+    "callbacks, incidents on the simulated clock. " + PRODUCTION_ONLY,
+    no_args_is_help=False,
+    invoke_without_command=True,
+)
+
+
+class Behaviour(StrEnum):
+    accept = "accept"
+    decline = "decline"
+    outage = "outage"
+    no_instructions = "no_instructions"
+    timeout = "timeout"
+    reject = "reject"
+
+
+class CallbackOutcome(StrEnum):
+    paid = "paid"
+    failed = "failed"
+    completed = "completed"
+    rejected = "rejected"
+    refunded = "refunded"
+    returned = "returned"
+
+
+class CallbackMode(StrEnum):
+    once = "once"
+    duplicate = "duplicate"
+
+
+BEHAVIOURS_HELP = (
+    "Pay-in providers: accept, decline, outage, no_instructions, timeout; payout providers: "
+    "accept, reject, outage."
+)
+NONE_WORDS = ("none", "never", "off", "null")
+
+
+def _duration(value: str) -> float:
+    from payorch_cli.scenario.durations import DurationError, parse_duration
+
+    try:
+        return parse_duration(value)
+    except DurationError as exc:
+        raise typer.BadParameter(str(exc)) from None
+
+
+def _rate(value: str) -> float:
+    try:
+        rate = float(value)
+    except ValueError:
+        raise typer.BadParameter(f"{value!r} is not a number between 0 and 1") from None
+    if not 0.0 <= rate <= 1.0:
+        raise typer.BadParameter(f"{value!r} is not between 0 and 1 (0.3: three charges in ten)")
+    return rate
+
+
+def _duration_or_zero(value: str) -> float:
+    """A duration, where `0` (and `none`) mean no delay at all."""
+    if value.strip().lower() in ("0", "0s", *NONE_WORDS):
+        return 0.0
+    return _duration(value)
+
+
+def _duration_or_never(value: str) -> float | None:
+    """A duration, `0` (a payout provider confirming in its dispatch answer), or `none`: the
+    provider never calls back (only the reconciliation poll settles a pay-in)."""
+    if value.strip().lower() in NONE_WORDS:
+        return None
+    if value.strip().lower() in ("0", "0s"):
+        return 0.0
+    return _duration(value)
+
+
+def _list(ctx: typer.Context, as_json: bool) -> None:
+    from payorch_cli.render.providers import providers_table
+
+    options = resolve(ctx, as_json=as_json)
+    with api_errors("providers"):
+        providers = options.client().get("/_sim/providers")["data"]
+    emit(options, {"data": providers}, lambda: providers_table(providers))
+
+
+@app.callback()
+def providers(
+    ctx: typer.Context, base_url: BaseUrl = None, api_key: ApiKey = None, as_json: Json = False
+) -> None:
+    """List every simulated provider (pay-in and payout): its rails, what it does now, its
+    scheduled or active incidents and counts of what it has done. Behaviours apply to
+    PRODUCTION keys only: the sandbox cascade always accepts."""
+    from payorch_cli.options import Globals
+
+    # Options written here (`payorch providers --json set ...`) hold for the subcommand too.
+    root = ctx.find_root()
+    merged = resolve(ctx, base_url, api_key, as_json)
+    root.obj = Globals(merged.base_url, merged.api_key, merged.json)
+    if ctx.invoked_subcommand is None:
+        _list(ctx, as_json)
+
+
+def _show_one(options: Any, provider: dict[str, Any], note: str = "") -> None:
+    def human() -> Any:
+        from rich.console import Group
+
+        from payorch_cli.render.providers import provider_table
+
+        parts: list[Any] = [provider_table(provider)]
+        if note:
+            parts.append(note)
+        return Group(*parts)
+
+    emit(options, provider, human)
+
+
+@app.command("show")
+def show(
+    ctx: typer.Context,
+    provider_id: Annotated[str, typer.Argument(metavar="ID", help="A provider id (prv_...).")],
+    base_url: BaseUrl = None,
+    api_key: ApiKey = None,
+    as_json: Json = False,
+) -> None:
+    """One provider: what it does now, its incidents and counts."""
+    options = resolve(ctx, base_url, api_key, as_json)
+    with api_errors("providers show"):
+        provider = options.client().get(f"/_sim/providers/{provider_id}")
+    _show_one(options, provider)
+
+
+@app.command("set")
+def set_(
+    ctx: typer.Context,
+    provider_id: Annotated[str, typer.Argument(metavar="ID", help="A provider id (prv_...).")],
+    behaviour: Annotated[
+        Behaviour | None,
+        typer.Option("--behaviour", help="What it does to every charge. " + BEHAVIOURS_HELP),
+    ] = None,
+    decline_rate: Annotated[
+        float | None,
+        typer.Option(
+            "--decline-rate",
+            parser=_rate,
+            metavar="RATE",
+            help="Share of charges declined while accepting (0 to 1), drawn from the seed.",
+        ),
+    ] = None,
+    decline_reason: Annotated[
+        str | None,
+        typer.Option(
+            "--decline-reason",
+            help="The reason a decline carries: card_declined, insufficient_funds, "
+            "expired_card, fraud_blocked, kyc_required, three_ds_required, three_ds_failed (a "
+            "card charge fails with that 402 code), do_not_honor (the cascade moves on); for a "
+            "payout provider the rejection's failureReason. `none` clears it.",
+        ),
+    ] = None,
+    seed: Annotated[
+        int | None,
+        typer.Option("--seed", help="Seed of its decline draws: the same charges every run."),
+    ] = None,
+    latency: Annotated[
+        float | None,
+        typer.Option(
+            "--latency",
+            parser=_duration_or_zero,
+            metavar="DURATION",
+            help="How long it takes to answer (2s, 45s; 0 for none); past the platform's "
+            "timeout it counts as a timeout.",
+        ),
+    ] = None,
+    callback_after: Annotated[
+        float | None,
+        typer.Option(
+            "--callback-after",
+            parser=_duration_or_never,
+            metavar="DURATION|none",
+            help="When its callback confirms a charge (30s, 10m), or `none`: it never calls "
+            "back and only the 5-minute reconciliation poll settles it (0 on a payout "
+            "provider: it confirms in its dispatch answer).",
+        ),
+    ] = None,
+    callback_outcome: Annotated[
+        CallbackOutcome | None,
+        typer.Option(
+            "--callback-outcome",
+            help="What the callback reports: paid or failed from a pay-in provider; completed, "
+            "failed, rejected, refunded or returned from a payout provider (a failure after "
+            "processing: payout.failed, the debit reversed).",
+        ),
+    ] = None,
+    callback_mode: Annotated[
+        CallbackMode | None,
+        typer.Option("--callback-mode", help="once, or duplicate: the callback arrives twice."),
+    ] = None,
+    base_url: BaseUrl = None,
+    api_key: ApiKey = None,
+    as_json: Json = False,
+) -> None:
+    """Change how a provider behaves from now on (kept across restarts; `payorch providers
+    reset` undoes it). Behaviours apply to PRODUCTION keys only: the sandbox cascade always
+    accepts (outcomes come from simulate and Sandbox-Simulate)."""
+    body: dict[str, Any] = {}
+    if behaviour is not None:
+        body["behaviour"] = behaviour.value
+    if decline_rate is not None:
+        body["declineRate"] = decline_rate
+    if decline_reason is not None:
+        body["declineReason"] = None if decline_reason.lower() in NONE_WORDS else decline_reason
+    if seed is not None:
+        body["seed"] = seed
+    if latency is not None:
+        body["latencySeconds"] = latency
+    callback: dict[str, Any] = {}
+    # `--callback-after none` parses to None, the same as no option: read what was written.
+    if _given(ctx, "callback_after"):
+        callback["afterSeconds"] = callback_after
+    if callback_outcome is not None:
+        callback["outcome"] = callback_outcome.value
+    if callback_mode is not None:
+        callback["mode"] = callback_mode.value
+    if callback:
+        body["callback"] = callback
+    if not body:
+        typer.echo(
+            "payorch providers set: nothing to change; give at least one of --behaviour, "
+            "--decline-rate, --decline-reason, --seed, --latency, --callback-after, "
+            "--callback-outcome, --callback-mode",
+            err=True,
+        )
+        raise typer.Exit(ExitStatus.USAGE)
+    options = resolve(ctx, base_url, api_key, as_json)
+    with api_errors("providers set"):
+        provider = options.client().request("PATCH", f"/_sim/providers/{provider_id}", body)
+    _show_one(options, provider, note=PRODUCTION_ONLY)
+
+
+def _given(ctx: typer.Context, name: str) -> bool:
+    # By name: typer carries its own copy of click, whose ParameterSource is another enum.
+    source = ctx.get_parameter_source(name)
+    return source is not None and source.name != "DEFAULT"
+
+
+@app.command("incident")
+def incident(
+    ctx: typer.Context,
+    provider_id: Annotated[str, typer.Argument(metavar="ID", help="A provider id (prv_...).")],
+    behaviour: Annotated[
+        Behaviour,
+        typer.Argument(
+            metavar="BEHAVIOUR", help="What it does during the window. " + BEHAVIOURS_HELP
+        ),
+    ],
+    for_: Annotated[
+        float,
+        typer.Option(
+            "--for",
+            parser=_duration,
+            metavar="DURATION",
+            help="How long, in simulated time (90s, 10m, 2h).",
+        ),
+    ],
+    starts_in: Annotated[
+        float | None,
+        typer.Option(
+            "--in",
+            parser=_duration,
+            metavar="DURATION",
+            help="Start this far from now (default: now).",
+        ),
+    ] = None,
+    decline_reason: Annotated[
+        str | None,
+        typer.Option("--decline-reason", help="The reason declines carry meanwhile."),
+    ] = None,
+    base_url: BaseUrl = None,
+    api_key: ApiKey = None,
+    as_json: Json = False,
+) -> None:
+    """Give a provider a behaviour for a window of simulated time: `incident prv_stp_mx outage
+    --for 10m`. When the clock passes the window the provider is back by itself. Applies to
+    PRODUCTION keys only: the sandbox cascade always accepts."""
+    body: dict[str, Any] = {"behaviour": behaviour.value, "durationSeconds": for_}
+    if starts_in is not None:
+        body["startsInSeconds"] = starts_in
+    if decline_reason is not None:
+        body["declineReason"] = decline_reason
+    options = resolve(ctx, base_url, api_key, as_json)
+    with api_errors("providers incident"):
+        created = options.client().post(f"/_sim/providers/{provider_id}/incidents", body)
+
+    def human() -> str:
+        from payorch_cli.render.providers import clock_time
+
+        when = (
+            "from now" if created.get("active") else f"from {clock_time(created.get('startsAt'))}"
+        )
+        return (
+            f"{provider_id}: {created.get('behaviour')} {when} until "
+            f"{clock_time(created.get('endsAt'))} (simulated), incident {created.get('id')}.\n"
+            f"{PRODUCTION_ONLY}"
+        )
+
+    emit(options, created, human)
+
+
+@app.command("reset")
+def reset(
+    ctx: typer.Context, base_url: BaseUrl = None, api_key: ApiKey = None, as_json: Json = False
+) -> None:
+    """Put every provider back as the fixtures define it: behaviours, rates, seeds, callbacks
+    and incidents (counts start again)."""
+    from payorch_cli.render.providers import providers_table
+
+    options = resolve(ctx, base_url, api_key, as_json)
+    with api_errors("providers reset"):
+        providers = options.client().post("/_sim/providers/reset")["data"]
+    emit(
+        options,
+        {"data": providers},
+        lambda: providers_table(providers, title=f"{len(providers)} providers back to fixtures"),
+    )

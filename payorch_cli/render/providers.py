@@ -1,0 +1,221 @@
+"""Simulated providers (`GET /_sim/providers`) in words, shared by `payorch providers` and the
+TUI's Providers screen: what a provider does now, its incidents and what it has done.
+
+Plain strings only (no rich at import): `payorch providers --json` builds none of it.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from rich.table import Table
+
+PRODUCTION_ONLY = (
+    "Behaviours apply to PRODUCTION keys only: the sandbox cascade always accepts "
+    "(sandbox outcomes come from `payorch simulate` and the Sandbox-Simulate header)."
+)
+
+
+def _obj(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _seconds(value: Any) -> str:
+    from payorch_cli.scenario.durations import format_duration
+
+    if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+        return "0s"
+    return format_duration(float(value))
+
+
+def clock_time(stamp: Any) -> str:
+    """`12:10:00` out of `2026-05-04T12:10:00.000Z`; the date too when it is not today's
+    simulated date is more than a table cell can hold, so the time is what is shown."""
+    if not isinstance(stamp, str) or len(stamp) < 19:
+        return "?"
+    return stamp[11:19]
+
+
+def behaviour_text(provider: dict[str, Any]) -> str:
+    """What the provider does to a production charge now: `decline insufficient_funds`,
+    `accept, 30% decline (insufficient_funds, seed 7)`, `outage (incident)`..."""
+    if provider.get("appliesTo") == "sandbox":
+        return "accept (sandbox: always)"
+    configured = str(provider.get("behaviour") or "?")
+    now = str(provider.get("effectiveBehaviour") or configured)
+    text = now
+    active = [i for i in _incidents(provider) if i.get("active")]
+    reason = provider.get("declineReason")
+    if active:
+        incident_reason = active[0].get("declineReason")
+        if now == "decline" and incident_reason:
+            text += f" {incident_reason}"
+        text += f" (incident; set: {configured})" if configured != now else " (incident)"
+    elif now == "decline" and reason:
+        text += f" {reason}"
+    rate = provider.get("declineRate")
+    if (
+        isinstance(rate, int | float)
+        and not isinstance(rate, bool)
+        and rate > 0
+        and now != "decline"
+    ):
+        why = [str(reason)] if reason else []
+        if provider.get("seed") is not None:
+            why.append(f"seed {provider['seed']}")
+        detail = f" ({', '.join(why)})" if why else ""
+        text += f", {rate:.0%} declined{detail}"
+    latency = provider.get("latencySeconds")
+    if isinstance(latency, int | float) and not isinstance(latency, bool) and latency > 0:
+        text += f", +{_seconds(latency)} latency"
+    return text
+
+
+def now_text(provider: dict[str, Any]) -> str:
+    """The behaviour in force, in a word or two: `outage`, `accept 30% decl.`."""
+    now = str(provider.get("effectiveBehaviour") or provider.get("behaviour") or "?")
+    rate = provider.get("declineRate")
+    if (
+        isinstance(rate, int | float)
+        and not isinstance(rate, bool)
+        and rate > 0
+        and now == "accept"
+    ):
+        return f"{now} {rate:.0%} decl."
+    return now
+
+
+def callback_text(provider: dict[str, Any]) -> str:
+    """`30s paid`, `none (poll)`, `30s failed ×2`."""
+    callback = _obj(provider.get("callback"))
+    after = callback.get("afterSeconds")
+    if after is None:
+        return "none (poll)" if provider.get("kind") != "payout" else "none"
+    if after == 0 and provider.get("kind") == "payout":
+        return f"at dispatch {callback.get('outcome') or 'completed'}"
+    text = f"{_seconds(after)} {callback.get('outcome') or 'paid'}"
+    if callback.get("mode") == "duplicate":
+        text += " ×2"
+    return text
+
+
+def _incidents(provider: dict[str, Any]) -> list[dict[str, Any]]:
+    found = provider.get("incidents")
+    return [i for i in found if isinstance(i, dict)] if isinstance(found, list) else []
+
+
+def incident_text(incident: dict[str, Any]) -> str:
+    """`outage until 12:10:00` (active) or `outage 12:05:00–12:15:00` (scheduled)."""
+    behaviour = str(incident.get("behaviour") or "?")
+    if incident.get("declineReason"):
+        behaviour += f" {incident['declineReason']}"
+    if incident.get("active"):
+        return f"{behaviour} until {clock_time(incident.get('endsAt'))}"
+    return (
+        f"{behaviour} {clock_time(incident.get('startsAt'))}–{clock_time(incident.get('endsAt'))}"
+    )
+
+
+def incidents_text(provider: dict[str, Any]) -> str:
+    """The active incident first, then the scheduled ones; `-` when there is none."""
+    incidents = sorted(
+        _incidents(provider), key=lambda i: (not i.get("active"), str(i.get("startsAt")))
+    )
+    return "; ".join(incident_text(i) for i in incidents) or "-"
+
+
+def counts_text(provider: dict[str, Any]) -> str:
+    """`12: 9 ok, 2 declined, 1 down · cb 9 (+1 ignored)`: what the provider has done (charges,
+    or payout dispatches, by answer; callbacks sent, of which ignored)."""
+    counts = _obj(provider.get("counts"))
+
+    def n(name: str) -> int:
+        value = counts.get(name)
+        return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+    if not n("charges") and not n("callbacksSent"):
+        return "-"
+    parts = [f"{n('accepted')} ok"]
+    if n("declined"):
+        parts.append(f"{n('declined')} declined")
+    if n("unavailable"):
+        parts.append(f"{n('unavailable')} down")
+    if n("timedOut"):
+        parts.append(f"{n('timedOut')} timed out")
+    if n("noInstructions"):
+        parts.append(f"{n('noInstructions')} no instr.")
+    text = f"{n('charges')}: {', '.join(parts)}"
+    if n("callbacksSent") or n("callbacksIgnored"):
+        text += f" · cb {n('callbacksSent')}"
+        if n("callbacksIgnored"):
+            text += f" (+{n('callbacksIgnored')} ignored)"
+    return text
+
+
+def is_disturbed(provider: dict[str, Any]) -> bool:
+    """Not accepting every production charge right now (shown in a warning colour)."""
+    rate = provider.get("declineRate")
+    return (
+        provider.get("effectiveBehaviour", provider.get("behaviour")) != "accept"
+        or (isinstance(rate, int | float) and not isinstance(rate, bool) and rate > 0)
+        or any(i.get("active") for i in _incidents(provider))
+    )
+
+
+def providers_table(providers: list[dict[str, Any]], title: str = "providers") -> Table:
+    """One row per provider: id, kind, behaviour now, incidents, counts, callback, rails."""
+    from rich.table import Table
+
+    table = Table(
+        title=title, title_justify="left", caption=PRODUCTION_ONLY, caption_justify="left"
+    )
+    table.add_column("id", style="bold cyan", no_wrap=True)
+    table.add_column("kind", no_wrap=True)
+    table.add_column("behaviour now", overflow="fold")
+    table.add_column("incidents", overflow="fold")
+    table.add_column("counts", overflow="fold")
+    table.add_column("callback", overflow="fold")
+    table.add_column("rails", overflow="fold")
+    for provider in providers:
+        table.add_row(
+            str(provider.get("id")),
+            str(provider.get("kind") or "?"),
+            behaviour_text(provider),
+            incidents_text(provider),
+            counts_text(provider),
+            callback_text(provider),
+            rails_text(provider),
+            style="yellow" if is_disturbed(provider) else None,
+        )
+    return table
+
+
+def rails_text(provider: dict[str, Any]) -> str:
+    rails = provider.get("rails")
+    return ", ".join(map(str, rails)) if isinstance(rails, list) else ""
+
+
+def provider_table(provider: dict[str, Any]) -> Table:
+    """One provider, a field a line (fits any terminal)."""
+    from rich.table import Table
+
+    table = Table(
+        title=f"provider {provider.get('id')} ({provider.get('name')})",
+        title_justify="left",
+        show_header=False,
+        box=None,
+        padding=(0, 2),
+    )
+    table.add_column(style="bold cyan", no_wrap=True)
+    table.add_column(overflow="fold")
+    for label, value in (
+        ("kind", str(provider.get("kind") or "?")),
+        ("rails", rails_text(provider)),
+        ("behaviour now", behaviour_text(provider)),
+        ("incidents", incidents_text(provider)),
+        ("counts", counts_text(provider)),
+        ("callback", callback_text(provider)),
+    ):
+        table.add_row(label, value)
+    return table

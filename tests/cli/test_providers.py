@@ -1,0 +1,164 @@
+"""`payorch providers`: list, show, set, incident, reset against a real simulator, and the usage
+errors caught before anything is sent."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from payorch_cli.main import app
+from payorch_cli.scenario.fixture import Payorch
+
+runner = CliRunner()
+DEAD = "http://127.0.0.1:9"  # discard port: nothing listens there
+
+
+def cli(payorch: Payorch, *args: str) -> Any:
+    """Run `payorch --json ARGS` against the simulator; the parsed JSON it printed."""
+    result = runner.invoke(app, ["--base-url", payorch.base_url, "--json", *args])
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+def by_id(providers: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    return {p["id"]: p for p in providers}
+
+
+def test_the_list_shows_every_provider_and_the_production_only_rule(payorch: Payorch) -> None:
+    listed = by_id(cli(payorch, "providers")["data"])
+    assert listed["prv_stp_mx"]["kind"] == "payin" and listed["prv_stp_mx"]["rails"] == ["spei"]
+    assert any(p["kind"] == "payout" for p in listed.values())
+    human = runner.invoke(app, ["--base-url", payorch.base_url, "providers"], terminal_width=200)
+    assert human.exit_code == 0, human.output
+    text = " ".join(human.stdout.split())
+    assert "prv_stp_mx" in text and "spei" in text
+    assert "PRODUCTION keys only" in text and "sandbox cascade always accepts" in text
+    # The group options hold for its subcommands too.
+    shown = runner.invoke(app, ["providers", "--base-url", payorch.base_url, "--json"])
+    assert json.loads(shown.stdout)["data"], shown.output
+
+
+def test_set_changes_only_what_is_given_and_reset_puts_it_back(payorch: Payorch) -> None:
+    before = cli(payorch, "providers", "show", "prv_cardhub")
+    changed = cli(
+        payorch,
+        "providers",
+        "set",
+        "prv_cardhub",
+        "--decline-rate",
+        "0.3",
+        "--decline-reason",
+        "insufficient_funds",
+        "--seed",
+        "7",
+        "--latency",
+        "2s",
+        "--callback-after",
+        "none",
+        "--callback-mode",
+        "duplicate",
+    )
+    assert changed["declineRate"] == 0.3 and changed["seed"] == 7
+    assert changed["declineReason"] == "insufficient_funds"
+    assert changed["latencySeconds"] == 2
+    assert changed["callback"]["afterSeconds"] is None
+    assert changed["callback"]["mode"] == "duplicate"
+    assert changed["behaviour"] == before["behaviour"]  # not given: unchanged
+    assert cli(payorch, "providers", "show", "prv_cardhub") == changed  # it is state
+    reset = by_id(cli(payorch, "providers", "reset")["data"])
+    assert reset["prv_cardhub"]["declineRate"] == before["declineRate"]
+    assert reset["prv_cardhub"]["callback"] == before["callback"]
+
+
+def test_an_incident_ends_when_the_clock_passes_it(payorch: Payorch) -> None:
+    incident = cli(payorch, "providers", "incident", "prv_stp_mx", "outage", "--for", "10m")
+    assert incident["behaviour"] == "outage" and incident["active"] is True
+    provider = cli(payorch, "providers", "show", "prv_stp_mx")
+    assert provider["effectiveBehaviour"] == "outage"
+    assert [i["id"] for i in provider["incidents"]] == [incident["id"]]
+    payorch.advance("11m")
+    provider = cli(payorch, "providers", "show", "prv_stp_mx")
+    assert provider["effectiveBehaviour"] == provider["behaviour"] == "accept"
+    assert not any(i.get("active") for i in provider["incidents"])
+
+
+def test_a_scheduled_incident_starts_later(payorch: Payorch) -> None:
+    human = runner.invoke(
+        app,
+        [
+            "--base-url",
+            payorch.base_url,
+            "providers",
+            "incident",
+            "prv_stp_mx",
+            "decline",
+            "--for",
+            "5m",
+            "--in",
+            "1h",
+            "--decline-reason",
+            "insufficient_funds",
+        ],
+    )
+    assert human.exit_code == 0, human.output
+    assert "prv_stp_mx: decline from " in human.stdout and "(simulated)" in human.stdout
+    assert cli(payorch, "providers", "show", "prv_stp_mx")["effectiveBehaviour"] == "accept"
+    payorch.advance("61m")
+    assert cli(payorch, "providers", "show", "prv_stp_mx")["effectiveBehaviour"] == "decline"
+
+
+@pytest.mark.parametrize(
+    ("args", "code"),
+    [
+        (["providers", "show", "prv_nope"], "provider_not_found"),
+        (["providers", "set", "prv_nope", "--seed", "1"], "provider_not_found"),
+        (["providers", "incident", "prv_nope", "outage", "--for", "1m"], "provider_not_found"),
+        # A payout-only behaviour on a pay-in provider: the server names the field.
+        (["providers", "set", "prv_stp_mx", "--behaviour", "reject"], "invalid_request"),
+    ],
+)
+def test_server_errors_are_one_line_and_exit_1(
+    payorch: Payorch, args: list[str], code: str
+) -> None:
+    result = runner.invoke(app, ["--base-url", payorch.base_url, *args])
+    assert result.exit_code == 1, result.output
+    line = result.stderr.strip()
+    assert line.startswith(f"payorch {' '.join(args[:2])}: ") and code in line, line
+    assert len(line.splitlines()) == 1
+
+
+@pytest.mark.parametrize(
+    ("args", "error"),
+    [
+        (["set", "p", "--decline-rate", "1.5"], "'1.5' is not between 0 and 1"),
+        (["set", "p", "--latency", "soon"], "not a duration: 'soon'"),
+        (["set", "p", "--behaviour", "outtage"], "(did you mean 'outage'?)"),
+        (["incident", "p", "outage", "--for", "-5m"], "not a duration: '-5m'"),
+        (["incident", "p", "outage"], "Missing option '--for'"),
+        (["set", "p"], "nothing to change"),
+    ],
+)
+def test_usage_errors_exit_2_before_calling_anything(args: list[str], error: str) -> None:
+    result = runner.invoke(app, ["--base-url", DEAD, "providers", *args])
+    assert result.exit_code == 2, result.output
+    assert error in result.stderr, result.stderr
+
+
+def test_every_help_says_behaviours_are_production_only() -> None:
+    for path in ([], ["set"], ["incident"]):
+        result = runner.invoke(app, ["providers", *path, "--help"], terminal_width=200)
+        assert "PRODUCTION keys only" in result.stdout, path
+        assert "sandbox cascade always accepts" in " ".join(result.stdout.split()), path
+
+
+def test_payorch_reset_puts_the_providers_back_too(payorch: Payorch) -> None:
+    cli(payorch, "providers", "set", "prv_stp_mx", "--behaviour", "outage")
+    cli(payorch, "providers", "incident", "prv_cardhub", "outage", "--for", "1h")
+    result = runner.invoke(app, ["--base-url", payorch.base_url, "reset"])
+    assert result.exit_code == 0, result.output
+    listed = by_id(cli(payorch, "providers")["data"])
+    assert listed["prv_stp_mx"]["behaviour"] == "accept"
+    assert listed["prv_cardhub"]["incidents"] == []
