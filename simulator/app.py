@@ -233,7 +233,10 @@ def export_state(app: web.Application) -> Encoded:
     """The whole store as a saved state holds it: every table (whoever added it), with the
     clock's offset written into `meta` so that the copy and a restart of it agree on the time.
     Synchronous: run while no request is half-way through (`ServerReset.quiesced`)."""
-    data = app[keys.STORE].export()
+    store = app[keys.STORE]
+    with store.batch():
+        app[keys.CONTEXT].providers.flush_counts()
+    data = store.export()
     data.setdefault("meta", {})["clock"] = compact_bytes(
         {"id": "clock", "offsetSeconds": app[keys.CLOCK].offset_seconds}
     )
@@ -337,6 +340,8 @@ async def _stopping(app: web.Application) -> None:
 
 async def _close_store(app: web.Application) -> None:
     store = app[keys.STORE]
+    with store.batch():
+        app[keys.CONTEXT].providers.flush_counts()
     store.table("meta").put(
         "clock", {"id": "clock", "offsetSeconds": app[keys.CLOCK].offset_seconds}
     )

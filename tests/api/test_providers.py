@@ -279,6 +279,26 @@ async def test_scripting_and_counts_survive_a_restart(
     assert after == before
 
 
+async def test_counts_kept_in_memory_are_in_a_saved_state(api: Api, keys: Keys) -> None:
+    """Counts are written lazily (not with every charge): a saved state still holds them."""
+
+    async def stp_counts() -> dict[str, int]:
+        _, body, _ = await api.get("/_sim/providers/prv_stp_mx", keys.sandbox_sk)
+        return body["counts"]
+
+    for _ in range(3):
+        await api.post("/payments", keys.live_sk, json={"amount": 50, "paymentMethodId": "1001"})
+    saved = await stp_counts()
+    assert saved["charges"] == 3
+    status, _, _ = await api.post("/_sim/state", keys.sandbox_sk, json={"name": "three"})
+    assert status == 201
+    await api.post("/payments", keys.live_sk, json={"amount": 50, "paymentMethodId": "1001"})
+    assert (await stp_counts())["charges"] == 4
+    status, _, _ = await api.post("/_sim/state/three/restore", keys.sandbox_sk)
+    assert status == 200
+    assert await stp_counts() == saved
+
+
 def test_the_document_enumerates_the_domains_values() -> None:
     schemas = document()["components"]["schemas"]
     assert schemas["SimProviderBehaviour"]["enum"] == list(
