@@ -12,6 +12,7 @@ from rich.text import Text
 from textual.widgets import DataTable, Static
 
 from payorch_cli.tui import present
+from payorch_cli.tui.widgets.keyed_table import KeyedTable
 
 COLUMNS = (
     ("created", "Created"),
@@ -53,34 +54,11 @@ def delivery_cells(delivery: dict[str, Any]) -> list[Any]:
     ]
 
 
-class DeliveriesTable(DataTable[Any]):
-    def on_mount(self) -> None:
-        self.cursor_type = "row"
-        self.zebra_stripes = True
-        for key, label in COLUMNS:
-            self.add_column(label, key=key)
+class DeliveriesTable(KeyedTable):
+    COLUMNS = COLUMNS
 
-    def show(self, deliveries: list[dict[str, Any]]) -> None:
-        keep = self.selected_id()
-        self.clear()
-        seen: set[str] = set()
-        for delivery in deliveries:
-            delivery_id = present.text(delivery.get("id"))
-            if delivery_id in seen:
-                continue
-            seen.add(delivery_id)
-            self.add_row(*delivery_cells(delivery), key=delivery_id)
-        if keep in seen:
-            self.move_cursor(row=self.get_row_index(keep), animate=False)
-
-    def selected_id(self) -> str | None:
-        if not self.row_count:
-            return None
-        try:
-            key = self.coordinate_to_cell_key(self.cursor_coordinate).row_key
-        except Exception:
-            return None
-        return None if key.value is None else str(key.value)
+    def cells(self, record: dict[str, Any]) -> list[Any]:
+        return delivery_cells(record)
 
 
 def signature_header(attempt: dict[str, Any] | None) -> str:

@@ -8,10 +8,10 @@ from __future__ import annotations
 from typing import Any
 
 from rich.text import Text
-from textual.widgets import DataTable
 
 from payorch_cli.render import providers as words
 from payorch_cli.tui import present
+from payorch_cli.tui.widgets.keyed_table import KeyedTable
 
 # What a provider does now, its incidents and counts first: they fit in 80 columns; the
 # settings in full, the callback and the rails show on wider terminals.
@@ -41,31 +41,8 @@ def provider_cells(provider: dict[str, Any]) -> list[Any]:
     ]
 
 
-class ProvidersTable(DataTable[Any]):
-    def on_mount(self) -> None:
-        self.cursor_type = "row"
-        self.zebra_stripes = True
-        for key, label in COLUMNS:
-            self.add_column(label, key=key)
+class ProvidersTable(KeyedTable):
+    COLUMNS = COLUMNS
 
-    def show(self, providers: list[dict[str, Any]]) -> None:
-        keep = self.selected_id()
-        self.clear()
-        seen: set[str] = set()
-        for provider in providers:
-            provider_id = present.text(provider.get("id"))
-            if provider_id in seen:
-                continue
-            seen.add(provider_id)
-            self.add_row(*provider_cells(provider), key=provider_id)
-        if keep in seen:
-            self.move_cursor(row=self.get_row_index(keep), animate=False)
-
-    def selected_id(self) -> str | None:
-        if not self.row_count:
-            return None
-        try:
-            key = self.coordinate_to_cell_key(self.cursor_coordinate).row_key
-        except Exception:
-            return None
-        return None if key.value is None else str(key.value)
+    def cells(self, record: dict[str, Any]) -> list[Any]:
+        return provider_cells(record)

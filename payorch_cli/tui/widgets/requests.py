@@ -9,9 +9,10 @@ from typing import Any
 from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
-from textual.widgets import DataTable, Static
+from textual.widgets import Static
 
 from payorch_cli.tui import present
+from payorch_cli.tui.widgets.keyed_table import KeyedTable
 
 # (key, label); at 80 columns up to the status; error code, merchant and id spill to the right.
 COLUMNS = (
@@ -69,36 +70,11 @@ def request_cells(summary: dict[str, Any]) -> list[Any]:
     ]
 
 
-class RequestsTable(DataTable[Any]):
-    """Row keys are request ids."""
+class RequestsTable(KeyedTable):
+    COLUMNS = COLUMNS
 
-    def on_mount(self) -> None:
-        self.cursor_type = "row"
-        self.zebra_stripes = True
-        for key, label in COLUMNS:
-            self.add_column(label, key=key)
-
-    def show(self, rows: list[dict[str, Any]]) -> None:
-        keep = self.selected_id()
-        self.clear()
-        seen: set[str] = set()
-        for summary in rows:
-            request_id = present.text(summary.get("id"))
-            if request_id in seen:
-                continue
-            seen.add(request_id)
-            self.add_row(*request_cells(summary), key=request_id)
-        if keep in seen:
-            self.move_cursor(row=self.get_row_index(keep), animate=False)
-
-    def selected_id(self) -> str | None:
-        if not self.row_count:
-            return None
-        try:
-            key = self.coordinate_to_cell_key(self.cursor_coordinate).row_key
-        except Exception:
-            return None
-        return None if key.value is None else str(key.value)
+    def cells(self, record: dict[str, Any]) -> list[Any]:
+        return request_cells(record)
 
 
 class RequestFilterBar(Static):
