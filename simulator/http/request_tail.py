@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from simulator.domain.requestlog import Entry, RequestFilters, RequestLog, Row, visible_to
-from simulator.events.stream import KEEPALIVE_SECONDS, MAX_BACKLOG, Frame
+from simulator.events.stream import KEEPALIVE_SECONDS, MAX_BACKLOG, WRITE_TIMEOUT_SECONDS, Frame
 from simulator.jsonio import dumps
 
 
@@ -32,9 +32,15 @@ class _Reader:
 
 
 class RequestTail:
-    def __init__(self, log: RequestLog, keepalive_seconds: float = KEEPALIVE_SECONDS) -> None:
+    def __init__(
+        self,
+        log: RequestLog,
+        keepalive_seconds: float = KEEPALIVE_SECONDS,
+        write_timeout_seconds: float = WRITE_TIMEOUT_SECONDS,
+    ) -> None:
         self._readers: list[_Reader] = []
         self.keepalive_seconds = keepalive_seconds
+        self.write_timeout_seconds = write_timeout_seconds
         log.subscribe(self._on_row)
 
     def _on_row(self, row: Row) -> None:

@@ -4,16 +4,15 @@ says which and how bodies are masked); these reads are never logged themselves."
 
 from __future__ import annotations
 
-import asyncio
-
 from aiohttp import web
 
 from simulator.domain.requestlog import parse_filters
-from simulator.http.keys import REQUEST_ID, REQUEST_LOG, REQUEST_TAIL
+from simulator.http.keys import REQUEST_LOG, REQUEST_TAIL
 from simulator.http.middlewares import auth, principal_of
 from simulator.http.requests import page_params
 from simulator.http.reset import streaming
-from simulator.http.responses import REQUEST_ID_HEADER, json_response, offset_page
+from simulator.http.responses import json_response, offset_page
+from simulator.http.sse import sse_response, write_frames
 
 
 @auth("sandbox")
@@ -38,26 +37,14 @@ async def get_request(request: web.Request) -> web.Response:
 async def request_stream(request: web.Request) -> web.StreamResponse:
     filters = parse_filters(request.query)  # a bad filter is a 400 before the stream opens
     tail = request.app[REQUEST_TAIL]
-    response = web.StreamResponse(
-        headers={
-            "Content-Type": "text/event-stream",
-            "Cache-Control": "no-cache",
-            "X-Accel-Buffering": "no",
-            REQUEST_ID_HEADER: request[REQUEST_ID],
-        }
-    )
+    response = sse_response(request)
     await response.prepare(request)
     with tail.subscribe(principal_of(request).merchant.id, filters) as queue:
-        try:
-            await response.write(b"retry: 3000\n: connected\n\n")
-            while True:
-                try:
-                    frame = await asyncio.wait_for(queue.get(), tail.keepalive_seconds)
-                except TimeoutError:
-                    frame = b": keep-alive\n\n"  # also how a vanished reader is noticed
-                if frame is None:  # server shutting down, or this reader fell too far behind
-                    break
-                await response.write(frame)
-        except ConnectionResetError:
-            pass  # the reader went away
+        await write_frames(
+            request,
+            response,
+            queue,
+            keepalive_seconds=tail.keepalive_seconds,
+            write_timeout_seconds=tail.write_timeout_seconds,
+        )
     return response

@@ -5,8 +5,6 @@ the live event stream (GET /_sim/events) and the control-plane withdrawals that 
 
 from __future__ import annotations
 
-import asyncio
-
 from aiohttp import web
 
 from simulator.domain.deliveries import DELIVERY_STATUSES, delivery_view
@@ -16,7 +14,6 @@ from simulator.domain.withdrawals import withdrawal_view
 from simulator.http.keys import (
     DELIVERIES,
     ENGINE,
-    REQUEST_ID,
     STORE,
     STREAM,
     WEBHOOKS,
@@ -25,7 +22,8 @@ from simulator.http.keys import (
 from simulator.http.middlewares import auth, principal_of
 from simulator.http.requests import base_url, page_params, query_choice, read_json
 from simulator.http.reset import streaming
-from simulator.http.responses import REQUEST_ID_HEADER, json_response, offset_page
+from simulator.http.responses import json_response, offset_page
+from simulator.http.sse import sse_response, write_frames
 
 # -- subscriptions --------------------------------------------------------------------------------
 
@@ -120,31 +118,16 @@ async def replay_delivery(request: web.Request) -> web.Response:
 @auth("sandbox")
 async def event_stream(request: web.Request) -> web.StreamResponse:
     stream = request.app[STREAM]
-    response = web.StreamResponse(
-        headers={
-            "Content-Type": "text/event-stream",
-            "Cache-Control": "no-cache",
-            "X-Accel-Buffering": "no",
-            REQUEST_ID_HEADER: request[REQUEST_ID],
-        }
-    )
+    response = sse_response(request)
     await response.prepare(request)
     with stream.subscribe(principal_of(request).scope) as queue:
-        try:
-            frame: bytes | None = b"retry: 3000\n: connected\n\n"
-            while frame is not None:  # None: server shutting down, or the reader fell behind
-                # A reader that stops reading leaves the write waiting for room for good: one
-                # that takes nothing for the write timeout is cut off, its buffers dropped.
-                await asyncio.wait_for(response.write(frame), stream.write_timeout_seconds)
-                try:
-                    frame = await asyncio.wait_for(queue.get(), stream.keepalive_seconds)
-                except TimeoutError:
-                    frame = b": keep-alive\n\n"  # also how a vanished reader is noticed
-        except TimeoutError:
-            if request.transport is not None:
-                request.transport.abort()  # close() would wait to flush to a reader who won't read
-        except ConnectionResetError:
-            pass  # the reader went away
+        await write_frames(
+            request,
+            response,
+            queue,
+            keepalive_seconds=stream.keepalive_seconds,
+            write_timeout_seconds=stream.write_timeout_seconds,
+        )
     return response
 
 
