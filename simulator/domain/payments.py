@@ -24,7 +24,7 @@ from simulator.domain.ids import new_id
 from simulator.domain.ledger import AVAILABLE, RESERVE
 from simulator.domain.money import MAX_CHARGE_USD, dec
 from simulator.domain.payment_request import PaymentRequest
-from simulator.domain.provider_callbacks import APPLIED, CallbackVerdict
+from simulator.domain.provider_callbacks import Callback, CallbackVerdict, judge
 from simulator.domain.provider_links import form_link
 from simulator.domain.provider_world import DUPLICATE_CALLBACK_GAP, CallbackPlan
 from simulator.domain.rails import RAILS, Charge
@@ -626,49 +626,21 @@ class PaymentService:
         """A provider's callback about a production pay-in: applied when the pay-in is pending,
         else ignored (a duplicate, or late: it already expired or failed) and nothing changes.
         Every callback is recorded with its verdict (ctx.callbacks) and counted."""
-        tx_id = payload["transactionId"]
-        tx = self.ctx.transactions.get(tx_id)
+        tx = self.ctx.transactions.get(payload["transactionId"])
         outcome = payload["outcome"]
-        provider_id = payload.get("providerId") or (tx["providerId"] if tx else None)
-        before = tx["status"] if tx is not None else None
-        delivery = int(payload.get("delivery", 1))
-        if tx is None:
-            verdict = CallbackVerdict(False, "unknown_object")
-        elif before == "pending":
-            self.ctx.trace.record(
-                tx,
-                "callback_received",
-                provider=provider_id,
-                outcome=outcome,
-                source="provider_callback",
-                delivery=delivery,
-            )
-            self.apply(tx, outcome, simulator=False, cause="provider_callback")
-            verdict = APPLIED
-        elif before == SIMULATE_ACTIONS[outcome].becomes:
-            verdict = CallbackVerdict(False, "duplicate")
-        else:
-            verdict = CallbackVerdict(False, "late")
-        if tx is not None and not verdict.applied:
-            self.ctx.trace.record(
-                tx,
-                "callback_ignored",
-                provider=provider_id,
-                outcome=outcome,
-                reason=f"{verdict.reason}: the payment is already {before}",
-                delivery=delivery,
-            )
-        self.ctx.callbacks.record(
+        callback = Callback(
             "payment",
-            tx_id,
-            provider_id,
+            payload["transactionId"],
+            payload.get("providerId") or (tx["providerId"] if tx else None),
             outcome,
-            delivery,
-            verdict,
-            before,
+            int(payload.get("delivery", 1)),
         )
-        self.ctx.providers.callback_delivered(provider_id, applied=verdict.applied)
-        self.ctx.providers.flush()
+        before = tx["status"] if tx is not None else None
+        verdict = judge(before, awaiting="pending", reports=SIMULATE_ACTIONS[outcome].becomes)
+        if tx is not None and verdict.applied:
+            callback.trace_received(self.ctx, tx)
+            self.apply(tx, outcome, simulator=False, cause="provider_callback")
+        callback.close(self.ctx, tx, verdict, before)
         return verdict
 
     def _callback_job(self, payload: dict[str, Any]) -> None:

@@ -33,7 +33,7 @@ from simulator.domain.payout_ledger import (
     sort_currencies,
 )
 from simulator.domain.ports import Table
-from simulator.domain.provider_callbacks import APPLIED, CallbackVerdict
+from simulator.domain.provider_callbacks import Callback, CallbackVerdict, judge
 from simulator.domain.provider_world import DUPLICATE_CALLBACK_GAP, CallbackPlan
 from simulator.domain.recipients import check_recipient, mask_account
 from simulator.domain.views import absolute
@@ -493,19 +493,16 @@ class PayoutService:
         payout = self._payouts.get(payout_id)
         before = payout["status"] if payout is not None else None
         target = "completed" if outcome in ("completed", "paid") else "failed"
-        provider_id = payload.get("providerId")
-        delivery = int(payload.get("delivery", 1))
-        if payout is None:
-            verdict = CallbackVerdict(False, "unknown_object")
-        elif before == "processing":
-            self.ctx.trace.record(
-                payout,
-                "callback_received",
-                provider=provider_id,
-                outcome=outcome,
-                source="provider_callback",
-                delivery=delivery,
-            )
+        callback = Callback(
+            "payout",
+            payout_id,
+            payload.get("providerId"),
+            outcome,
+            int(payload.get("delivery", 1)),
+        )
+        verdict = judge(before, awaiting="processing", reports=target)
+        if payout is not None and verdict.applied:
+            callback.trace_received(self.ctx, payout)
             if target == "completed":
                 self.ctx.coverage.reach("payout.provider_completed")
                 self._complete(payout, cause="provider_callback")
@@ -513,31 +510,7 @@ class PayoutService:
                 self.ctx.coverage.reach("payout.provider_failed")
                 failure = SIMULATED_FAILURES.get(outcome, "provider_error")
                 self._fail(payout, failure, cause="provider_callback")
-            verdict = APPLIED
-        elif before == target:
-            verdict = CallbackVerdict(False, "duplicate")
-        else:
-            verdict = CallbackVerdict(False, "late")
-        if payout is not None and not verdict.applied:
-            self.ctx.trace.record(
-                payout,
-                "callback_ignored",
-                provider=provider_id,
-                outcome=outcome,
-                reason=f"{verdict.reason}: the payout is already {before}",
-                delivery=delivery,
-            )
-        self.ctx.callbacks.record(
-            "payout",
-            payout_id,
-            provider_id,
-            outcome,
-            delivery,
-            verdict,
-            before,
-        )
-        self.ctx.providers.callback_delivered(provider_id, applied=verdict.applied)
-        self.ctx.providers.flush()
+        callback.close(self.ctx, payout, verdict, before)
         return verdict
 
     def callback_job(self, payload: dict[str, Any]) -> None:

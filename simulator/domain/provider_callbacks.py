@@ -12,9 +12,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from simulator.domain.ports import Table
+
+if TYPE_CHECKING:
+    from simulator.domain.context import DomainContext
 
 ObjectKind = Literal["payment", "payout"]
 
@@ -28,6 +31,63 @@ class CallbackVerdict:
 
 
 APPLIED = CallbackVerdict(True)
+
+
+def judge(before: str | None, *, awaiting: str, reports: str) -> CallbackVerdict:
+    """A callback reporting status `reports` about a record now `before` (None: no such
+    record): applied only while the record is `awaiting` its provider."""
+    if before is None:
+        return CallbackVerdict(False, "unknown_object")
+    if before == awaiting:
+        return APPLIED
+    return CallbackVerdict(False, "duplicate" if before == reports else "late")
+
+
+@dataclass(frozen=True, slots=True)
+class Callback:
+    """One delivery of a provider's callback, as its job carries it."""
+
+    kind: ObjectKind
+    object_id: str
+    provider_id: str | None
+    outcome: str
+    delivery: int
+
+    def trace_received(self, ctx: DomainContext, record: Any) -> None:
+        ctx.trace.record(
+            record,
+            "callback_received",
+            provider=self.provider_id,
+            outcome=self.outcome,
+            source="provider_callback",
+            delivery=self.delivery,
+        )
+
+    def close(
+        self, ctx: DomainContext, record: Any, verdict: CallbackVerdict, before: str | None
+    ) -> None:
+        """After the owning service applied it or not: an ignored one in the record's trace,
+        every one in the callback log and the provider's counts (in the caller's batch)."""
+        if record is not None and not verdict.applied:
+            ctx.trace.record(
+                record,
+                "callback_ignored",
+                provider=self.provider_id,
+                outcome=self.outcome,
+                reason=f"{verdict.reason}: the {self.kind} is already {before}",
+                delivery=self.delivery,
+            )
+        ctx.callbacks.record(
+            self.kind,
+            self.object_id,
+            self.provider_id,
+            self.outcome,
+            self.delivery,
+            verdict,
+            before,
+        )
+        ctx.providers.callback_delivered(self.provider_id, applied=verdict.applied)
+        ctx.providers.flush()
 
 
 class CallbackLog:
