@@ -18,11 +18,8 @@ import socket
 import subprocess
 import time
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import urlsplit
-
-import pytest
 
 from payorch_cli.client import Client
 from tests.cli.test_serve import PAYORCH, SANDBOX_SK, Server
@@ -32,14 +29,6 @@ SEED = int(os.environ.get("PAYORCH_RESET_CRASH_SEED", str(random.randrange(2**32
 OLD_PAYMENTS = 150
 JOURNALED = 20  # payments made in each round before its reset: lines in the journal
 KILL_WINDOW = (0.0, 0.004)  # after the request is sent; a reset here takes about 2 ms
-
-
-@pytest.fixture
-def server(tmp_path: Path) -> Iterator[Server]:
-    running = Server(tmp_path / "data")
-    yield running
-    if running.proc.poll() is None:
-        running.stop(signal.SIGKILL)
 
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:

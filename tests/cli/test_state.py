@@ -14,18 +14,16 @@ import random
 import shutil
 import signal
 import socket
-import subprocess
 import time
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
 
 from payorch_cli.client import Client
-from tests.cli.test_reset import _state
-from tests.cli.test_serve import PAYORCH, SANDBOX_SK, Server
+from tests.cli.test_reset import _state, run
+from tests.cli.test_serve import SANDBOX_SK, Server
 
 ROUNDS = int(os.environ.get("PAYORCH_STATE_CRASH_ROUNDS", "6"))
 SEED = int(os.environ.get("PAYORCH_STATE_CRASH_SEED", str(random.randrange(2**32))))
@@ -33,18 +31,6 @@ SAVED_PAYMENTS = 40
 LATER_PAYMENTS = 110
 JOURNALED = 20  # payments made in each round before its restore: lines in the journal
 KILL_WINDOW = (0.0, 0.012)  # after the request is sent; such a restore takes about 10 ms
-
-
-@pytest.fixture
-def server(tmp_path: Path) -> Iterator[Server]:
-    running = Server(tmp_path / "data")
-    yield running
-    if running.proc.poll() is None:
-        running.stop(signal.SIGKILL)
-
-
-def run(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*PAYORCH, *args], capture_output=True, text=True, timeout=30)
 
 
 def test_payorch_state(server: Server) -> None:
