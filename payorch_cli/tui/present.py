@@ -198,3 +198,16 @@ def flatten(value: Any, prefix: str = "") -> list[tuple[str, str]]:
             rows.extend(flatten(item, f"{prefix}.{key}" if prefix else str(key)))
         return rows
     return [(prefix or "value", text(value))]
+
+
+def filters_line(status: str | None, method: str | None) -> Text:
+    """The `s status:… m method:…` line of a filtered list (transactions, requests)."""
+    return Text.assemble(
+        ("s", "bold"),
+        " status:",
+        (status or "all", "bold" if status else "dim"),
+        "  ",
+        ("m", "bold"),
+        " method:",
+        (method or "all", "bold" if method else "dim"),
+    )

@@ -83,15 +83,7 @@ class RequestFilterBar(Static):
     """
 
     def show(self, status: str | None, method: str | None, total: int | None) -> None:
-        line = Text.assemble(
-            ("s", "bold"),
-            " status:",
-            (status or "all", "bold" if status else "dim"),
-            "  ",
-            ("m", "bold"),
-            " method:",
-            (method or "all", "bold" if method else "dim"),
-        )
+        line = present.filters_line(status, method)
         if total is not None:
             line.append(f"  ·  {total:,} logged", style="dim")
         self.update(line)

@@ -101,17 +101,7 @@ class FilterSummary(Static):
     """
 
     def show(self, status: str | None, method: str | None) -> None:
-        self.update(
-            Text.assemble(
-                ("s", "bold"),
-                " status:",
-                (status or "all", "bold" if status else "dim"),
-                "  ",
-                ("m", "bold"),
-                " method:",
-                (method or "all", "bold" if method else "dim"),
-            )
-        )
+        self.update(present.filters_line(status, method))
 
 
 class Pager(Static):
