@@ -327,7 +327,7 @@ class PaymentService:
             expiresAt=now + PLACEHOLDER_EXPIRY,
         )
         if method.flow == "hosted":
-            tx["paymentFormPath"], token = form_link(tx_id, principal.environment)
+            tx["paymentFormPath"], token = form_link(tx_id, principal.environment, self.ctx.rng)
             if token is not None:
                 tx["providerToken"] = token
         else:

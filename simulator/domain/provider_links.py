@@ -3,15 +3,19 @@
 Approving on that page settles the payment, and a transaction id is no secret (the buyer sees it
 on `/c/<id>` and in receipts, the merchant in webhooks). So a production payment's page has its
 own unguessable link, as real providers' redirect URLs do: `/_sim/provider/<id>.<token>`, the
-token drawn from the OS generator when the payment is made and stored on it. Sandbox keeps the
-plain `/_sim/provider/<id>`, which tests and scripts build from the id. Pure: no aiohttp.
+token drawn when the payment is made and stored on it. It comes from the app's generator: the
+OS's CSPRNG on every `serve`, the seeded one in tests (`Settings.seed`), whose answers must be
+reproducible. Sandbox keeps the plain `/_sim/provider/<id>`, which tests and scripts build from
+the id. Pure: no aiohttp.
 """
 
 from __future__ import annotations
 
 import hmac
-import secrets
+from random import Random
 from typing import TYPE_CHECKING
+
+from simulator.domain.ids import urlsafe_token
 
 if TYPE_CHECKING:
     from simulator.domain.records import TransactionRecord
@@ -21,11 +25,11 @@ PAGE = "/_sim/provider/"
 TOKEN_BYTES = 24  # 192 bits, as checkout session tokens
 
 
-def form_link(tx_id: str, environment: str) -> tuple[str, str | None]:
+def form_link(tx_id: str, environment: str, rng: Random) -> tuple[str, str | None]:
     """The page's path for a new hosted-rail payment, and the token to store (production)."""
     if environment != "production":
         return PAGE + tx_id, None
-    token = secrets.token_urlsafe(TOKEN_BYTES)
+    token = urlsafe_token(rng, TOKEN_BYTES)
     return f"{PAGE}{tx_id}.{token}", token
 
 

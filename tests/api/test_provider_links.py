@@ -3,7 +3,8 @@
 A transaction id is not a secret: the buyer sees it on `/c/<id>`, in receipts, and the merchant
 in webhooks. Approving on the provider page settles the payment, so in production the page is
 `/_sim/provider/<id>.<token>` (`paymentFormUrl` points at it; the token is stored on the
-transaction, from the OS generator), and the bare id opens nothing. Sandbox keeps the id form.
+transaction, drawn from the app's generator: the OS's CSPRNG unless the server is seeded), and the
+bare id opens nothing. Sandbox keeps the id form.
 """
 
 from __future__ import annotations

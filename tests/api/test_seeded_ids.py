@@ -87,6 +87,9 @@ async def journey(client: TestClient) -> list[tuple[str, int, Any]]:
     tx = await step("payment", "POST", f"{api}/payments", {"amount": 50, "paymentMethodId": "1001"})
     await step("payment 2", "POST", f"{api}/payments", {"amount": 70, "paymentMethodId": "1001"})
     tx_id = tx["transactionId"]
+    # A production card form (flow: hosted): its paymentFormUrl carries the page's own token.
+    hosted = {"amount": 50, "paymentMethodId": "1025"}
+    await step("production hosted payment", "POST", f"{api}/payments", hosted, key=KEYS.live_sk)
     await step("paid", "POST", f"{api}/payments/{tx_id}/simulate", {"action": "paid"})
     await step("advance", "POST", "/_sim/clock/advance", {"seconds": 3 * DAY})
     await step("refund", "POST", f"{api}/payments/{tx_id}/refund", {"amount": 10})
