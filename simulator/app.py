@@ -190,7 +190,7 @@ def _build(app: web.Application, public_url: str) -> None:
     app[keys.BUS] = bus
     app[keys.CONTEXT] = ctx
     app[keys.AUTHENTICATOR] = Authenticator(
-        catalog, signing_secret, store.table("refresh_tokens"), rng, batch=store.batch
+        catalog, signing_secret, store.table("refresh_tokens"), rng
     )
     app[keys.PAYMENTS] = payments
     app[keys.REFUNDS] = refunds

@@ -9,8 +9,7 @@ import base64
 import hashlib
 import hmac
 import random
-from collections.abc import Callable, Mapping
-from contextlib import AbstractContextManager, nullcontext
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
@@ -95,6 +94,15 @@ def _hash_refresh(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
+def reused_refresh_token() -> ApiError:
+    """The answer to a rotated refresh token presented again (`Authenticator.refresh`)."""
+    return ApiError(
+        "invalid_token",
+        "This refresh token was already used; every token issued from it is revoked. "
+        "Call POST /auth/token again.",
+    )
+
+
 class Authenticator:
     def __init__(
         self,
@@ -102,13 +110,11 @@ class Authenticator:
         signing_secret: bytes,
         refresh_tokens: RefreshTokens,
         rng: random.Random | None = None,
-        batch: Callable[[], AbstractContextManager[None]] = nullcontext,
     ):
         self._catalog = catalog
         self._secret = signing_secret
         self._refresh = refresh_tokens
         self._rng = rng  # draws `jti`s and refresh tokens
-        self._batch = batch
         self._by_key_id = {key_id(c.secret): c for c in catalog.credentials}
 
     # -- issuing -------------------------------------------------------------------------------
@@ -146,7 +152,14 @@ class Authenticator:
         self._check_standing(credential.merchant, credential.shop)
         return self._token_pair(credential, now)
 
-    def refresh(self, refresh_token: Any, now: float) -> dict[str, Any]:
+    def refresh(self, refresh_token: Any, now: float) -> dict[str, Any] | None:
+        """A new token pair for `refresh_token`, which is revoked (rotation). Run inside the
+        caller's store batch, like every write of a service.
+
+        None when the token was rotated already: whoever holds the chain now may be a thief
+        (OAuth 2.0 Security BCP, refresh token rotation), so every later token of it is revoked.
+        That revocation must be committed although the request fails: the caller ends its batch,
+        then answers `reused_refresh_token()`."""
         if not isinstance(refresh_token, str) or not refresh_token:
             raise ApiError(
                 "invalid_request",
@@ -156,15 +169,8 @@ class Authenticator:
             )
         record = self._refresh.get(_hash_refresh(refresh_token))
         if record is not None and record["revoked"] and "next" in record:
-            # Rotated already: whoever holds the chain now may be a thief (OAuth 2.0 Security
-            # BCP, refresh token rotation), so every later token of it stops working too.
-            with self._batch():
-                self._revoke_chain(record, now)
-            raise ApiError(
-                "invalid_token",
-                "This refresh token was already used; every token issued from it is revoked. "
-                "Call POST /auth/token again.",
-            )
+            self._revoke_chain(record, now)
+            return None
         if record is None or record["revoked"]:
             raise ApiError("invalid_token", "Unknown or already used refresh token.")
         if record["expiresAt"] <= now:
@@ -173,12 +179,11 @@ class Authenticator:
         if credential is None:
             raise ApiError("invalid_api_key", "The key behind this refresh token was rotated.")
         self._check_standing(credential.merchant, credential.shop)
-        with self._batch():
-            pair = self._token_pair(credential, now)
-            successor = _hash_refresh(pair["refreshToken"])
-            self._refresh.put(
-                record["id"], {**record, "revoked": True, "revokedAt": now, "next": successor}
-            )
+        pair = self._token_pair(credential, now)
+        successor = _hash_refresh(pair["refreshToken"])
+        self._refresh.put(
+            record["id"], {**record, "revoked": True, "revokedAt": now, "next": successor}
+        )
         pair["refreshExpiresIn"] = REFRESH_TOKEN_SECONDS
         return pair
 

@@ -5,13 +5,17 @@ interpreter and lists which of the forbidden modules got loaded:
 - `simulator.domain` is pure: no aiohttp, tinydb or typer;
 - `simulator` never imports the CLI's libraries (typer, textual, rich);
 - the CLI's help and its commands that need no server load neither the server (aiohttp,
-  tinydb, `simulator.app`) nor Textual, which only `payorch tui` imports.
+  tinydb, `simulator.app`) nor Textual, which only `payorch tui` imports;
+- the unit of work is the caller's (an HTTP handler, or the scheduler for a job): no domain
+  service opens a store batch or is given one (docs/decisions.md, issue 14 item 8).
 """
 
 from __future__ import annotations
 
+import ast
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -84,3 +88,16 @@ def test_a_command_against_a_server_loads_no_aiohttp(payorch: Payorch) -> None:
 
 def test_the_tui_command_module_is_light() -> None:
     assert loaded("import payorch_cli.commands.tui", ("textual", "payorch_cli.tui")) == []
+
+
+def test_no_domain_service_opens_a_unit_of_work() -> None:
+    domain = Path(__file__).resolve().parents[2] / "simulator" / "domain"
+    found = []
+    for path in sorted(domain.glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            named = (isinstance(node, ast.Attribute) and "batch" in node.attr) or (
+                isinstance(node, ast.arg) and "batch" in node.arg
+            )
+            if named:
+                found.append(f"{path.name}:{node.lineno}")
+    assert found == [], "the handler (or the scheduler) opens the store batch, not the domain"

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from simulator.http.keys import AUTHENTICATOR, CLOCK
+from simulator.domain.auth import reused_refresh_token
+from simulator.http.keys import AUTHENTICATOR, CLOCK, STORE
 from simulator.http.middlewares import auth
 from simulator.http.requests import read_json
 from simulator.http.responses import json_response
@@ -13,17 +14,21 @@ from simulator.http.responses import json_response
 @auth("none")
 async def issue_token(request: web.Request) -> web.Response:
     body = await read_json(request)
-    pair = request.app[AUTHENTICATOR].issue_tokens(
-        body.get("apiKey"), body.get("secretKey"), request.app[CLOCK].timestamp()
-    )
+    with request.app[STORE].batch():
+        pair = request.app[AUTHENTICATOR].issue_tokens(
+            body.get("apiKey"), body.get("secretKey"), request.app[CLOCK].timestamp()
+        )
     return json_response(pair)
 
 
 @auth("none")
 async def refresh_token(request: web.Request) -> web.Response:
     body = await read_json(request)
-    pair = request.app[AUTHENTICATOR].refresh(
-        body.get("refreshToken"), request.app[CLOCK].timestamp()
-    )
+    with request.app[STORE].batch():
+        pair = request.app[AUTHENTICATOR].refresh(
+            body.get("refreshToken"), request.app[CLOCK].timestamp()
+        )
+    if pair is None:  # a reused token: the chain's revocation is committed, the request refused
+        raise reused_refresh_token()
     pair.pop("merchant", None)
     return json_response(pair)
