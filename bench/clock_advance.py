@@ -114,7 +114,7 @@ def start_server(data_dir: Path) -> tuple[subprocess.Popen[str], str]:
 async def expect(response: aiohttp.ClientResponse, status: int) -> dict[str, object]:
     body = await response.json()
     assert response.status == status, (response.status, body)
-    return body  # type: ignore[no-any-return]
+    return body  # type: ignore[no-any-return]  # the server's JSON answer
 
 
 async def create_payments(http: aiohttp.ClientSession, count: int, *, paid: bool) -> None:
@@ -137,7 +137,7 @@ async def create_payments(http: aiohttp.ClientSession, count: int, *, paid: bool
 
 async def count_status(http: aiohttp.ClientSession, status: str) -> int:
     page = await expect(await http.get(f"/api/v1/payments?status={status}&limit=1"), 200)
-    return int(page["pagination"]["total"])  # type: ignore[index]
+    return int(page["pagination"]["total"])  # type: ignore[index]  # the server's JSON answer
 
 
 def start_profile(pid: int, out: str) -> subprocess.Popen[bytes] | None:
@@ -230,7 +230,7 @@ async def main(args: argparse.Namespace) -> None:
     await runner.setup()
     site = web.TCPSite(runner, "127.0.0.1", 0)
     await site.start()
-    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]  # aiohttp types the site's server as AbstractServer
     hook_url = f"http://127.0.0.1:{port}/hooks"
     results: dict[str, list[Round]] = {case: [] for case in CASES}
     try:

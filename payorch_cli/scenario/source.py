@@ -26,7 +26,7 @@ STR = "tag:yaml.org,2002:str"
 
 # libyaml's parser where PyYAML has it (a 1,000-step file composes in a tenth of the time), with
 # the pure-Python one's resolver rules: both ask the Python resolver for each scalar's tag.
-class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
+class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]  # a base picked at run time: libyaml's where PyYAML has it
     yaml_implicit_resolvers: ClassVar[dict[Any, list[Any]]] = {
         first: [r for r in resolvers if r[0] not in (BOOL, INT, FLOAT, TIMESTAMP)]
         for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()

@@ -49,7 +49,7 @@ def has_icon(name: str) -> bool:
     return (_static_resource() / "icons" / name).is_file()
 
 
-class _StrictLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
+class _StrictLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]  # a base picked at run time: libyaml's where PyYAML has it
     """Safe loader that refuses duplicate mapping keys (PyYAML keeps the last one silently)."""
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:

@@ -52,7 +52,7 @@ def auth(level: AuthLevel) -> Callable[[Handler], Handler]:
     """Declare what credential a handler needs; the auth middleware enforces it."""
 
     def mark(handler: Handler) -> Handler:
-        handler.auth_level = level  # type: ignore[attr-defined]
+        handler.auth_level = level  # type: ignore[attr-defined]  # a mark on the handler function, read by the auth middleware
         return handler
 
     return mark

@@ -373,11 +373,11 @@ async def test_transfer_is_one_atomic_batch(api: Api, keys: Keys) -> None:
     def broken(*args: Any, **kwargs: Any) -> Any:
         raise RuntimeError("disk full")
 
-    service.ledger.record = broken  # type: ignore[method-assign]
+    service.ledger.record = broken  # type: ignore[method-assign]  # a failing write, put back below
     try:
         status, body, _ = await api.post("/me/payout/transfer", keys.sandbox_sk, json={"amount": 5})
     finally:
-        service.ledger.record = original  # type: ignore[method-assign]
+        service.ledger.record = original  # type: ignore[method-assign]  # the real method back
     assert_error(status, body, 500, "internal_error")
     assert (await payin_balance(api))["available"] == available
     movements = app[CONTEXT].ledger.movements(("mer_mercadoazul", "sandbox"))

@@ -135,7 +135,7 @@ def test_an_unknown_or_foreign_id_is_not_found() -> None:
 
     class Caller:
         def can_see(self, record: dict[str, Any] | None) -> bool:
-            return Principal.can_see(self, record)  # type: ignore[arg-type]
+            return Principal.can_see(self, record)  # type: ignore[arg-type]  # Caller has what can_see reads of a Principal
 
         merchant = type("M", (), {"id": "other"})()
         environment = "sandbox"
@@ -143,7 +143,7 @@ def test_an_unknown_or_foreign_id_is_not_found() -> None:
 
     for tx_id in ("t0", "missing"):
         try:
-            renders.one(Caller(), tx_id, "http://h")  # type: ignore[arg-type]
+            renders.one(Caller(), tx_id, "http://h")  # type: ignore[arg-type]  # Caller has what one() reads of a Principal
         except Exception as error:
             assert getattr(error, "code", None) == "transaction_not_found"
         else:

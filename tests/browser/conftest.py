@@ -190,7 +190,7 @@ def open_page(browser: Browser) -> Iterator[OpenPage]:
             problems.append(f"{response.status} {response.url}")
 
     def make(viewport: str, **options: Any) -> Page:
-        context = browser.new_context(viewport=VIEWPORTS[viewport], **options)  # type: ignore[arg-type]
+        context = browser.new_context(viewport=VIEWPORTS[viewport], **options)  # type: ignore[arg-type]  # a plain dict for Playwright's ViewportSize
         context.route(f"{SHOP_ORIGIN}/**", _shop_page)
         contexts.append(context)
         page = context.new_page()

@@ -131,7 +131,7 @@ def test_every_page_in_each_language_at_both_sizes(
             assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
             page.screenshot(path=str(OUT / f"{name}-{lang}-{viewport}.png"), full_page=True)
     page = open_page("desktop")
-    page.set_viewport_size(A4)  # type: ignore[arg-type]
+    page.set_viewport_size(A4)  # type: ignore[arg-type]  # a plain dict for Playwright's ViewportSize
     page.emulate_media(media="print")
     for name, method_id in PRINTS.items():
         page.goto(in_language(one_shot(server, method_id), lang))

@@ -53,13 +53,13 @@ GOOD = """\
 
 def test_a_good_file_loads_with_its_matrix() -> None:
     scenario = load(GOOD)
-    assert [i.cell for i in scenario.instances()] == [  # type: ignore[attr-defined]
+    assert [i.cell for i in scenario.instances()] == [  # type: ignore[attr-defined]  # load() is typed object; it gives a Scenario
         {"method": "1001", "currency": "USD"},
         {"method": "1001", "currency": "MXN"},
         {"method": "sbx_card", "currency": "USD"},
         {"method": "sbx_card", "currency": "MXN"},
     ]
-    steps = scenario.steps  # type: ignore[attr-defined]
+    steps = scenario.steps  # type: ignore[attr-defined]  # load() is typed object; it gives a Scenario
     assert [s.kind for s in steps][:4] == [
         "create_payment",
         "simulate",
@@ -67,7 +67,7 @@ def test_a_good_file_loads_with_its_matrix() -> None:
         "advance_clock",
     ]
     assert steps[3].seconds == 5400 and steps[0].loc.line == 8
-    assert scenario.uses_receiver  # type: ignore[attr-defined]
+    assert scenario.uses_receiver  # type: ignore[attr-defined]  # load() is typed object; it gives a Scenario
 
 
 BROKEN = [
@@ -514,7 +514,7 @@ def test_the_live_view_draws_the_latest_steps_that_fit() -> None:
     from payorch_cli.scenario.reporters import LiveReporter
 
     scenario = load("scenario: long\nsteps:\n" + "  - balance: {}\n" * 30)
-    [instance] = scenario.instances()  # type: ignore[attr-defined]
+    [instance] = scenario.instances()  # type: ignore[attr-defined]  # load() is typed object; it gives a Scenario
     steps = instance.scenario.steps
     console = Console(file=io.StringIO(), force_terminal=True, width=80, height=12)
     reporter = LiveReporter(console)

@@ -540,7 +540,7 @@ class FakeBackend(Backend):
     def call(self, method: str, path: str, body: Any = None, query: Any = None) -> Any:
         raise AssertionError(f"the fake makes no HTTP call ({method} {path})")
 
-    def open_stream(self) -> QuietReader:  # type: ignore[override]
+    def open_stream(self) -> QuietReader:  # type: ignore[override]  # a reader with the real one's interface, no HTTP
         return QuietReader()
 
     def ping(self) -> Identity:

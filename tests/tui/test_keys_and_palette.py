@@ -29,10 +29,10 @@ async def test_switch_to_another_merchant(server: LiveServer) -> None:
         await pilot.press("k")
         await settle(pilot)
         switcher = app.screen
-        await until(pilot, lambda: bool(switcher.credentials), what="the keys")  # type: ignore[attr-defined]
+        await until(pilot, lambda: bool(switcher.credentials), what="the keys")  # type: ignore[attr-defined]  # app.screen is the key switcher here
         # --api-key keys come first, then the fixtures' (payorch keys).
-        assert switcher.credentials[1].key == KEYS.other_sk  # type: ignore[attr-defined]
-        assert len(switcher.credentials) > 5  # type: ignore[attr-defined]
+        assert switcher.credentials[1].key == KEYS.other_sk  # type: ignore[attr-defined]  # app.screen is the key switcher here
+        assert len(switcher.credentials) > 5  # type: ignore[attr-defined]  # app.screen is the key switcher here
         await pilot.press("down", "enter")
         await until(pilot, lambda: theirs in table().rows, what="the other merchant's row")
         assert mine not in table().rows

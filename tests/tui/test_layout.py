@@ -40,7 +40,7 @@ ALL_KEYS = (
 
 
 def fixed_app(**kw: object) -> PayorchApp:
-    return PayorchApp(FakeBackend(**kw), monotonic=lambda: 0.0)  # type: ignore[arg-type]
+    return PayorchApp(FakeBackend(**kw), monotonic=lambda: 0.0)  # type: ignore[arg-type]  # FakeBackend stands in for Backend
 
 
 async def press(pilot: Pilot[None], *keys: str) -> None:

@@ -38,7 +38,7 @@ def recorded_renderer() -> str | None:
 
 
 def fixed_app(**kw: object) -> PayorchApp:
-    return PayorchApp(FakeBackend(**kw), monotonic=lambda: 0.0)  # type: ignore[arg-type]
+    return PayorchApp(FakeBackend(**kw), monotonic=lambda: 0.0)  # type: ignore[arg-type]  # FakeBackend stands in for Backend
 
 
 async def check(app: PayorchApp, pilot: Pilot[None], name: str, tmp_path: Path) -> None:
@@ -186,7 +186,7 @@ async def test_a_refused_confirmation_sends_nothing() -> None:
     async with app.run_test(size=(80, 24)) as pilot:
         await confirm_chargeback(app, pilot)
         await press(pilot, "n")
-        assert not app.backend.calls  # type: ignore[attr-defined]
+        assert not app.backend.calls  # type: ignore[attr-defined]  # the app holds the FakeBackend, which records calls
 
 
 async def test_providers_keys_start_an_outage_and_reset_after_asking() -> None:
@@ -195,7 +195,7 @@ async def test_providers_keys_start_an_outage_and_reset_after_asking() -> None:
         await press(pilot, "5", "down", "o")  # the second row: prv_cardhub
         await press(pilot, "R", "n")  # asked, refused: nothing sent
         await press(pilot, "R", "y")
-        assert app.backend.calls == [  # type: ignore[attr-defined]
+        assert app.backend.calls == [  # type: ignore[attr-defined]  # the app holds the FakeBackend, which records calls
             "incident prv_cardhub outage 600",
             "reset providers",
         ]

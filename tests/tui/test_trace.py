@@ -16,7 +16,7 @@ from tests.tui.helpers import screen_text, settle, until
 
 
 async def test_t_switches_between_the_timeline_and_the_trace() -> None:
-    app = PayorchApp(FakeBackend(), monotonic=lambda: 0.0)  # type: ignore[arg-type]
+    app = PayorchApp(FakeBackend(), monotonic=lambda: 0.0)  # type: ignore[arg-type]  # FakeBackend stands in for Backend
     async with app.run_test(size=(120, 35)) as pilot:
         await settle(pilot)
         app.open_transaction(PAID["id"])

@@ -227,7 +227,7 @@ def test_pix_brcode_refuses_values_it_would_have_to_alter(overrides: dict[str, o
         **overrides,
     }
     with pytest.raises(ValueError):
-        pix_brcode(**kwargs)  # type: ignore[arg-type]
+        pix_brcode(**kwargs)  # type: ignore[arg-type]  # wrong types on purpose: refused
 
 
 # --- OXXO and vouchers -----------------------------------------------------------------------

@@ -109,7 +109,7 @@ def check(book: Ledger, store: Store, now: float, tx_ids: list[str]) -> None:
     for scope in (SCOPE, OTHER):
         movements = stored(store, scope)
         got, want = book.balance(scope, now), reference(movements, now)
-        for name in Balance.__slots__:  # type: ignore[attr-defined]
+        for name in Balance.__slots__:  # type: ignore[attr-defined]  # a slots dataclass has __slots__ at run time
             if name != "movements":
                 assert getattr(got, name) == getattr(want, name), (name, now)
         assert book.available(scope, now) == reference_available(movements, now)

@@ -54,7 +54,7 @@ def test_a_not_simulated_list_stands_beside_what_it_simulates() -> None:
 def test_the_deposit_account_call_works_as_written(payorch: Payorch) -> None:
     text = section("Scenarios and CLI")
     call = text[text.index("curl -s http://127.0.0.1:8080/api/v1/me/deposit-accounts") :]
-    body = json.loads(re.search(r"-d '(.*?)'", call, re.S).group(1))  # type: ignore[union-attr]
+    body = json.loads(re.search(r"-d '(.*?)'", call, re.S).group(1))  # type: ignore[union-attr]  # the README's call has a -d body (None fails the test)
     created = payorch.client.post("/me/deposit-accounts", body)
     assert created["created"] is True
     clabe = created["account"]["clabe"]

@@ -96,7 +96,7 @@ def test_rejects_non_json_values_without_changing_anything(tmp_path: Path) -> No
         with pytest.raises(TypeError):
             docs.put("a", {"when": object()})
         with pytest.raises(TypeError):
-            docs.put(1, {"n": 1})  # type: ignore[arg-type]
+            docs.put(1, {"n": 1})  # type: ignore[arg-type]  # an int id on purpose: refused
         assert len(docs) == 0
         assert journal_lines(tmp_path) == []
 
@@ -397,7 +397,7 @@ def hold_compactions(monkeypatch: pytest.MonkeyPatch) -> threading.Event:
 
     def held(*args: object) -> None:
         release.wait()
-        real(*args)  # type: ignore[arg-type]
+        real(*args)  # type: ignore[arg-type]  # the real function's arguments, passed through
 
     monkeypatch.setattr(journal_module, "_encode_and_write_snapshot", held)
     return release
@@ -458,7 +458,7 @@ def test_failed_background_compaction_is_logged_and_retried(
     def flaky(*args: object) -> None:
         if failures:
             raise failures.pop()
-        real(*args)  # type: ignore[arg-type]
+        real(*args)  # type: ignore[arg-type]  # the real function's arguments, passed through
 
     monkeypatch.setattr(journal_module, "_encode_and_write_snapshot", flaky)
     with Store.open(tmp_path, compact_every=4) as store:

@@ -35,7 +35,7 @@ class LiveScreen(Screen[None]):
 
     @property
     def payorch(self) -> PayorchApp:
-        return self.app  # type: ignore[return-value]
+        return self.app  # type: ignore[return-value]  # Textual types Screen.app as App; these screens run in PayorchApp
 
     def compose_header(self) -> ComposeResult:
         yield StatusHeader()
