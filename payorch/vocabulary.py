@@ -1,10 +1,15 @@
 """The spec's fixed names, listed once for the simulator and the CLI (trigger, scenarios, TUI):
-event types, transaction statuses, paymentData method slugs and simulate actions. It imports
+the API's path prefix, event types, transaction statuses, paymentData method slugs and simulate
+actions. It imports
 nothing, so the CLI's start stays cheap. A table that needs more than the names (the simulator's
 transitions, the CLI's typer choices) keeps its own copy, checked against these by
 tests/unit/test_vocabulary.py."""
 
 from __future__ import annotations
+
+# Where the versioned API is served (the control plane's /_sim paths are outside it, and aliased
+# under it too).
+API_PREFIX = "/api/v1"
 
 EVENT_TYPES: tuple[str, ...] = (
     "payment.completed",

@@ -17,11 +17,12 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote, urlencode, urlsplit
 
+from payorch.vocabulary import API_PREFIX
+
 DEFAULT_BASE_URL = "http://127.0.0.1:8080"
 DEFAULT_API_KEY = "sk_test_19g744zrbw5buqxqpxp5w4gj"  # the fixture sandbox secret key
 BASE_URL_ENV = "PAYORCH_BASE_URL"
 API_KEY_ENV = "PAYORCH_API_KEY"
-API_PREFIX = "/api/v1"
 
 
 class ApiError(Exception):

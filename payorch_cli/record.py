@@ -31,9 +31,9 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl
 
+from payorch.vocabulary import API_PREFIX
 from payorch_cli.scenario.durations import format_duration
 
-API_PREFIX = "/api/v1"
 MASK = "****"
 
 # Requests a replay leaves out: (method or None for any, path prefix under the server root).

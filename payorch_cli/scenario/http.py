@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlencode, urlsplit
 
-from payorch_cli.client import API_PREFIX, Client
+from payorch.vocabulary import API_PREFIX
+from payorch_cli.client import Client
 
 # Paths a step may write as they are; any other path is relative to /api/v1.
 UNPREFIXED = ("/_sim/", "/_sim", "/api/")

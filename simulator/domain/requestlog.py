@@ -37,6 +37,7 @@ from urllib.parse import parse_qsl, urlencode
 
 import orjson
 
+from payorch.vocabulary import API_PREFIX
 from simulator.clock import isoformat
 from simulator.domain.errors import ApiError
 
@@ -45,7 +46,6 @@ MAX_BODY = 64 * 1024  # bytes of each body kept; the rest is cut (`truncated`)
 BODY_BUDGET = 128 * 1024 * 1024  # bytes of bodies kept in all; past it the oldest entries go
 KEPT_HEADERS = ("Idempotency-Key", "Sandbox-Simulate")
 LOG_PATH = "/_sim/requests"  # reads of the log are never logged
-API_PREFIX = "/api/v1"
 
 # -- masking ------------------------------------------------------------------------------------
 

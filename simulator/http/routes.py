@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from aiohttp import web
 
+from payorch.vocabulary import API_PREFIX
 from simulator.http.handlers import (
     account,
     checkout,
@@ -22,7 +23,6 @@ from simulator.http.handlers import (
 from simulator.http.handlers import auth as auth_handlers
 from simulator.http.pages import checkout as checkout_pages
 from simulator.http.pages import provider
-from simulator.openapi.validation import API_BASE
 
 
 def setup_routes(app: web.Application, static_dir: str) -> None:
@@ -138,4 +138,4 @@ def _alias_control_plane(router: web.UrlDispatcher) -> None:
     for route in list(router.routes()):
         path = route.resource.canonical if route.resource is not None else ""
         if path.startswith("/_sim/") and not path.startswith("/_sim/provider/"):
-            router.add_route(route.method, API_BASE + PATTERNED.get(path, path), route.handler)
+            router.add_route(route.method, API_PREFIX + PATTERNED.get(path, path), route.handler)

@@ -21,6 +21,7 @@ from jsonschema.exceptions import ValidationError
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
 
+from payorch.vocabulary import API_PREFIX
 from simulator.domain.errors import ApiError
 from simulator.openapi.document import document, operations
 
@@ -440,8 +441,7 @@ class Operation:
 
 
 # The control plane is served at /_sim/... and again at /api/v1/_sim/... (simulator/http/routes.py).
-API_BASE = "/api/v1"
-CONTROL_PLANE_ALIAS = API_BASE + "/_sim/"
+CONTROL_PLANE_ALIAS = API_PREFIX + "/_sim/"
 
 
 class Operations:
@@ -506,7 +506,7 @@ class Operations:
 
     def find(self, method: str, route: str) -> Operation | None:
         if route.startswith(CONTROL_PLANE_ALIAS):  # /api/v1/_sim/...: the /_sim/... operation
-            route = route[len(API_BASE) :]
+            route = route[len(API_PREFIX) :]
         return self._by_route.get((method, route))
 
     def __iter__(self) -> Any:
