@@ -46,4 +46,4 @@ class DomainContext:
     emitter: Emitter = field(init=False)
 
     def __post_init__(self) -> None:
-        self.emitter = Emitter(self.events, self.now, self.public_url)
+        self.emitter = Emitter(self.events, self.now, lambda: self.public_url)

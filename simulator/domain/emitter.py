@@ -16,13 +16,17 @@ if TYPE_CHECKING:
 
 
 class Emitter:
-    def __init__(self, events: Events, now: Callable[[], float], public_url: str) -> None:
+    def __init__(
+        self, events: Events, now: Callable[[], float], public_url: Callable[[], str]
+    ) -> None:
         self._events = events
         self._now = now
+        # Read at each event: `serve --port 0` learns its port (and sets the context's
+        # public_url) only after the app is built.
         self._public_url = public_url
 
     def transaction(self, tx: TransactionRecord, event_type: str) -> None:
-        view = transaction_view(tx, self._public_url, self._now())
+        view = transaction_view(tx, self._public_url(), self._now())
         self._events.emit(tx["merchantId"], tx["environment"], event_type, view)
 
     def claim(self, claim: ClaimRecord, event_type: str) -> None:

@@ -168,3 +168,20 @@ def test_keys_honours_the_global_json_flag() -> None:
     )
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)[0]["secretKey"].startswith("sk_")
+
+
+def test_event_payloads_link_to_the_port_the_server_took(server: Server) -> None:
+    """With --port 0 the port is known only once bound; the links inside pay-in events
+    (paymentFormUrl, checkoutUrl) must use it, as the API's answers do."""
+    status, hook = server.call("POST", "/api/v1/webhooks", {"events": ["payment.completed"]})
+    assert status == 201, hook
+    hosted = {"amount": 50, "paymentMethodId": "1025"}  # a card form: flow hosted
+    status, tx = server.call("POST", "/api/v1/payments", hosted)
+    assert status == 200 and tx["paymentFormUrl"].startswith(server.url + "/"), tx
+    tx_id = tx["transactionId"]
+    status, _ = server.call("POST", f"/api/v1/payments/{tx_id}/simulate", {"action": "paid"})
+    assert status == 200
+    status, page = server.call("GET", f"/api/v1/webhooks/{hook['id']}/deliveries")
+    assert status == 200, page
+    [delivery] = page["data"]
+    assert delivery["event"]["data"]["paymentFormUrl"] == tx["paymentFormUrl"]
