@@ -15,6 +15,7 @@ from urllib.parse import quote, urlsplit
 
 import pytest
 
+from payorch.vocabulary import PAYMENT_METHOD_SLUGS
 from simulator.domain.documents import is_valid_clabe
 from simulator.domain.instructions import (
     is_valid_boleto_line,
@@ -58,21 +59,6 @@ CREATE_FIELDS = {
     "tag2",
     "tag3",
     "expiresAt",
-}
-SLUGS = {
-    "card",
-    "debit",
-    "bank_transfer",
-    "wire",
-    "spei",
-    "pix",
-    "oxxo",
-    "boleto",
-    "voucher",
-    "online_payment",
-    "applepay",
-    "googlepay",
-    "crypto",
 }
 TXN_ID = re.compile(r"^TXN-[A-Za-z0-9]+$")
 RATES = {"MXN": Decimal("17.10"), "BRL": Decimal("5.05"), "CLP": Decimal("935")}
@@ -296,7 +282,7 @@ async def test_direct_rails_have_no_form_url(api: Api, body: dict[str, Any]) -> 
     tx = await api.pay(**body)
     assert tx["paymentFormUrl"] is None
     data = tx["paymentData"]
-    assert data["method"] == tx["paymentMethod"] in SLUGS
+    assert data["method"] == tx["paymentMethod"] in PAYMENT_METHOD_SLUGS
     assert len(data) > 1, "a direct rail carries instructions beyond the slug"
     parse_iso(data["dueDate"])
 
