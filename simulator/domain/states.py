@@ -1,7 +1,11 @@
 """The spec's transition tables as data, with one legal-move check.
 
-`PaymentService.apply` drives every pay-in transition from this table: the status it requires and
-reaches, and the events it fires, in order. Nothing else lists them."""
+`PaymentService.apply` drives every transition of the spec's simulate table from this table (the
+simulate endpoint, Sandbox-Simulate, provider callbacks and pages, the reconciliation poll, the
+deadline): the status it requires and reaches, and the events it fires, in order. Nothing else
+lists them. A merchant's refund (`RefundService.refund`, POST /payments/{id}/refund) is not one
+of them: it fires claim.opened and payment.refunded on every refund, partial ones too, and moves
+the payment to `refunded` only when nothing is left to refund."""
 
 from __future__ import annotations
 
