@@ -3,8 +3,6 @@ sources, translated, with the same placeholders; the language a request gets; th
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
@@ -191,16 +189,3 @@ def test_messages_in_each_language() -> None:
     assert page_locale("pt_BR").gettext("Payment received") == "Pagamento recebido"
     assert page_locale("es_MX").gettext("Pay with $method", method="OXXO") == "Pagar con OXXO"
     assert page_locale("en").gettext("Pay with $method", method="SPEI") == "Pay with SPEI"
-
-
-def test_the_server_does_not_load_babel_until_a_page_is_rendered() -> None:
-    # Start-up time is a tracked figure: Babel (about 15 ms of imports) waits for the first page.
-    code = (
-        "import sys; from simulator.app import create_app; "
-        "import simulator.http.routes, simulator.http.pages.checkout; "
-        "print(sorted(m for m in sys.modules if m == 'babel' or m.startswith('babel.')))"
-    )
-    out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
-    )
-    assert out.stdout.strip() == "[]"

@@ -3,7 +3,8 @@ interpreter and lists which of the forbidden modules got loaded:
 
 - `payorch` is the small package both sides share: it imports nothing heavy;
 - `simulator.domain` is pure: no aiohttp, tinydb or typer;
-- `simulator` never imports the CLI's libraries (typer, textual, rich);
+- `simulator` never imports the CLI's libraries (typer, textual, rich), and loads Babel only
+  for the first page it renders (start-up time is a tracked figure);
 - the CLI's help and its commands that need no server load neither the server (aiohttp,
   tinydb, `simulator.app`) nor Textual, which only `payorch tui` imports;
 - the unit of work is the caller's (an HTTP handler, or the scheduler for a job): no domain
@@ -59,6 +60,12 @@ def test_the_domain_imports_no_framework() -> None:
 
 def test_the_simulator_imports_no_cli_library() -> None:
     assert loaded(every_module_of("simulator"), ("typer", "textual", "rich")) == []
+
+
+def test_the_server_loads_babel_only_when_a_page_is_rendered() -> None:
+    # Babel is about 15 ms of imports: the checkout pages import it when they first render.
+    server = "import simulator.app, simulator.http.routes, simulator.http.pages.checkout"
+    assert loaded(server, ("babel",)) == []
 
 
 @pytest.mark.parametrize(
