@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from simulator.app import create_app
-from simulator.http.keys import BUS, STREAM
+from simulator.domain.requestlog import make_row
+from simulator.http.keys import BUS, REQUEST_LOG, REQUEST_TAIL, STREAM
 from simulator.settings import Settings
 from tests.conftest import KEYS, Api
 
@@ -162,6 +163,42 @@ async def test_an_event_reader_that_stops_reading_is_cut_off_and_released(
             break
         await asyncio.sleep(0.05)
     assert stream.readers(SCOPE) == 0  # unsubscribed: its queue is gone with it
+    assert await closed_by_server(reader, within=5)
+    writer.close()
+
+
+async def test_a_request_log_reader_that_stops_reading_is_cut_off_and_released(
+    aiohttp_client: Any, tmp_path: Path
+) -> None:
+    """`GET /_sim/requests/stream` (`payorch logs tail`) has the same bound as the event stream:
+    its loop was a copy from before stalled readers were bounded (fixed in beee200)."""
+    api = await server(aiohttp_client, tmp_path)
+    app = api.client.server.app
+    tail = app[REQUEST_TAIL]
+    tail.write_timeout_seconds = 0.3
+    reader, writer = await connect(api, receive_buffer=4096)
+    writer.write(request("/_sim/requests/stream"))
+    await writer.drain()
+    head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 5)
+    assert head.startswith(b"HTTP/1.1 200") and b"text/event-stream" in head
+    assert tail.readers() == 1
+    # The reader reads nothing more; the log keeps growing, about 6 MB of summaries (a summary
+    # carries the path: these are long ones).
+    path = "/api/v1/payments/" + "x" * 60_000
+    for number in range(100):
+        row = make_row(
+            f"req_{number}", 0.0, 0.0, "GET", path, "", 404, SCOPE[0], SCOPE[1], 1.0, False,
+            (), None, None,
+        )  # fmt: skip
+        app[REQUEST_LOG].record(row)
+        await asyncio.sleep(0)
+        if tail.readers() == 0:
+            break
+    for _ in range(100):
+        if tail.readers() == 0:
+            break
+        await asyncio.sleep(0.05)
+    assert tail.readers() == 0  # unsubscribed: its queue is gone with it
     assert await closed_by_server(reader, within=5)
     writer.close()
 

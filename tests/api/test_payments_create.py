@@ -344,6 +344,28 @@ async def test_a_blank_or_lower_case_currency_or_a_blank_country_is_invalid(
     assert tx["currency"] == "USD" and tx["country"] == "MEX"
 
 
+@pytest.mark.parametrize("value", ["", "   "])
+async def test_a_blank_buyer_field_is_absent_and_a_blank_email_is_missing_where_needed(
+    api: Api, value: str
+) -> None:
+    """The document's PaymentCreate rule: buyer text is trimmed and blank counts as absent (a
+    form's empty e-mail box), unlike a code; an e-mail that is not one is refused."""
+    fields = ("userName", "userEmail", "documentId", "userPhone", "userIp", "returnUrl")
+    tx = await api.pay(**dict.fromkeys(fields, value))
+    status, stored, _ = await api.get(f"/payments/{tx['transactionId']}", KEYS.sandbox_sk)
+    assert status == 200 and stored["userEmail"] is None, stored
+    error = await create_error(
+        api, {"amount": 20, "paymentMethodId": "1001", "userEmail": "ana"}, 400, "invalid_request"
+    )
+    assert error["param"] == "userEmail"
+    hosted = {"amount": 20, "paymentMethodId": "1001", "hostedCheckout": True}
+    buyer = {"userName": "Ana Souza", "documentId": "XAXX010101000"}
+    error = await create_error(
+        api, {**hosted, **buyer, "userEmail": value}, 422, "missing_required_fields"
+    )
+    assert [field["key"] for field in error["details"]["missingFields"]] == ["email"]
+
+
 async def test_currency_without_a_rate_is_fx_unavailable(api: Api) -> None:
     error = await create_error(
         api, {"amount": 5000, "currency": "JPY", "paymentMethodId": "1001"}, 422, "fx_unavailable"
