@@ -2,7 +2,9 @@ r"""The buyer's language on the hosted pages: which one (`negotiate`), its messa
 catalogues) and its formats (Babel's CLDR data for money, dates and times).
 
 Messages are English in the source: `_{...}` markers in `simulator/templates/` and `N_("...")` /
-`PageLocale.gettext("...")` in `simulator/http/pages/`. Placeholders are `$name`, filled after
+`PageLocale.gettext("...")` in `simulator/http/pages/`, plus the fixture texts a buyer reads that
+are English (`extract.extract_fixtures`: sandbox methods' names and labels, the help of the fields
+a rail asks for), shown through `PageLocale.data`. Placeholders are `$name`, filled after
 translation. The Spanish and Portuguese catalogues are `locales/<language>/LC_MESSAGES/messages.po`,
 compiled in memory the first time a page needs them (no .mo file to forget to rebuild). To add or
 change a message:
@@ -259,6 +261,12 @@ class PageLocale:
         """The message in this language, its `$name` placeholders filled with `values`."""
         text = self._catalogue.gettext(normalize(message))
         return Template(text).substitute(values) if values else text
+
+    def data(self, text: str) -> str:
+        """A fixture's text shown to the buyer (a method's name or label, the help of a field a
+        rail asks for) in this language when the catalogue has it (the English ones: sandbox
+        methods, field help), else as it is (most names and labels are already local)."""
+        return self._catalogue.gettext(normalize(text)) if text.strip() else text
 
     def money(self, amount: Decimal, currency: str, decimals: int) -> tuple[str, str]:
         """(amount, ISO code) to show side by side: `R$ 252,50` BRL, `$855.00` MXN; the number

@@ -243,6 +243,23 @@ async def test_sandbox_methods_wear_a_test_badge_and_the_footer_says_where(api: 
     assert 'data-environment="production">Production mode' in html
 
 
+async def test_the_english_texts_of_the_fixtures_are_translated_on_the_pages(api: Api) -> None:
+    # The sandbox built-ins' names and labels are English in the catalogue (and the API)...
+    token = (await new_session(api, country="MX"))["sessionId"]
+    _, html, _ = await page(api, f"/checkout/{token}")
+    assert 'aria-label="Pagar con Efectivo (sandbox)"' in html
+    assert '<span class="method-label">Método de prueba de pago en efectivo OXXO</span>' in html
+    _, html, _ = await page(api, f"/checkout/{token}?lang=en")
+    assert '<span class="method-label">OXXO cash test method</span>' in html
+    # ...and so is the help of the fields a rail asks for (their labels are already local).
+    brazil = (await new_session(api, country="BR"))["sessionId"]
+    status, html, _ = await call(
+        api, "POST", f"/checkout/{brazil}/select", data={"paymentMethodId": "1006"}
+    )
+    assert status == 422 and "CPF (Cadastro de Pessoas Físicas), 11 dígitos" in html
+    assert "Brazilian" not in html
+
+
 async def test_the_provider_page_is_translated(api: Api) -> None:
     token = (await new_session(api, country="MX", customer={**CUSTOMER}))["sessionId"]
     status, data, _ = await select(api, token, "1004")

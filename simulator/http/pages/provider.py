@@ -64,7 +64,7 @@ async def provider_page(request: web.Request) -> web.StreamResponse:
     content = render(
         "provider/page.html",
         loc,
-        provider=tx["paymentMethodName"],
+        provider=loc.data(tx["paymentMethodName"]),
         badge=test_badge(loc, catalog.methods.get(tx["paymentMethodId"])),
         tx_id=tx["id"],
         method=tx["paymentMethod"],
@@ -78,7 +78,8 @@ async def provider_page(request: web.Request) -> web.StreamResponse:
         status_text=status_text(loc, tx["status"]),
         body=body,
     )
-    return page(request, loc, tx["paymentMethodName"], content, environment=tx["environment"])
+    name = loc.data(tx["paymentMethodName"])
+    return page(request, loc, name, content, environment=tx["environment"])
 
 
 @html_errors
