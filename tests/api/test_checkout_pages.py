@@ -287,3 +287,15 @@ async def test_the_files_every_page_loads_are_served(
     assert f'"{path}"' in html
     response = await api.client.get(path)
     assert response.status == 200 and response.content_type.endswith(content_type)
+
+
+async def test_favicon_ico_is_the_pages_icon_and_the_landing_page_links_it(api: Api) -> None:
+    # Browsers ask for /favicon.ico where a document links no icon (JSON opened in a tab).
+    response = await api.client.get("/favicon.ico")
+    assert response.status == 200 and response.content_type == "image/svg+xml"
+    svg = await api.client.get("/static/favicon.svg")
+    assert await response.read() == await svg.read()
+    response = await api.client.get("/", headers={"Accept": "text/html"})
+    html = await response.text()
+    assert '<link rel="icon" href="/static/favicon.svg" type="image/svg+xml">' in html
+    assert "img-src 'self'" in response.headers["Content-Security-Policy"]
