@@ -236,6 +236,25 @@ def _pattern(source: str, decimals: int) -> NumberPattern:
     return pattern
 
 
+@functools.cache
+def _metazone(zone: str) -> str | None:
+    """The CLDR metazone ("Argentina") of a zone Babel cannot name by itself, else None.
+
+    Babel looks metazones up by CLDR's canonical id, which for some zones is the old name
+    (America/Buenos_Aires), and its alias table maps that old name to the new one, never back:
+    America/Argentina/Buenos_Aires gets "GMT-03:00" where its neighbours get "hora de Chile".
+    """
+    from babel.core import get_global
+
+    metazones = get_global("meta_zones")
+    if zone in metazones:
+        return None  # Babel names it
+    aliases = get_global("zone_aliases")
+    return next(
+        (metazones[old] for old, new in aliases.items() if new == zone and old in metazones), None
+    )
+
+
 def _has_symbol(text: str) -> bool:
     return any(not (char.isdigit() or char in ".,\u00a0\u202f '-") for char in text)
 
@@ -295,7 +314,12 @@ class PageLocale:
         local = at.astimezone(ZoneInfo(self.choice.zone))
         day = dates.format_date(local, "long", locale=locale)
         time = dates.format_time(local, "short", tzinfo=local.tzinfo, locale=locale)
-        zone = dates.get_timezone_name(local, "long", zone_variant="generic", locale=locale)
+        metazone = _metazone(self.choice.zone)
+        zone = (
+            locale.meta_zones.get(metazone, {}).get("long", {}).get("generic")
+            if metazone is not None
+            else None
+        ) or dates.get_timezone_name(local, "long", zone_variant="generic", locale=locale)
         # CLDR's own way of joining a date and a time in this language ("{1}, {0}", "{1} {0}").
         joined = str(locale.datetime_formats["medium"]).replace("'", "")
         return joined.replace("{1}", day).replace("{0}", time) + f" ({zone})"

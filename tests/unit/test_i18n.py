@@ -192,6 +192,19 @@ def test_money_as_one_text_names_the_currency() -> None:
         ("pt_BR", "America/Sao_Paulo", "20 de janeiro de 2027 12:00 (Horário de Brasília)"),
         ("es_MX", "America/Mexico_City", "20 de enero de 2027, 9:00\u202fa.m. (hora central)"),
         ("en", "UTC", "January 20, 2027, 3:00\u202fPM (GMT+00:00)"),
+        # CLDR's id for Buenos Aires is its old name, which Babel does not map back to.
+        (
+            "es_AR",
+            "America/Argentina/Buenos_Aires",
+            "20 de enero de 2027, 12:00\u202fp.\u202fm. (hora de Argentina)",
+        ),
+        ("es_CL", "America/Santiago", "20 de enero de 2027, 12:00\u202fp.\u202fm. (hora de Chile)"),
+        (
+            "es_CO",
+            "America/Bogota",
+            "20 de enero de 2027, 10:00\u202fa.\u202fm. (hora de Colombia)",
+        ),
+        ("es_PE", "America/Lima", "20 de enero de 2027, 10:00\u202fa.\u202fm. (hora de Perú)"),
     ],
 )
 def test_moments_in_the_language_and_zone(locale: str, zone: str, text: str) -> None:
