@@ -261,12 +261,17 @@ async def test_the_english_texts_of_the_fixtures_are_translated_on_the_pages(api
 
 
 async def test_the_provider_page_is_translated(api: Api) -> None:
-    token = (await new_session(api, country="MX", customer={**CUSTOMER}))["sessionId"]
+    token = (await new_session(api, country="MX", customer={**CUSTOMER}, merchantOrderId="A-9"))[
+        "sessionId"
+    ]
     status, data, _ = await select(api, token, "1004")
     assert status == 200, data
     _, html, _ = await page(api, f"/_sim/provider/{data['transactionId']}")
     assert lang_of(html) == "es-MX"
     assert 'id="approve" type="submit">Aprobar<' in html
+    # Whom the buyer pays, as on the payment page: the shop and the order.
+    assert 'id="shop-name">Mercado Azul Tienda en Línea<' in html
+    assert 'id="order">Pedido A-9<' in html
     _, html, _ = await page(api, f"/_sim/provider/{data['transactionId']}?lang=pt")
     assert 'action="/_sim/provider/' in html and '/approve?lang=pt-BR"' in html
 
