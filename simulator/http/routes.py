@@ -3,6 +3,8 @@ grepping a path lands here. Services are built by the composition root (`simulat
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from aiohttp import web
 
 from payorch.vocabulary import API_PREFIX
@@ -58,6 +60,9 @@ def setup_routes(app: web.Application, static_dir: str) -> None:
     r.add_get("/_sim/provider/{id}", provider.provider_page)
     r.add_post("/_sim/provider/{id}/{action}", provider.provider_action)
     r.add_static("/static", static_dir, append_version=False)
+    # Browsers ask for /favicon.ico wherever no icon is linked (a JSON document, the status
+    # endpoint opened by hand): the pages' icon, rather than a 404 in the console.
+    r.add_get("/favicon.ico", meta.favicon(Path(static_dir) / "favicon.svg"))
 
     # Hosted checkout: the session API, then the buyer's pages.
     r.add_post("/api/v1/checkout/sessions", checkout.create_session)

@@ -2,7 +2,9 @@ r"""The buyer's language on the hosted pages: which one (`negotiate`), its messa
 catalogues) and its formats (Babel's CLDR data for money, dates and times).
 
 Messages are English in the source: `_{...}` markers in `simulator/templates/` and `N_("...")` /
-`PageLocale.gettext("...")` in `simulator/http/pages/`. Placeholders are `$name`, filled after
+`PageLocale.gettext("...")` in `simulator/http/pages/`, plus the fixture texts a buyer reads that
+are English (`extract.extract_fixtures`: sandbox methods' names and labels, the help of the fields
+a rail asks for), shown through `PageLocale.data`. Placeholders are `$name`, filled after
 translation. The Spanish and Portuguese catalogues are `locales/<language>/LC_MESSAGES/messages.po`,
 compiled in memory the first time a page needs them (no .mo file to forget to rebuild). To add or
 change a message:
@@ -234,6 +236,25 @@ def _pattern(source: str, decimals: int) -> NumberPattern:
     return pattern
 
 
+@functools.cache
+def _metazone(zone: str) -> str | None:
+    """The CLDR metazone ("Argentina") of a zone Babel cannot name by itself, else None.
+
+    Babel looks metazones up by CLDR's canonical id, which for some zones is the old name
+    (America/Buenos_Aires), and its alias table maps that old name to the new one, never back:
+    America/Argentina/Buenos_Aires gets "GMT-03:00" where its neighbours get "hora de Chile".
+    """
+    from babel.core import get_global
+
+    metazones = get_global("meta_zones")
+    if zone in metazones:
+        return None  # Babel names it
+    aliases = get_global("zone_aliases")
+    return next(
+        (metazones[old] for old, new in aliases.items() if new == zone and old in metazones), None
+    )
+
+
 def _has_symbol(text: str) -> bool:
     return any(not (char.isdigit() or char in ".,\u00a0\u202f '-") for char in text)
 
@@ -259,6 +280,12 @@ class PageLocale:
         """The message in this language, its `$name` placeholders filled with `values`."""
         text = self._catalogue.gettext(normalize(message))
         return Template(text).substitute(values) if values else text
+
+    def data(self, text: str) -> str:
+        """A fixture's text shown to the buyer (a method's name or label, the help of a field a
+        rail asks for) in this language when the catalogue has it (the English ones: sandbox
+        methods, field help), else as it is (most names and labels are already local)."""
+        return self._catalogue.gettext(normalize(text)) if text.strip() else text
 
     def money(self, amount: Decimal, currency: str, decimals: int) -> tuple[str, str]:
         """(amount, ISO code) to show side by side: `R$ 252,50` BRL, `$855.00` MXN; the number
@@ -287,7 +314,12 @@ class PageLocale:
         local = at.astimezone(ZoneInfo(self.choice.zone))
         day = dates.format_date(local, "long", locale=locale)
         time = dates.format_time(local, "short", tzinfo=local.tzinfo, locale=locale)
-        zone = dates.get_timezone_name(local, "long", zone_variant="generic", locale=locale)
+        metazone = _metazone(self.choice.zone)
+        zone = (
+            locale.meta_zones.get(metazone, {}).get("long", {}).get("generic")
+            if metazone is not None
+            else None
+        ) or dates.get_timezone_name(local, "long", zone_variant="generic", locale=locale)
         # CLDR's own way of joining a date and a time in this language ("{1}, {0}", "{1} {0}").
         joined = str(locale.datetime_formats["medium"]).replace("'", "")
         return joined.replace("{1}", day).replace("{0}", time) + f" ({zone})"

@@ -243,13 +243,35 @@ async def test_sandbox_methods_wear_a_test_badge_and_the_footer_says_where(api: 
     assert 'data-environment="production">Production mode' in html
 
 
+async def test_the_english_texts_of_the_fixtures_are_translated_on_the_pages(api: Api) -> None:
+    # The sandbox built-ins' names and labels are English in the catalogue (and the API)...
+    token = (await new_session(api, country="MX"))["sessionId"]
+    _, html, _ = await page(api, f"/checkout/{token}")
+    assert 'aria-label="Pagar con Efectivo (sandbox)"' in html
+    assert '<span class="method-label">Método de prueba de pago en efectivo OXXO</span>' in html
+    _, html, _ = await page(api, f"/checkout/{token}?lang=en")
+    assert '<span class="method-label">OXXO cash test method</span>' in html
+    # ...and so is the help of the fields a rail asks for (their labels are already local).
+    brazil = (await new_session(api, country="BR"))["sessionId"]
+    status, html, _ = await call(
+        api, "POST", f"/checkout/{brazil}/select", data={"paymentMethodId": "1006"}
+    )
+    assert status == 422 and "CPF (Cadastro de Pessoas Físicas), 11 dígitos" in html
+    assert "Brazilian" not in html
+
+
 async def test_the_provider_page_is_translated(api: Api) -> None:
-    token = (await new_session(api, country="MX", customer={**CUSTOMER}))["sessionId"]
+    token = (await new_session(api, country="MX", customer={**CUSTOMER}, merchantOrderId="A-9"))[
+        "sessionId"
+    ]
     status, data, _ = await select(api, token, "1004")
     assert status == 200, data
     _, html, _ = await page(api, f"/_sim/provider/{data['transactionId']}")
     assert lang_of(html) == "es-MX"
     assert 'id="approve" type="submit">Aprobar<' in html
+    # Whom the buyer pays, as on the payment page: the shop and the order.
+    assert 'id="shop-name">Mercado Azul Tienda en Línea<' in html
+    assert 'id="order">Pedido A-9<' in html
     _, html, _ = await page(api, f"/_sim/provider/{data['transactionId']}?lang=pt")
     assert 'action="/_sim/provider/' in html and '/approve?lang=pt-BR"' in html
 
@@ -270,3 +292,15 @@ async def test_the_files_every_page_loads_are_served(
     assert f'"{path}"' in html
     response = await api.client.get(path)
     assert response.status == 200 and response.content_type.endswith(content_type)
+
+
+async def test_favicon_ico_is_the_pages_icon_and_the_landing_page_links_it(api: Api) -> None:
+    # Browsers ask for /favicon.ico where a document links no icon (JSON opened in a tab).
+    response = await api.client.get("/favicon.ico")
+    assert response.status == 200 and response.content_type == "image/svg+xml"
+    svg = await api.client.get("/static/favicon.svg")
+    assert await response.read() == await svg.read()
+    response = await api.client.get("/", headers={"Accept": "text/html"})
+    html = await response.text()
+    assert '<link rel="icon" href="/static/favicon.svg" type="image/svg+xml">' in html
+    assert "img-src 'self'" in response.headers["Content-Security-Policy"]

@@ -40,6 +40,7 @@ NON_API_ROUTES = {
     ("POST", "/checkout/{token}/select"),  # its form post (HTML, 303)
     ("GET", "/c/{transaction_id}"),  # the payment page (HTML, or 307 to the provider)
     ("GET", "/c/{transaction_id}/status"),  # its status, polled by the page's script (JSON)
+    ("GET", "/favicon.ico"),  # the pages' icon, for browsers that ask for it by that name
     ("GET", "/_sim/provider/{id}"),  # the simulated provider's hosted page (HTML)
     ("POST", "/_sim/provider/{id}/{action}"),  # its buttons (HTML, 303)
 }

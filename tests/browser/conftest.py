@@ -170,7 +170,8 @@ def open_page(browser: Browser) -> Iterator[OpenPage]:
 
     Any JavaScript dialog fails the test (the pages' own script opens none, so one means
     injected code), and so does a console error or a failed request to the server (a 404
-    favicon, a script the CSP blocked).
+    stylesheet or image, a script the CSP blocked). Headless Chromium fetches no favicon:
+    test_every_page_has_a_favicon fetches the icons itself.
     """
     contexts: list[BrowserContext] = []
     dialogs: list[str] = []

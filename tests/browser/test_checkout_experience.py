@@ -3,7 +3,8 @@ language, a status that changes by itself, copy buttons, a voucher that prints o
 every page working with JavaScript turned off.
 
 Languages checked: Portuguese (pt-BR, a Brazilian PIX session), Spanish (es-MX, a Mexican
-session), English (`?lang=en`, and a session without a country for an English browser), and the
+session; es-CO, es-AR, es-CL, es-PE by their sessions' countries, with their currencies and time
+zones), English (`?lang=en`, and a session without a country for an English browser), and the
 browser's language for a session without a country.
 """
 
@@ -93,6 +94,36 @@ def test_a_mexican_session_is_in_spanish_and_lang_forces_english(
     expect(page.locator("#status")).to_have_text("Esperando tu pago")
 
 
+@pytest.mark.parametrize(
+    ("country", "lang", "amount", "currency", "zone"),
+    [
+        ("CO", "es-CO", "$197.500,00", "COP", "(hora de Colombia)"),
+        ("AR", "es-AR", "$51.025,00", "ARS", "(hora de Argentina)"),
+        ("CL", "es-CL", "$46.750", "CLP", "(hora de Chile)"),
+        ("PE", "es-PE", "S/ 186.00", "PEN", "(hora de Perú)"),
+    ],
+)
+def test_each_spanish_speaking_country_gets_its_locale(
+    server: Server,
+    open_page: OpenPage,
+    country: str,
+    lang: str,
+    amount: str,
+    currency: str,
+    zone: str,
+) -> None:
+    # Mexico and Brazil are above; the browser asks for en-US in each.
+    session = server.create_session(country=country, customer=CUSTOMER, merchantOrderId="A-1042")
+    page = open_page("phone")
+    page.goto(session["checkoutUrl"])
+    expect(page.locator("html")).to_have_attribute("lang", lang)
+    expect(page.locator("h1")).to_have_text("Elige cómo pagar")
+    expect(page.locator("#amount")).to_have_text(amount)  # the country's currency, its format
+    expect(page.locator("#currency")).to_have_text(currency)
+    expect(page.locator("#order")).to_have_text("Pedido A-1042")
+    expect(page.locator("#expires-at")).to_contain_text(zone)  # the country's time zone
+
+
 def test_without_a_country_the_browsers_language_is_used(
     server: Server, open_page: OpenPage
 ) -> None:
@@ -101,6 +132,10 @@ def test_without_a_country_the_browsers_language_is_used(
     page.goto(session["checkoutUrl"])
     expect(page.locator("html")).to_have_attribute("lang", "pt-BR")
     expect(page.locator("h1")).to_have_text("Escolha como pagar")
+    page = open_page("phone", locale="es-AR")
+    page.goto(session["checkoutUrl"])
+    expect(page.locator("html")).to_have_attribute("lang", "es-AR")
+    expect(page.locator("h1")).to_have_text("Elige cómo pagar")
     page = open_page("phone", locale="en-US")
     page.goto(session["checkoutUrl"])
     expect(page.locator("h1")).to_have_text("Choose how to pay")
@@ -243,10 +278,20 @@ def test_without_javascript_the_provider_page_and_errors_work(
 
 
 def test_every_page_has_a_favicon(server: Server, open_page: OpenPage) -> None:
+    # Headless Chromium fetches no favicon (none shows among the page's requests), so a missing
+    # one would not reach open_page's console check: each page's icon is fetched here instead.
     session = one_shot(server, "1001")
-    page = open_page("phone")
-    page.goto(session["checkoutUrl"])
-    href = page.locator("link[rel=icon]").get_attribute("href")
-    assert href == "/static/favicon.svg"
-    assert page.request.get(server.url + href).status == 200
-    # (open_page fails the test on any console error or failed request, a favicon's included.)
+    page = open_page("phone", locale="es-MX")
+    for url in (
+        session["checkoutUrl"],
+        server.create_session(country="MX", customer=CUSTOMER)["checkoutUrl"],
+        f"{server.url}/checkout/cs_never-issued",
+        f"{server.url}/",
+    ):
+        page.goto(url)
+        href = page.locator("link[rel=icon]").get_attribute("href")
+        assert href == "/static/favicon.svg", url
+        icon = page.request.get(server.url + href)
+        assert icon.status == 200 and icon.headers["content-type"] == "image/svg+xml"
+    # Where no icon is linked (a JSON document opened in a tab) browsers ask for /favicon.ico.
+    assert page.request.get(server.url + "/favicon.ico").status == 200

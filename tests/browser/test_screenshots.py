@@ -1,5 +1,6 @@
-"""Every checkout page in each language at the phone (390x844) and desktop (1366x900) sizes: the
-screenshots in docs/screenshots/checkout/ that the README links. Re-make them (and their index)
+"""Every checkout page in each language at the phone (390x844) and desktop (1366x900) sizes, and
+the picker in each country's locale: the screenshots in docs/screenshots/checkout/ that the README
+links. Re-make them (and their index)
 after a change to the pages with
 
     PAYORCH_UPDATE_SCREENSHOTS=1 pytest tests/browser/test_screenshots.py -p no:xdist
@@ -53,6 +54,17 @@ PAGES = {
     "provider": "the simulated provider's page of a hosted rail (card)",
     "error": "an unknown or expired checkout link",
 }
+# The picker as each country's buyer gets it (no ?lang=, an en-US browser): its language,
+# currency format and time zone.
+COUNTRIES = {
+    "MX": "es-MX",
+    "CO": "es-CO",
+    "AR": "es-AR",
+    "CL": "es-CL",
+    "PE": "es-PE",
+    "BR": "pt-BR",
+    "US": "en-US",
+}
 # Printed vouchers: the page as the print stylesheet lays it out on an A4 sheet (at 96 dpi).
 PRINTS = {"oxxo": "1002", "boleto": "1007"}
 A4 = {"width": 794, "height": 1123}
@@ -98,7 +110,9 @@ def visits(server: Server, lang: str) -> dict[str, Visit]:
 
     paid = one_shot(server, "1006")
     server.simulate(paid.split("/c/")[1].split("?")[0], "paid")
-    card = server.create_session(country="US", customer=CUSTOMER, returnUrl=RETURN_URL)
+    card = server.create_session(
+        country="US", customer=CUSTOMER, merchantOrderId="A-1042", returnUrl=RETURN_URL
+    )
 
     def provider(page: Page) -> None:
         goto(card["checkoutUrl"])(page)
@@ -142,6 +156,25 @@ def test_every_page_in_each_language_at_both_sizes(
         write_index(browser.version if browser else "?")
 
 
+def test_the_picker_in_each_countrys_locale(server: Server, open_page: OpenPage) -> None:
+    OUT.mkdir(parents=True, exist_ok=True)
+    page = open_page("phone")
+    shots = []
+    for country, tag in COUNTRIES.items():
+        session = server.create_session(
+            country=country, customer=CUSTOMER, merchantOrderId="A-1042", returnUrl=RETURN_URL
+        )
+        page.goto(session["checkoutUrl"])
+        expect(page.locator("html")).to_have_attribute("lang", tag)
+        assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+        shots.append(OUT / f"picker-{tag}-phone.png")
+        page.screenshot(path=str(shots[-1]), full_page=True)
+    if UPDATE:
+        shrink(shots)
+        browser = page.context.browser
+        write_index(browser.version if browser else "?")
+
+
 def shrink(paths: Iterable[Path]) -> None:
     """Quantize the PNGs with pngquant (Debian's package) when it is installed: a third of the
     size, no visible change; the committed screenshots went through it."""
@@ -169,6 +202,11 @@ def write_index(chromium: str) -> None:
         cells = [f"[A4]({name}-print-{lang}.png)" for lang in LANGUAGES]
         what = f"the {name} voucher as printed (print stylesheet, one A4 page)"
         rows.append(f"| `{name}-print`: {what} | " + " | ".join(cells) + " |")
+    countries = [
+        "| country | picker (phone) |",
+        "|---|---|",
+        *(f"| {country} | [{tag}](picker-{tag}-phone.png) |" for country, tag in COUNTRIES.items()),
+    ]
     text = "\n".join(
         [
             "# Checkout page screenshots",
@@ -182,6 +220,11 @@ def write_index(chromium: str) -> None:
             "```",
             "",
             *rows,
+            "",
+            "The method picker as each country's buyer gets it, with no `?lang=` and a browser",
+            "asking for en-US: the country's language, currency format and time zone.",
+            "",
+            *countries,
             "",
             f"Rendered with Chromium {chromium}.",
             "",

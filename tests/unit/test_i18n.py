@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from babel.messages.catalog import Catalog
-from babel.messages.extract import extract_from_dir
+from babel.messages.extract import extract_from_dir, extract_from_file
 from babel.messages.pofile import read_po
 
 from simulator.domain.rails import Layout
@@ -23,7 +23,7 @@ from simulator.i18n import (
     normalize,
     placeholders,
 )
-from simulator.i18n.extract import extract_templates
+from simulator.i18n.extract import extract_fixtures, extract_templates
 
 ROOT = Path(__file__).resolve().parents[2]
 I18N = ROOT / "simulator" / "i18n"
@@ -43,6 +43,10 @@ def source_messages() -> set[str]:
         ):
             assert isinstance(message, str)
             found.add(message)
+    fixtures = ROOT / "simulator" / "fixtures" / "payment_methods.yaml"
+    for _, message, *_ in extract_from_file(extract_fixtures, str(fixtures)):
+        assert isinstance(message, str)
+        found.add(message)
     return found
 
 
@@ -81,6 +85,13 @@ def test_each_catalogue_translates_every_message(messages: set[str], language: s
         # A placeholder lost or renamed would be a KeyError on the page; a stray `$` too.
         assert placeholders(entry.string) == placeholders(message_id), (language, message_id)
         assert entry.string.count("$") == message_id.count("$"), (language, message_id)
+
+
+def test_the_english_texts_of_the_fixtures_are_messages(messages: set[str]) -> None:
+    # Sandbox built-ins' names and labels and the fields' help are English; labels are local.
+    assert {"Cash (sandbox)", "OXXO cash test method"} <= messages
+    assert "Brazilian taxpayer id (CPF), 11 digits" in messages
+    assert "CPF" not in messages and "Transferencia SPEI" not in messages
 
 
 def test_messages_are_normalized_as_the_pages_look_them_up(messages: set[str]) -> None:
@@ -179,6 +190,19 @@ def test_money_as_one_text_names_the_currency() -> None:
         ("pt_BR", "America/Sao_Paulo", "20 de janeiro de 2027 12:00 (Horário de Brasília)"),
         ("es_MX", "America/Mexico_City", "20 de enero de 2027, 9:00\u202fa.m. (hora central)"),
         ("en", "UTC", "January 20, 2027, 3:00\u202fPM (GMT+00:00)"),
+        # CLDR's id for Buenos Aires is its old name, which Babel does not map back to.
+        (
+            "es_AR",
+            "America/Argentina/Buenos_Aires",
+            "20 de enero de 2027, 12:00\u202fp.\u202fm. (hora de Argentina)",
+        ),
+        ("es_CL", "America/Santiago", "20 de enero de 2027, 12:00\u202fp.\u202fm. (hora de Chile)"),
+        (
+            "es_CO",
+            "America/Bogota",
+            "20 de enero de 2027, 10:00\u202fa.\u202fm. (hora de Colombia)",
+        ),
+        ("es_PE", "America/Lima", "20 de enero de 2027, 10:00\u202fa.\u202fm. (hora de Perú)"),
     ],
 )
 def test_moments_in_the_language_and_zone(locale: str, zone: str, text: str) -> None:

@@ -3,8 +3,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from html import escape
 from importlib import metadata
+from pathlib import Path
 
 from aiohttp import web
 
@@ -18,7 +20,8 @@ from simulator.openapi.document import document_json
 # The landing page is for developers, in English, with its few styles inline and no script.
 ENGLISH = PageLocale(negotiate("en", None, None))
 LANDING_CSP = (
-    "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; frame-ancestors 'none'"
+    "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; base-uri 'none'; "
+    "frame-ancestors 'none'"
 )
 
 # What the landing page lists of the control plane (its full description: the OpenAPI document).
@@ -42,6 +45,19 @@ def _version() -> str:
         return metadata.version("payorch")
     except metadata.PackageNotFoundError:  # run from a source tree that was never installed
         return "unknown"
+
+
+def favicon(path: Path) -> Callable[[web.Request], Awaitable[web.StreamResponse]]:
+    """GET /favicon.ico: the SVG icon every page links (a day in caches)."""
+
+    @auth("none")
+    async def icon(request: web.Request) -> web.StreamResponse:
+        return web.FileResponse(
+            path,
+            headers={"Content-Type": "image/svg+xml", "Cache-Control": "public, max-age=86400"},
+        )
+
+    return icon
 
 
 @auth("none")

@@ -134,10 +134,10 @@ def _method_html(loc: PageLocale, token: str, option: MethodOption, decimals: De
         id=method.id,
         action=keep_lang(f"/checkout/{token}/select", loc),
         disabled="disabled" if option.unavailable else "",
-        aria_label=loc.gettext(N_("Pay with $method"), method=method.name),
-        name=method.name,
+        aria_label=loc.gettext(N_("Pay with $method"), method=loc.data(method.name)),
+        name=loc.data(method.name),
         badge=test_badge(loc, method),
-        label=method.method_label,
+        label=loc.data(method.method_label),
         icon=icon_path(method),
         amount=amount,
         amount_value=f"{option.amount_local:.{places}f}",
@@ -218,8 +218,8 @@ def _details_page(
             type="email" if name == "email" else "text",
             value=typed.get(name, ""),
             max_len=SELECT_CUSTOMER_RULES[name],
-            label=field.get("label", name),
-            help=field.get("help", ""),
+            label=loc.data(field.get("label", name)),
+            help=loc.data(field.get("help", "")),
         )
         for field in fields
     )
@@ -227,13 +227,13 @@ def _details_page(
         loc.gettext(N_("Please check the details below: a value is not valid."))
         if (error.details or {}).get("malformedFields")
         else loc.gettext(
-            N_("To pay with $method, please add the details below."), method=method.name
+            N_("To pay with $method, please add the details below."), method=loc.data(method.name)
         )
     )
     content = render(
         "checkout/details.html",
         loc,
-        method_name=method.name,
+        method_name=loc.data(method.name),
         message=message,
         action=keep_lang(f"/checkout/{token}/select", loc),
         method_id=method_id,
@@ -266,7 +266,7 @@ async def transaction_page(request: web.Request) -> web.StreamResponse:
     return page(
         request,
         loc,
-        tx["paymentMethodName"],
+        loc.data(tx["paymentMethodName"]),
         instructions_html(loc, tx, ctx.catalog, ctx.fx.decimals),
         environment=tx["environment"],
         refresh=tx["status"] == "pending",

@@ -232,7 +232,12 @@ def error_page(
     details = error.details or {}
     fields = [*details.get("missingFields", []), *details.get("malformedFields", [])]
     items = join(
-        render("field_item.html", loc, label=f.get("label", f.get("key")), help=f.get("help", ""))
+        render(
+            "field_item.html",
+            loc,
+            label=loc.data(str(f.get("label") or f.get("key") or "")),
+            help=loc.data(str(f.get("help") or "")),
+        )
         for f in fields
         if isinstance(f, dict)
     )

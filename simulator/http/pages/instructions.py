@@ -114,7 +114,7 @@ def instructions_html(
     if status == "pending":
         payable = loc.money_text(local, tx["currencyLocal"], places)
         payee = tx["paymentData"].get("beneficiaryName") or shop
-        values = {"amount": payable, "payee": payee, "method": tx["paymentMethodName"]}
+        values = {"amount": payable, "payee": payee, "method": loc.data(tx["paymentMethodName"])}
         body = render("checkout/pending.html", loc, body=_payment_data_html(loc, tx, values))
     else:
         body = render("checkout/closed.html", loc, message=closed_text(loc, status))
@@ -134,7 +134,7 @@ def instructions_html(
         ),
         order=render("checkout/order.html", loc, order_id=order_id) if order_id else Markup(""),
         icon=tx["iconPath"],
-        method_name=tx["paymentMethodName"],
+        method_name=loc.data(tx["paymentMethodName"]),
         badge=test_badge(loc, catalog.methods.get(tx["paymentMethodId"])),
         amount=amount,
         amount_value=f"{local:.{places}f}",

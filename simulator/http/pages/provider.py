@@ -15,6 +15,7 @@ from simulator.domain.errors import ApiError
 from simulator.domain.provider_links import hosted_payment
 from simulator.http.keys import CONTEXT, PAYMENTS, STORE
 from simulator.http.pages.html import (
+    Markup,
     html_errors,
     keep_lang,
     link,
@@ -61,15 +62,17 @@ async def provider_page(request: web.Request) -> web.StreamResponse:
     local = Decimal(tx["amountLocal"])
     amount, currency = loc.money(local, tx["currencyLocal"], decimals)
     shop = catalog.shops.get(tx["shopId"])
+    order_id = tx.get("merchantOrderId")
     content = render(
         "provider/page.html",
         loc,
-        provider=tx["paymentMethodName"],
+        provider=loc.data(tx["paymentMethodName"]),
         badge=test_badge(loc, catalog.methods.get(tx["paymentMethodId"])),
         tx_id=tx["id"],
         method=tx["paymentMethod"],
         icon=tx["iconPath"],
         shop=shop.name if shop is not None else "",
+        order=render("checkout/order.html", loc, order_id=order_id) if order_id else Markup(""),
         amount=amount,
         amount_value=f"{local:.{decimals}f}",
         currency=currency,
@@ -78,7 +81,8 @@ async def provider_page(request: web.Request) -> web.StreamResponse:
         status_text=status_text(loc, tx["status"]),
         body=body,
     )
-    return page(request, loc, tx["paymentMethodName"], content, environment=tx["environment"])
+    name = loc.data(tx["paymentMethodName"])
+    return page(request, loc, name, content, environment=tx["environment"])
 
 
 @html_errors
