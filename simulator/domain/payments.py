@@ -338,7 +338,8 @@ class PaymentService:
             tx["checkoutPath"] = checkout_path(tx_id, request.return_url)
         ctx.transactions.add(tx)
         ctx.coverage.reach("transaction.create")
-        self._trace_creation(tx, provider, routed.attempts)
+        if len(routed.attempts) > 1:  # else the trace derives them (`_trace_creation`)
+            self._trace_creation(tx, provider, routed.attempts)
         self._schedule_outcomes(tx, routed.callback, principal.environment)
         # The providers' counts join the payment's commit (a refused charge's are written by the
         # handler, after its batch is rolled back).
@@ -354,8 +355,6 @@ class PaymentService:
         does not, and are derived from it when the trace is read (`trace_view`): no store write
         on the hot path. Only a cascade that tried more than one provider writes them, in one
         write."""
-        if tx["environment"] == "sandbox" or len(attempts) <= 1:
-            return
         entries: list[tuple[str, dict[str, Any]]] = [("created", _created_fields(tx))]
         for attempt in attempts:
             outcome, _, reason = attempt.outcome.partition(":")
@@ -476,18 +475,16 @@ class PaymentService:
                 {"transactionId": tx_id, "outcome": callback.outcome},
             )
             return
-        deliveries = 2 if callback.mode == "duplicate" else 1
-        for delivery in range(1, deliveries + 1):
-            jobs.schedule(
-                "payment.provider_callback",
-                created + callback.after_seconds + (delivery - 1) * DUPLICATE_CALLBACK_GAP,
-                {
-                    "transactionId": tx_id,
-                    "outcome": callback.outcome,
-                    "providerId": tx["providerId"],
-                    "delivery": delivery,
-                },
-            )
+        at = created + callback.after_seconds
+        payload = {
+            "transactionId": tx_id,
+            "outcome": callback.outcome,
+            "providerId": tx["providerId"],
+        }
+        jobs.schedule("payment.provider_callback", at, payload)  # delivery 1 (`accept_callback`)
+        if callback.mode == "duplicate":
+            second = {**payload, "delivery": 2}
+            jobs.schedule("payment.provider_callback", at + DUPLICATE_CALLBACK_GAP, second)
 
     # -- reads -----------------------------------------------------------------------------------
 
