@@ -142,11 +142,13 @@ class ProviderState:
     incidents: list[Incident] = field(default_factory=list)
     draws: int = 0
     counts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(COUNTS, 0))
-    # The fixture with the overrides applied, and what it answers a charge it takes (None when it
-    # takes none): both rebuilt by `script` when the overrides change.
+    # The fixture with the overrides applied, what it answers a charge it takes (None when it
+    # takes none) and what it answers a pay-in charge with no incident or draw in play: rebuilt
+    # by `script` when the overrides change.
     live: Provider = field(init=False)
     accepts: Answer | None = field(init=False)
-    # `accepts` when every charge gets it, whatever the clock or the draws say (no incident, no
+    scripted: Answer | None = field(init=False)
+    # `scripted` when every charge gets it, whatever the clock or the draws say (no incident, no
     # decline rate): the production hot path, one lookup.
     always: Answer | None = field(init=False)
 
@@ -161,6 +163,11 @@ class ProviderState:
         self.accepts = (
             Answer(live, "accepted", callback=_callback_plan(live)) if accepting else None
         )
+        self.scripted = (
+            _payin_answer(live, live.behaviour, live.decline_reason, self.accepts)
+            if live.kind == "payin"
+            else None
+        )
         self._settle()
 
     def set_incidents(self, incidents: list[Incident]) -> None:
@@ -169,7 +176,7 @@ class ProviderState:
 
     def _settle(self) -> None:
         quiet = not self.incidents and self.live.decline_rate <= 0
-        self.always = self.accepts if quiet else None
+        self.always = self.scripted if quiet else None
 
     def incident_at(self, now: float) -> Incident | None:
         """The incident in force at `now`: the latest scheduled of those active."""
@@ -341,31 +348,23 @@ class ProviderWorld:
     def charge(self, provider_id: str) -> Answer:
         """A production pay-in call to the provider: what it answers now, counted."""
         state = self._states[provider_id]
-        always = state.always
-        if always is not None:  # a provider that takes every charge: nothing to evaluate
-            counts = state.counts
-            counts["charges"] += 1
-            counts["accepted"] += 1
-            self._counted.add(provider_id)
-            return always
-        live = state.live
-        behaviour, reason = self.effective(provider_id)
-        answer: Answer
-        if behaviour == "outage":
-            answer = Answer(live, "unavailable")
-        elif behaviour == "timeout" or _too_slow(live):
-            answer = Answer(live, "timed_out", f"no answer within {PROVIDER_TIMEOUT_SECONDS:g} s")
-        elif behaviour == "decline":
-            answer = Answer(live, "declined", reason or DEFAULT_REASON["payin"])
-        elif behaviour == "no_instructions":
-            answer = Answer(live, "no_instructions")
-        elif self._draw_declines(state):
-            answer = Answer(live, "declined", live.decline_reason or DEFAULT_REASON["payin"])
-        else:
-            # An incident may make a provider scripted otherwise accept: its answer is built here.
-            answer = state.accepts or Answer(live, "accepted", callback=_callback_plan(live))
-        self._count(state, answer.outcome)
+        # A provider with no incident and no decline rate answers what its script says, the
+        # same answer every time: nothing to evaluate on the production hot path.
+        answer = state.always or self._evaluate(state)
+        counts = state.counts
+        counts["charges"] += 1
+        counts[_COUNTED[answer.outcome]] += 1
+        self._counted.add(provider_id)
         return answer
+
+    def _evaluate(self, state: ProviderState) -> Answer:
+        """What the provider answers a charge now, its incidents and decline-rate draws
+        applied."""
+        live = state.live
+        behaviour, reason = self.effective(live.id)
+        if behaviour == "accept" and not _too_slow(live) and self._draw_declines(state):
+            return Answer(live, "declined", live.decline_reason or DEFAULT_REASON["payin"])
+        return _payin_answer(live, behaviour, reason, state.accepts)
 
     def dispatch_payout(self, provider_id: str, *, refused: str | None = None) -> Answer:
         """A production payout's dispatch to the provider: what it answers now, counted.
@@ -506,6 +505,22 @@ def _apply(fixture: Provider, overrides: dict[str, Any]) -> Provider:
         "mode": "callback_mode",
     }
     return replace(fixture, **{names[key]: value for key, value in overrides.items()})
+
+
+def _payin_answer(
+    live: Provider, behaviour: str, reason: str | None, accepts: Answer | None
+) -> Answer:
+    """A pay-in provider's answer to a charge under `behaviour` (a decline-rate draw aside)."""
+    if behaviour == "outage":
+        return Answer(live, "unavailable")
+    if behaviour == "timeout" or _too_slow(live):
+        return Answer(live, "timed_out", f"no answer within {PROVIDER_TIMEOUT_SECONDS:g} s")
+    if behaviour == "decline":
+        return Answer(live, "declined", reason or DEFAULT_REASON["payin"])
+    if behaviour == "no_instructions":
+        return Answer(live, "no_instructions")
+    # An incident may make a provider scripted otherwise accept: its answer is built here.
+    return accepts or Answer(live, "accepted", callback=_callback_plan(live))
 
 
 def _too_slow(provider: Provider) -> bool:
