@@ -12,7 +12,7 @@ from urllib.parse import quote
 
 from simulator.clock import isoformat
 from simulator.domain.auth import Principal
-from simulator.domain.cascade import Attempt, cascade_exhausted, route
+from simulator.domain.cascade import cascade_exhausted, route
 from simulator.domain.catalog import Environment, Merchant, PaymentMethod, Provider, Shop
 from simulator.domain.context import DomainContext
 from simulator.domain.countries import normalize_country
@@ -336,39 +336,24 @@ class PaymentService:
             )
         if request.hosted_checkout:
             tx["checkoutPath"] = checkout_path(tx_id, request.return_url)
+        if len(routed.attempts) > 1:
+            # The trace's routing entries come from the payment (`trace_view`): kept on it, the
+            # detour costs no write of its own.
+            tx["cascadeAttempts"] = [(a.provider, a.outcome) for a in routed.attempts]
         ctx.transactions.add(tx)
         ctx.coverage.reach("transaction.create")
-        self._trace_creation(tx, provider, routed.attempts)
         self._schedule_outcomes(tx, routed.callback, principal.environment)
         # The providers' counts join the payment's commit (a refused charge's are written by the
         # handler, after its batch is rolled back).
         ctx.providers.flush()
         return tx
 
-    def _trace_creation(
-        self, tx: TransactionRecord, provider: Provider, attempts: tuple[Attempt, ...]
-    ) -> None:
-        """The payment's first trace entries: what was asked, each provider the cascade tried and
-        what it answered, and the one that took the charge. When the rail's first provider took
-        it (sandbox always, production most of the time) they say nothing the payment record
-        does not, and are derived from it when the trace is read (`trace_view`): no store write
-        on the hot path. Only a cascade that tried more than one provider writes them, in one
-        write."""
-        if tx["environment"] == "sandbox" or len(attempts) <= 1:
-            return
-        entries: list[tuple[str, dict[str, Any]]] = [("created", _created_fields(tx))]
-        for attempt in attempts:
-            outcome, _, reason = attempt.outcome.partition(":")
-            fields = {"provider": attempt.provider, "outcome": outcome}
-            if reason:
-                fields["reason"] = reason
-            entries.append(("routing_attempt", fields))
-        entries.append(("provider_chosen", {"provider": provider.id}))
-        self.ctx.trace.record_many(tx, entries)
-
     def trace_view(self, tx: TransactionRecord) -> dict[str, Any]:
-        """The payment's trace as the control plane shows it, its creation entries derived from
-        the payment when they were not written (`_trace_creation`)."""
+        """The payment's trace as the control plane shows it. Its creation entries (what was
+        asked, each provider the cascade tried and what it answered, the one that took the
+        charge) say nothing the payment record does not, so they are derived from it, never
+        written: no trace write on POST /payments. A trace whose first entry is `created` was
+        written whole (a deposit)."""
         doc = self.ctx.trace.find(tx["id"])
         if doc is not None and doc["entries"] and doc["entries"][0]["kind"] == "created":
             return trace_view(tx, doc)
@@ -380,9 +365,17 @@ class PaymentService:
                 {"at": at, "kind": "provider_chosen", "provider": provider, "reason": reason}
             )
         elif tx.get("providerId"):  # a payment of the cascade (a deposit records its own entries)
-            first.append(
-                {"at": at, "kind": "routing_attempt", "provider": provider, "outcome": "accepted"}
-            )
+            for tried, said in tx.get("cascadeAttempts") or [(provider, "accepted")]:
+                outcome, _, reason = said.partition(":")
+                attempt = {
+                    "at": at,
+                    "kind": "routing_attempt",
+                    "provider": tried,
+                    "outcome": outcome,
+                }
+                if reason:
+                    attempt["reason"] = reason
+                first.append(attempt)
             first.append({"at": at, "kind": "provider_chosen", "provider": provider})
         return trace_view(tx, doc, first=first)
 
@@ -476,18 +469,16 @@ class PaymentService:
                 {"transactionId": tx_id, "outcome": callback.outcome},
             )
             return
-        deliveries = 2 if callback.mode == "duplicate" else 1
-        for delivery in range(1, deliveries + 1):
-            jobs.schedule(
-                "payment.provider_callback",
-                created + callback.after_seconds + (delivery - 1) * DUPLICATE_CALLBACK_GAP,
-                {
-                    "transactionId": tx_id,
-                    "outcome": callback.outcome,
-                    "providerId": tx["providerId"],
-                    "delivery": delivery,
-                },
-            )
+        at = created + callback.after_seconds
+        payload = {
+            "transactionId": tx_id,
+            "outcome": callback.outcome,
+            "providerId": tx["providerId"],
+        }
+        jobs.schedule("payment.provider_callback", at, payload)  # delivery 1 (`accept_callback`)
+        if callback.mode == "duplicate":
+            second = {**payload, "delivery": 2}
+            jobs.schedule("payment.provider_callback", at + DUPLICATE_CALLBACK_GAP, second)
 
     # -- reads -----------------------------------------------------------------------------------
 

@@ -91,9 +91,12 @@ class CallbackPlan:
     mode: str
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class Answer:
-    """One production call to a provider, as the platform saw it."""
+    """One production call to a provider, as the platform saw it.
+
+    Compared and hashed by identity: a provider that accepts hands out one answer until it is
+    scripted again (`ProviderState.accepts`), which callers may key a cache on."""
 
     provider: Provider
     outcome: Outcome
@@ -139,11 +142,41 @@ class ProviderState:
     incidents: list[Incident] = field(default_factory=list)
     draws: int = 0
     counts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(COUNTS, 0))
-    # The fixture with the overrides applied (rebuilt when they change).
+    # The fixture with the overrides applied, what it answers a charge it takes (None when it
+    # takes none) and what it answers a pay-in charge with no incident or draw in play: rebuilt
+    # by `script` when the overrides change.
     live: Provider = field(init=False)
+    accepts: Answer | None = field(init=False)
+    scripted: Answer | None = field(init=False)
+    # `scripted` when every charge gets it, whatever the clock or the draws say (no incident, no
+    # decline rate): the production hot path, one lookup.
+    always: Answer | None = field(init=False)
 
     def __post_init__(self) -> None:
-        self.live = _apply(self.fixture, self.overrides)
+        self.script(self.overrides)
+
+    def script(self, overrides: dict[str, Any]) -> None:
+        """Take these overrides: the live provider and its answers follow."""
+        self.overrides = overrides
+        live = self.live = _apply(self.fixture, overrides)
+        accepting = live.behaviour == "accept" and not _too_slow(live)
+        self.accepts = (
+            Answer(live, "accepted", callback=_callback_plan(live)) if accepting else None
+        )
+        self.scripted = (
+            _payin_answer(live, live.behaviour, live.decline_reason, self.accepts)
+            if live.kind == "payin"
+            else None
+        )
+        self._settle()
+
+    def set_incidents(self, incidents: list[Incident]) -> None:
+        self.incidents = incidents
+        self._settle()
+
+    def _settle(self) -> None:
+        quiet = not self.incidents and self.live.decline_rate <= 0
+        self.always = self.scripted if quiet else None
 
     def incident_at(self, now: float) -> Incident | None:
         """The incident in force at `now`: the latest scheduled of those active."""
@@ -197,14 +230,15 @@ class ProviderWorld:
             state = self._states.get(doc.get("id", ""))
             if state is None:
                 continue  # a provider the fixtures no longer have
-            state.overrides = dict(doc.get("overrides") or {})
-            state.live = _apply(state.fixture, state.overrides)
-            state.incidents = [
-                Incident(
-                    i["id"], i["behaviour"], i.get("declineReason"), i["startsAt"], i["endsAt"]
-                )
-                for i in doc.get("incidents") or []
-            ]
+            state.script(dict(doc.get("overrides") or {}))
+            state.set_incidents(
+                [
+                    Incident(
+                        i["id"], i["behaviour"], i.get("declineReason"), i["startsAt"], i["endsAt"]
+                    )
+                    for i in doc.get("incidents") or []
+                ]
+            )
             state.draws = int(doc.get("draws") or 0)
             state.counts = {**dict.fromkeys(COUNTS, 0), **(doc.get("counts") or {})}
 
@@ -215,6 +249,8 @@ class ProviderWorld:
     def flush(self) -> None:
         """Write the documents of the providers changed since the last flush (in the caller's
         batch)."""
+        if not self._unsaved:
+            return
         for provider_id in sorted(self._unsaved):
             self._table.put(provider_id, self._states[provider_id].as_doc())
         self._counted -= self._unsaved
@@ -312,23 +348,23 @@ class ProviderWorld:
     def charge(self, provider_id: str) -> Answer:
         """A production pay-in call to the provider: what it answers now, counted."""
         state = self._states[provider_id]
-        live = state.live
-        behaviour, reason = self.effective(provider_id)
-        answer: Answer
-        if behaviour == "outage":
-            answer = Answer(live, "unavailable")
-        elif behaviour == "timeout" or _too_slow(live):
-            answer = Answer(live, "timed_out", f"no answer within {PROVIDER_TIMEOUT_SECONDS:g} s")
-        elif behaviour == "decline":
-            answer = Answer(live, "declined", reason or DEFAULT_REASON["payin"])
-        elif behaviour == "no_instructions":
-            answer = Answer(live, "no_instructions")
-        elif self._draw_declines(state):
-            answer = Answer(live, "declined", live.decline_reason or DEFAULT_REASON["payin"])
-        else:
-            answer = Answer(live, "accepted", callback=_callback_plan(live))
-        self._count(state, answer.outcome)
+        # A provider with no incident and no decline rate answers what its script says, the
+        # same answer every time: nothing to evaluate on the production hot path.
+        answer = state.always or self._evaluate(state)
+        counts = state.counts
+        counts["charges"] += 1
+        counts[_COUNTED[answer.outcome]] += 1
+        self._counted.add(provider_id)
         return answer
+
+    def _evaluate(self, state: ProviderState) -> Answer:
+        """What the provider answers a charge now, its incidents and decline-rate draws
+        applied."""
+        live = state.live
+        behaviour, reason = self.effective(live.id)
+        if behaviour == "accept" and not _too_slow(live) and self._draw_declines(state):
+            return Answer(live, "declined", live.decline_reason or DEFAULT_REASON["payin"])
+        return _payin_answer(live, behaviour, reason, state.accepts)
 
     def dispatch_payout(self, provider_id: str, *, refused: str | None = None) -> Answer:
         """A production payout's dispatch to the provider: what it answers now, counted.
@@ -411,8 +447,7 @@ class ProviderWorld:
         live = _apply(state.fixture, overrides)
         if live.behaviour in ("decline", "reject") and live.decline_reason is None:
             overrides["declineReason"] = DEFAULT_REASON[kind]
-            live = _apply(state.fixture, overrides)
-        state.overrides, state.live = overrides, live
+        state.script(overrides)
         if "seed" in changes or "declineRate" in changes:
             # A new rate or seed starts its draws afresh: `set` then N charges gives the same
             # outcomes on every server, whatever it drew before.
@@ -448,7 +483,7 @@ class ProviderWorld:
             now + starts_in + duration,
         )
         # Incidents already over are dropped as a new one is written: the document stays small.
-        state.incidents = [i for i in state.incidents if i.ends_at > now] + [incident]
+        state.set_incidents([i for i in state.incidents if i.ends_at > now] + [incident])
         self._unsaved.add(provider_id)
         return incident.view(now)
 
@@ -470,6 +505,22 @@ def _apply(fixture: Provider, overrides: dict[str, Any]) -> Provider:
         "mode": "callback_mode",
     }
     return replace(fixture, **{names[key]: value for key, value in overrides.items()})
+
+
+def _payin_answer(
+    live: Provider, behaviour: str, reason: str | None, accepts: Answer | None
+) -> Answer:
+    """A pay-in provider's answer to a charge under `behaviour` (a decline-rate draw aside)."""
+    if behaviour == "outage":
+        return Answer(live, "unavailable")
+    if behaviour == "timeout" or _too_slow(live):
+        return Answer(live, "timed_out", f"no answer within {PROVIDER_TIMEOUT_SECONDS:g} s")
+    if behaviour == "decline":
+        return Answer(live, "declined", reason or DEFAULT_REASON["payin"])
+    if behaviour == "no_instructions":
+        return Answer(live, "no_instructions")
+    # An incident may make a provider scripted otherwise accept: its answer is built here.
+    return accepts or Answer(live, "accepted", callback=_callback_plan(live))
 
 
 def _too_slow(provider: Provider) -> bool:

@@ -39,6 +39,9 @@ class TransactionRecord(TypedDict):
     settlementDelay: str  # "T+N"
     paymentFormPath: str | None  # hosted rails: the simulated provider's page
     providerToken: NotRequired[str]  # production hosted rails: the secret of that page's link
+    # Production, when the cascade tried more than one provider: each (provider, outcome) in
+    # order, outcome as `cascade.Attempt` words it. Only the trace shows it (`trace_view`).
+    cascadeAttempts: NotRequired[list[tuple[str, str]]]
     paymentData: dict[str, str]  # what the buyer needs to pay (CLABE, barcode, QR code...)
     hostedCheckout: bool
     returnUrl: str | None

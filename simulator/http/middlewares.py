@@ -68,38 +68,43 @@ async def request_middleware(request: web.Request, handler: Handler) -> web.Stre
     handler; then the request log's entry (when the log is on and the path is logged)."""
     request_id = "req_" + token_hex(12)
     request[REQUEST_ID] = request_id
-    journal = request.app[REQUEST_LOG]
+    # `request.app` is three calls deep in aiohttp: taken once, handed to each step.
+    app = request.app
+    journal = app[REQUEST_LOG]
     if not (journal.enabled and logged(request.method, request.path)):
-        return await _answer(request, handler, request_id)
-    at, sim_at, started = time.time(), request.app[CLOCK].timestamp(), time.perf_counter()
-    response = await _answer(request, handler, request_id)
+        return await _answer(request, app, handler, request_id)
+    at, sim_at, started = time.time(), app[CLOCK].timestamp(), time.perf_counter()
+    response = await _answer(request, app, handler, request_id)
     _record(journal, request, response, request_id, at, sim_at, started)
     return response
 
 
-async def _answer(request: web.Request, handler: Handler, request_id: str) -> web.StreamResponse:
-    reset = request.app[RESET]
+async def _answer(
+    request: web.Request, app: web.Application, handler: Handler, request_id: str
+) -> web.StreamResponse:
+    reset = app[RESET]
     if not reset.gate_open:  # a reset is running: this request runs after it, in the new world
         if reset.swapping and getattr(request.match_info.handler, "refuses_to_wait", False):
             return _render(ApiError("restore_in_progress"), request)
         await reset.wait_for_gate()
-    if request.app[STOPPING].is_set():
+    stopping = app[STOPPING]
+    if stopping.is_set():
         return _render(_stopping_error(), request)
     task = asyncio.current_task()
-    in_flight = request.app[IN_FLIGHT]
+    in_flight = app[IN_FLIGHT]
     if task is not None:
         in_flight[task] = request
     try:
         resource = getattr(request.match_info.route, "resource", None)
         if isinstance(resource, web.StaticResource):
             await _require_static_file(request, resource)
-        _authenticate(request)
-        await _validate(request)
+        _authenticate(request, app)
+        await _validate(request, app)
         response = await handler(request)
     except ApiError as error:
         return _render(error, request)
     except asyncio.CancelledError:
-        if not request.app[STOPPING].is_set():
+        if not stopping.is_set():
             raise  # the client went away: nobody to answer
         # The server is stopping and this request outlived the grace period. Its state changes
         # are all-or-nothing (no await inside a store batch), so it is answered, not dropped.
@@ -112,7 +117,7 @@ async def _answer(request: web.Request, handler: Handler, request_id: str) -> we
         log.exception("unhandled error on %s %s (%s)", request.method, request.path, request_id)
         return error_response(ApiError("internal_error"), request_id)
     finally:
-        _keep_provider_calls(request.app)
+        _keep_provider_calls(app)
         if task is not None:
             in_flight.pop(task, None)
     response.headers[REQUEST_ID_HEADER] = request_id
@@ -221,13 +226,13 @@ def _from_http(exc: web.HTTPException, request: web.Request) -> ApiError:
     return ApiError("invalid_request", exc.reason or "Bad request.")
 
 
-def _authenticate(request: web.Request) -> None:
+def _authenticate(request: web.Request, app: web.Application) -> None:
     """The credential the handler declared (`auth`), checked and kept as the request's principal."""
     level: AuthLevel = getattr(request.match_info.handler, "auth_level", "none")
     if level != "none":
-        authenticator = request.app[AUTHENTICATOR]
+        authenticator = app[AUTHENTICATOR]
         principal = authenticator.authenticate(
-            request.headers.get("Authorization"), request.app[CLOCK].timestamp()
+            request.headers.get("Authorization"), app[CLOCK].timestamp()
         )
         # Kept at once, before the checks: the request log names the merchant of a request its
         # credential was refused for (production_key_refused, rate_limited...).
@@ -238,12 +243,12 @@ def _authenticate(request: web.Request) -> None:
             require_secret(principal)
         elif level == "secret":
             require_secret(principal)
-        limiter = request.app[RATE_LIMITER]
+        limiter = app[RATE_LIMITER]
         if limiter is not None:
             limiter.take(principal.credential_id, principal.merchant.tier)
 
 
-async def _validate(request: web.Request) -> None:
+async def _validate(request: web.Request, app: web.Application) -> None:
     """Query parameters and the JSON body checked against the operation's OpenAPI schemas.
 
     Runs after authentication (a caller without credentials learns nothing about the body rules)
@@ -251,9 +256,7 @@ async def _validate(request: web.Request) -> None:
     """
     resource = request.match_info.route.resource
     operation = (
-        request.app[OPERATIONS].find(request.method, resource.canonical)
-        if resource is not None
-        else None
+        app[OPERATIONS].find(request.method, resource.canonical) if resource is not None else None
     )
     if operation is not None:
         operation.check_query(request.query)

@@ -381,6 +381,8 @@ class Operation:
     def check_query(self, query: Mapping[str, str]) -> None:
         # A parameter the operation does not have is refused, as an unknown body field is: a
         # misspelt filter (`?stauts=`) would otherwise answer the unfiltered list.
+        if not query:  # most requests (every POST) carry none; a required one is the handler's
+            return
         known = {parameter.name for parameter in self.query}
         issues: list[Issue] = [
             Issue(name, "is not a parameter of this operation")

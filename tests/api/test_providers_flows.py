@@ -118,6 +118,37 @@ async def test_the_provider_is_back_when_the_clock_passes_the_window(api: Api, k
     }
 
 
+async def test_a_provider_that_has_accepted_follows_each_new_script_at_once(
+    api: Api, keys: Keys
+) -> None:
+    """An accepting provider's answer is built once per script (the production hot path): every
+    way of scripting it must be seen by the very next charge, and undone as soon as it ends."""
+    spei = "prv_stp_mx"
+    assert (await charge(api, keys.live_sk, SPEI))[0] == 200
+    await script(api, keys, spei, behaviour="decline", declineReason="do_not_honor")
+    assert_error(*await charge(api, keys.live_sk, SPEI), 422, "cascade_exhausted")
+    await script(api, keys, spei, behaviour="accept")
+    assert (await charge(api, keys.live_sk, SPEI))[0] == 200
+    await script(api, keys, spei, latencySeconds=31)
+    assert_error(*await charge(api, keys.live_sk, SPEI), 422, "cascade_exhausted")
+    await script(api, keys, spei, latencySeconds=None, declineRate=1)
+    assert_error(*await charge(api, keys.live_sk, SPEI), 422, "cascade_exhausted")
+    await script(api, keys, spei, declineRate=0)
+    await incident(api, keys, spei, behaviour="outage", durationSeconds=60)
+    assert_error(*await charge(api, keys.live_sk, SPEI), 422, "cascade_exhausted")
+    await api.advance(60)
+    assert (await charge(api, keys.live_sk, SPEI))[0] == 200
+    status, _, _ = await api.post("/_sim/providers/reset", keys.sandbox_sk, json={})
+    assert status == 200
+    await script(api, keys, spei, callback={"afterSeconds": None})
+    status, out = await charge(api, keys.live_sk, SPEI)
+    assert status == 200, out
+    await api.advance(30)  # the fixture's callback would have come by now; none was planned
+    assert await status_of(api, keys, out["transactionId"]) == "pending"
+    totals = await counts(api, keys, spei)
+    assert (totals["charges"], totals["accepted"]) == (1, 1)  # counted since the reset
+
+
 async def test_sandbox_ignores_the_provider_world(api: Api, keys: Keys) -> None:
     await script(api, keys, "prv_stp_mx", behaviour="outage")
     await script(api, keys, "prv_cardhub", behaviour="decline", declineReason="card_declined")

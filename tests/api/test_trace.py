@@ -423,8 +423,9 @@ async def test_a_production_payout_rejected_after_processing(api: Api, keys: Key
 
 
 async def test_a_reset_clears_every_trace(api: Api, keys: Keys) -> None:
-    tx = await api.pay(keys.live_sk, paymentMethodId="1004")  # a failover: its trace is stored
-    await simulate(api, (await api.pay())["transactionId"], "paid", keys.sandbox_sk)
+    tx = await api.pay(keys.live_sk, paymentMethodId="1004")  # a failover: derived from it
+    for _ in range(2):  # a state change is stored in the payment's trace
+        await simulate(api, (await api.pay())["transactionId"], "paid", keys.sandbox_sk)
     traces = api.client.server.app[STORE].table("traces")
     assert len(traces) == 2
     status, body, _ = await api.post("/_sim/reset", keys.sandbox_sk)
