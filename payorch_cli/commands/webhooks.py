@@ -22,7 +22,7 @@ from typing import Annotated, Any
 
 import typer
 
-from payorch_cli.options import ExitStatus, command_group
+from payorch_cli.options import ExitStatus, command_group, positive_seconds
 
 app = command_group("Webhook tools.")
 
@@ -253,7 +253,12 @@ def audit(
         str | None,
         typer.Option("--old-secret", help="A rotated-out secret whose grace is over."),
     ] = None,
-    timeout: Annotated[float, typer.Option("--timeout", help="Seconds per request.")] = 10.0,
+    timeout: Annotated[
+        float,
+        typer.Option(
+            "--timeout", parser=positive_seconds, metavar="SECONDS", help="Seconds per request."
+        ),
+    ] = 10.0,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")] = False,
 ) -> None:
     """Send a valid delivery, then hostile ones; report what the endpoint wrongly accepted."""
