@@ -18,8 +18,10 @@ from simulator.openapi.document import document_json
 # The landing page is for developers, in English, with its few styles inline and no script.
 ENGLISH = PageLocale(negotiate("en", None, None))
 LANDING_CSP = (
-    "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; frame-ancestors 'none'"
+    "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; base-uri 'none'; "
+    "frame-ancestors 'none'"
 )
+FAVICON = "/static/favicon.svg"
 
 # What the landing page lists of the control plane (its full description: the OpenAPI document).
 CONTROL_PLANE = (
@@ -75,3 +77,10 @@ async def landing(request: web.Request) -> web.Response:
         content_type="text/html",
         headers={**SECURITY_HEADERS, "Content-Security-Policy": LANDING_CSP},
     )
+
+
+@auth("none")
+async def favicon(request: web.Request) -> web.Response:
+    """/favicon.ico, which browsers ask for on a page that names no icon (the JSON documents):
+    the pages' SVG icon, by a permanent redirect."""
+    return web.Response(status=301, headers={"Location": FAVICON})
