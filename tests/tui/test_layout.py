@@ -24,6 +24,9 @@ SCREENS = {
     "deliveries": ("3",),
     "delivery": ("3", "enter"),
     "providers": ("5",),
+    "transaction-trace": ("enter", "t"),
+    "requests": ("4",),
+    "request": ("4", "down", "enter"),
 }
 # At 120 columns the transactions footer shows all of these, the clock flush against the
 # palette's border (the last key needs no gap after it); `k Key` and `q Quit` no longer fit and
