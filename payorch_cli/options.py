@@ -55,6 +55,13 @@ _PLAIN = {
     "bool_parsing": "is not true or false",
     "finite_number": "is not a finite number",
 }
+# pydantic's bound errors (`min=`, `max=` on an option): the bound from the error's context.
+_BOUNDS = {
+    "greater_than_equal": ("ge", "is too small: the smallest allowed is {}"),
+    "greater_than": ("gt", "is too small: it must be more than {}"),
+    "less_than_equal": ("le", "is too large: the largest allowed is {}"),
+    "less_than": ("lt", "is too large: it must be less than {}"),
+}
 
 
 def plain_reason(exc: typer.BadParameter) -> str | None:
@@ -74,10 +81,17 @@ def plain_reason(exc: typer.BadParameter) -> str | None:
     choices = _choices(exc.param)
     if choices is not None and isinstance(value, str):
         return f"{value!r} is not one of {', '.join(choices)}{did_you_mean(value, choices)}"
-    reason = _PLAIN.get(str(first.get("type")))
+    kind = str(first.get("type"))
+    reason = _PLAIN.get(kind)
     if reason is not None:
         return f"{value!r} {reason}"
-    return str(first.get("msg", "")).removeprefix("Value error, ")
+    if kind in _BOUNDS:
+        key, words = _BOUNDS[kind]
+        bound = (first.get("ctx") or {}).get(key)
+        return f"{value!r} {words.format(bound)}"
+    message = str(first.get("msg", "")).removeprefix("Value error, ")
+    # Any other pydantic error: its words, about the value rather than about "Input".
+    return f"{value!r}{message.removeprefix('Input')}" if message.startswith("Input ") else message
 
 
 class Command(TyperCommand):
@@ -103,6 +117,30 @@ class Command(TyperCommand):
         except typer.BadParameter as exc:
             exc.message = plain_reason(exc) or exc.message
             raise
+
+
+def positive_seconds(value: str) -> float:
+    """A `--timeout`: a positive, finite number of seconds (float() alone takes nan, inf, 0)."""
+    try:
+        seconds = float(value)
+    except ValueError:
+        raise typer.BadParameter(f"{value!r} is not a number of seconds") from None
+    if not 0 < seconds < float("inf"):
+        raise typer.BadParameter(f"{value!r} is not a positive number of seconds")
+    return seconds
+
+
+def amount(value: str) -> float:
+    """A `--amount` in major units, as written: the server refuses zero, negatives and more
+    decimals than the currency has (`amount_invalid`); only what JSON cannot carry (nan, inf)
+    or what is no number at all is refused here."""
+    try:
+        number = float(value)
+    except ValueError:
+        raise typer.BadParameter(f"{value!r} is not an amount (write e.g. 500 or 12.50)") from None
+    if number != number or number in (float("inf"), float("-inf")):
+        raise typer.BadParameter(f"{value!r} is not an amount (write e.g. 500 or 12.50)")
+    return number
 
 
 class _Typer(typer.Typer):

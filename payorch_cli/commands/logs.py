@@ -3,6 +3,7 @@ stream, GET /_sim/requests/stream), one line each or one JSON object per line wi
 
 from __future__ import annotations
 
+import re
 import signal
 import sys
 from typing import Annotated, Any
@@ -21,10 +22,23 @@ from payorch_cli.options import (
 
 app = command_group("The server's request log (sandbox credentials).")
 
+
+def _status(value: str) -> str:
+    # What GET /_sim/requests takes (its `status` pattern), told before anything is sent.
+    if re.fullmatch(r"[1-5]([xX]{2}|[0-9]{2})", value):
+        return value
+    raise typer.BadParameter(
+        f"{value!r} is not a status: write a class (2xx, 4xx, 5xx) or one status (404)"
+    )
+
+
 Status = Annotated[
     str | None,
     typer.Option(
-        "--status", help="A status class (4xx, 5xx...) or one status (404).", metavar="4xx|5xx|NNN"
+        "--status",
+        parser=_status,
+        help="A status class (4xx, 5xx...) or one status (404).",
+        metavar="4xx|5xx|NNN",
     ),
 ]
 PathPrefix = Annotated[

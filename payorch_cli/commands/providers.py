@@ -99,12 +99,18 @@ def _duration_or_never(value: str) -> float | None:
 
 
 def _list(ctx: typer.Context, as_json: bool) -> None:
-    from payorch_cli.render.providers import providers_table
+    from payorch_cli.render.providers import providers_view
 
     options = resolve(ctx, as_json=as_json)
     with api_errors("providers"):
         providers = options.client().get("/_sim/providers")["data"]
-    emit(options, {"data": providers}, lambda: providers_table(providers))
+    emit(options, {"data": providers}, lambda: providers_view(providers, _width()))
+
+
+def _width() -> int:
+    from rich.console import Console
+
+    return Console().width
 
 
 @app.callback()
@@ -335,7 +341,7 @@ def reset(
 ) -> None:
     """Put every provider back as the fixtures define it: behaviours, rates, seeds, callbacks
     and incidents (counts start again)."""
-    from payorch_cli.render.providers import providers_table
+    from payorch_cli.render.providers import providers_view
 
     options = resolve(ctx, base_url, api_key, as_json)
     with api_errors("providers reset"):
@@ -343,5 +349,7 @@ def reset(
     emit(
         options,
         {"data": providers},
-        lambda: providers_table(providers, title=f"{len(providers)} providers back to fixtures"),
+        lambda: providers_view(
+            providers, _width(), title=f"{len(providers)} providers back to fixtures"
+        ),
     )

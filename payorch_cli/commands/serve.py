@@ -21,7 +21,9 @@ SHUTDOWN_GRACE_SECONDS = 5.0
 
 def serve(
     host: Annotated[str, typer.Option("--host", help="Interface to bind.")] = DEFAULT_HOST,
-    port: Annotated[int, typer.Option("--port", help="Port; 0 takes a free one.")] = DEFAULT_PORT,
+    port: Annotated[
+        int, typer.Option("--port", min=0, max=65535, help="Port; 0 takes a free one.")
+    ] = DEFAULT_PORT,
     data_dir: DataDir = DEFAULT_DATA,
     fixtures: Fixtures = None,
     no_rate_limit: Annotated[

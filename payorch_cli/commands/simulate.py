@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 
 from payorch_cli.options import ApiKey, BaseUrl, Json, api_errors, command_group, emit, resolve
+from payorch_cli.options import amount as amount_option
 
 app = command_group("Drive sandbox outcomes: payments, payouts, deposits.")
 
@@ -79,7 +80,12 @@ def payout(
 def deposit(
     ctx: typer.Context,
     clabe: Annotated[str, typer.Option("--clabe", help="The deposit account's CLABE.")],
-    amount: Annotated[float, typer.Option("--amount", help="In the account's currency.")],
+    amount: Annotated[
+        float,
+        typer.Option(
+            "--amount", parser=amount_option, metavar="AMOUNT", help="In the account's currency."
+        ),
+    ],
     payer_name: Annotated[str | None, typer.Option("--payer-name")] = None,
     payer_email: Annotated[str | None, typer.Option("--payer-email")] = None,
     base_url: BaseUrl = None,

@@ -22,7 +22,16 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from payorch.vocabulary import EVENT_TYPES
-from payorch_cli.options import ApiKey, BaseUrl, Json, api_errors, did_you_mean, emit, resolve
+from payorch_cli.options import (
+    ApiKey,
+    BaseUrl,
+    Json,
+    api_errors,
+    did_you_mean,
+    emit,
+    positive_seconds,
+    resolve,
+)
 
 if TYPE_CHECKING:
     from payorch_cli.client import Client
@@ -199,7 +208,13 @@ def trigger(
         str, typer.Option("--method", help="paymentMethodId for the payments it creates.")
     ] = "1001",
     timeout: Annotated[
-        float, typer.Option("--timeout", help="Seconds to wait for the event once driven.")
+        float,
+        typer.Option(
+            "--timeout",
+            parser=positive_seconds,
+            metavar="SECONDS",
+            help="Seconds to wait for the event once driven.",
+        ),
     ] = 10.0,
     base_url: BaseUrl = None,
     api_key: ApiKey = None,

@@ -191,6 +191,26 @@ def providers_table(providers: list[dict[str, Any]], title: str = "providers") -
     return table
 
 
+def providers_view(providers: list[dict[str, Any]], width: int, title: str = "providers") -> Any:
+    """The providers table where its columns fit `width` without breaking a word (an id, a
+    rail, a behaviour: what one copies into `payorch providers set`), else one block per
+    provider, as `payorch keys` does on a narrow terminal."""
+    from rich.console import Console, Group
+    from rich.text import Text
+
+    table = providers_table(providers, title)
+    needed = Console(width=10_000).measure(table).minimum  # every word whole
+    if width >= needed:
+        return table
+    blocks: list[Any] = [Text(title, style="italic")]
+    for provider in providers:
+        block = provider_table(provider)
+        # The title on its own line: a table's title wraps at the table's (narrow) width.
+        heading, block.title = str(block.title), None
+        blocks += [Text(""), Text(heading, style="italic"), block]
+    return Group(*blocks, Text(""), Text(PRODUCTION_ONLY))
+
+
 def rails_text(provider: dict[str, Any]) -> str:
     rails = provider.get("rails")
     return ", ".join(map(str, rails)) if isinstance(rails, list) else ""

@@ -386,3 +386,14 @@ async def test_the_landing_page_is_html_for_a_browser_and_json_for_the_rest(api:
         assert body["api"].endswith("/api/v1") and body["version"]
         assert {"GET", "POST"} == {entry["method"] for entry in body["controlPlane"]}
         assert body["checkout"]["transaction"].endswith("/c/{transaction_id}")
+
+
+async def test_the_landing_page_names_its_icon_and_favicon_ico_leads_to_it(api: Api) -> None:
+    response = await api.client.get("/", headers={"Accept": "text/html"})
+    html = await response.text()
+    assert '<link rel="icon" href="/static/favicon.svg" type="image/svg+xml">' in html
+    assert "img-src 'self'" in response.headers["Content-Security-Policy"]
+    moved = await api.client.get("/favicon.ico", allow_redirects=False)
+    assert moved.status == 301 and moved.headers["Location"] == "/static/favicon.svg"
+    icon = await api.client.get("/favicon.ico")
+    assert icon.status == 200 and icon.content_type == "image/svg+xml"

@@ -102,8 +102,17 @@ def test_ctrl_c_stops_a_tail_started_with_sigint_ignored(server: Server) -> None
     assert exit_code(proc, lines) == 0
 
 
-def test_a_bad_filter_exits_1_naming_it(server: Server) -> None:
-    proc, lines = start_tail(server, "--status", "4yy")
+def test_a_filter_the_server_refuses_exits_1_naming_it(server: Server) -> None:
+    proc, lines = start_tail(server, "--path", "payments")
     assert exit_code(proc, lines) == 1
     lines.until_closed()
-    assert "invalid_request" in "".join(lines.errors) and "status" in "".join(lines.errors)
+    errors = "".join(lines.errors)
+    assert "invalid_request: path: a path starting with /" in errors, errors
+
+
+def test_a_bad_status_filter_is_a_usage_error_before_any_request(server: Server) -> None:
+    proc, lines = start_tail(server, "--status", "4yy")
+    assert exit_code(proc, lines) == 2
+    lines.until_closed()
+    errors = "".join(lines.errors)
+    assert "'4yy' is not a status: write a class (2xx, 4xx, 5xx) or one status (404)" in errors

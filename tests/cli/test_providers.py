@@ -41,6 +41,23 @@ def test_the_list_shows_every_provider_and_the_production_only_rule(payorch: Pay
     assert json.loads(shown.stdout)["data"], shown.output
 
 
+@pytest.mark.parametrize("columns", [80, 100, 120, 200])
+def test_the_list_never_breaks_a_word(payorch: Payorch, columns: int) -> None:
+    """At 80 columns the table broke ids' neighbours mid-word ("behavio ur", "bank_t ransfe r");
+    where its columns do not fit whole, each provider is a block."""
+    listed = cli(payorch, "providers")["data"]
+    human = runner.invoke(
+        app, ["--base-url", payorch.base_url, "providers"], env={"COLUMNS": str(columns)}
+    )
+    assert human.exit_code == 0, human.output
+    words = {word.strip(",│") for word in human.stdout.split()}
+    for provider in listed:
+        assert provider["id"] in words, (columns, provider["id"])
+        assert set(provider["rails"]) <= words, (columns, provider["rails"])
+    assert "behaviour now" in human.stdout
+    assert max(map(len, human.stdout.splitlines())) <= columns
+
+
 def test_set_changes_only_what_is_given_and_reset_puts_it_back(payorch: Payorch) -> None:
     before = cli(payorch, "providers", "show", "prv_cardhub")
     changed = cli(

@@ -90,11 +90,41 @@ def error_of(args: list[str]) -> str:
         ),
         (
             ["trigger", "payment.completed", "--timeout", "soon"],
-            "Error: Invalid value for '--timeout': 'soon' is not a number",
+            "Error: Invalid value for '--timeout': 'soon' is not a number of seconds",
         ),
         (
             ["simulate", "deposit", "--clabe", "646180", "--amount", "ten"],
-            "Error: Invalid value for '--amount': 'ten' is not a number",
+            "Error: Invalid value for '--amount': 'ten' is not an amount (write e.g. 500 or 12.50)",
+        ),
+        (  # float() reads it, JSON cannot carry it
+            ["simulate", "deposit", "--clabe", "646180", "--amount", "nan"],
+            "Error: Invalid value for '--amount': 'nan' is not an amount (write e.g. 500 or 12.50)",
+        ),
+        (  # was a traceback from bind()
+            ["serve", "--port", "70000"],
+            "Error: Invalid value for '--port': '70000' is too large: the largest allowed is 65535",
+        ),
+        (
+            ["serve", "--request-log", "-1"],
+            "Error: Invalid value for '--request-log': '-1' is too small: the smallest allowed "
+            "is 0",
+        ),
+        (
+            ["record", "--last", "0"],
+            "Error: Invalid value for '--last': '0' is too small: the smallest allowed is 1",
+        ),
+        (  # was the server's pattern, ^([1-5][xX][xX]|[1-5][0-9][0-9])$, after a request
+            ["logs", "tail", "--status", "abc"],
+            "Error: Invalid value for '--status': 'abc' is not a status: write a class (2xx, "
+            "4xx, 5xx) or one status (404)",
+        ),
+        (  # was a traceback from settimeout(nan)
+            ["webhooks", "audit", "http://127.0.0.1:9/", "--secret", "s", "--timeout", "nan"],
+            "Error: Invalid value for '--timeout': 'nan' is not a positive number of seconds",
+        ),
+        (
+            ["trigger", "payment.completed", "--timeout", "0"],
+            "Error: Invalid value for '--timeout': '0' is not a positive number of seconds",
         ),
     ],
 )
@@ -108,6 +138,9 @@ def test_no_pydantic_wording_reaches_the_user() -> None:
         ["serve", "--port", "x"],
         ["webhooks", "audit", "http://127.0.0.1:9/", "--secret", "s", "--timeout", "x"],
         ["clock", "advance", "2x"],
+        ["serve", "--port", "-1"],
+        ["serve", "--request-log", "-5"],
+        ["record", "--last", "-1"],
     ):
         line = error_of(args)
         assert "Input should" not in line and "Value error" not in line, line

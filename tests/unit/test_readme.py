@@ -88,3 +88,8 @@ def test_rehearsing_provider_failures_works_as_written(payorch: Payorch, tmp_pat
     scenario = tmp_path / "readme.yaml"
     scenario.write_text(text.split("```yaml")[1].split("```")[0], encoding="utf-8")
     payorch.run_scenario(scenario)
+
+
+def test_the_landing_page_is_in_the_serve_section() -> None:
+    serve = " ".join(section("`payorch serve`").split())
+    assert "a landing page at `/`" in serve and "`Accept: application/json`" in serve

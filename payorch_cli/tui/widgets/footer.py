@@ -37,7 +37,8 @@ class FittingFooter(Footer):
         keys = [k for k in keys if k not in palette]
         others = [w for w in widgets if w not in keys and w not in palette]
         # The palette key is docked right: a border cell, its key, a space, its description.
-        room = self.size.width - sum(1 + key_width(key, compact=True) for key in palette)
+        # The last key shown needs no gap after it: the palette's border separates them.
+        room = self.size.width - sum(1 + key_width(key, compact=True) for key in palette) + 1
         shown: list[FooterKey] = []
         for key in keys:
             width = key_width(key, compact=self.compact)
