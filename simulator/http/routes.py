@@ -48,7 +48,6 @@ def setup_routes(app: web.Application, static_dir: str) -> None:
     r.add_get("/api/v1/claims/{id}", payments.get_claim)
     r.add_get("/api/v1/openapi.json", meta.openapi_document)
     r.add_get("/", meta.landing)
-    r.add_get("/favicon.ico", meta.favicon)
 
     r.add_get("/_sim/clock", sim.get_clock)
     r.add_post("/_sim/clock/advance", sim.advance_clock)

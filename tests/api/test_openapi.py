@@ -36,7 +36,6 @@ HTTP_METHODS = {"GET", "POST", "PUT", "PATCH", "DELETE"}
 # the simulated provider, and static files. Listed here so a new API route cannot hide among them.
 NON_API_ROUTES = {
     ("GET", "/"),  # the landing page (HTML for a browser, JSON otherwise)
-    ("GET", "/favicon.ico"),  # a redirect to the pages' icon, /static/favicon.svg
     ("GET", "/checkout/{token}"),  # the hosted checkout method picker (HTML)
     ("POST", "/checkout/{token}/select"),  # its form post (HTML, 303)
     ("GET", "/c/{transaction_id}"),  # the payment page (HTML, or 307 to the provider)

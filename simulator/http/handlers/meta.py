@@ -23,7 +23,6 @@ LANDING_CSP = (
     "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; base-uri 'none'; "
     "frame-ancestors 'none'"
 )
-FAVICON = "/static/favicon.svg"
 
 # What the landing page lists of the control plane (its full description: the OpenAPI document).
 CONTROL_PLANE = (
@@ -92,10 +91,3 @@ async def landing(request: web.Request) -> web.Response:
         content_type="text/html",
         headers={**SECURITY_HEADERS, "Content-Security-Policy": LANDING_CSP},
     )
-
-
-@auth("none")
-async def favicon(request: web.Request) -> web.Response:
-    """/favicon.ico, which browsers ask for on a page that names no icon (the JSON documents):
-    the pages' SVG icon, by a permanent redirect."""
-    return web.Response(status=301, headers={"Location": FAVICON})
