@@ -13,6 +13,7 @@ import json
 import re
 import socket
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -138,6 +139,28 @@ async def test_a_prompt_client_keeps_its_connection_between_requests(
 # -- event streams ----------------------------------------------------------------------------
 
 
+async def open_stalled_stream(
+    api: Any, path: str
+) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    """A stream reader with a small receive buffer that reads the head and then nothing more."""
+    reader, writer = await connect(api, receive_buffer=4096)
+    writer.write(request(path))
+    await writer.drain()
+    head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 5)
+    assert head.startswith(b"HTTP/1.1 200") and b"text/event-stream" in head
+    return reader, writer
+
+
+async def released(readers: Callable[[], int], reader: asyncio.StreamReader) -> None:
+    """The stalled reader was unsubscribed (its queue gone with it) and its connection closed."""
+    for _ in range(100):
+        if readers() == 0:
+            break
+        await asyncio.sleep(0.05)
+    assert readers() == 0
+    assert await closed_by_server(reader, within=5)
+
+
 async def test_an_event_reader_that_stops_reading_is_cut_off_and_released(
     aiohttp_client: Any, tmp_path: Path
 ) -> None:
@@ -145,11 +168,7 @@ async def test_an_event_reader_that_stops_reading_is_cut_off_and_released(
     app = api.client.server.app
     stream = app[STREAM]
     stream.write_timeout_seconds = 0.3
-    reader, writer = await connect(api, receive_buffer=4096)
-    writer.write(request("/_sim/events"))
-    await writer.drain()
-    head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 5)
-    assert head.startswith(b"HTTP/1.1 200") and b"text/event-stream" in head
+    reader, writer = await open_stalled_stream(api, "/_sim/events")
     assert stream.readers(SCOPE) == 1
     # The reader reads nothing more; the events keep coming, about 6 MB of them.
     padding = "x" * 60_000
@@ -158,12 +177,7 @@ async def test_an_event_reader_that_stops_reading_is_cut_off_and_released(
         await asyncio.sleep(0)
         if stream.readers(SCOPE) == 0:
             break
-    for _ in range(100):
-        if stream.readers(SCOPE) == 0:
-            break
-        await asyncio.sleep(0.05)
-    assert stream.readers(SCOPE) == 0  # unsubscribed: its queue is gone with it
-    assert await closed_by_server(reader, within=5)
+    await released(lambda: stream.readers(SCOPE), reader)
     writer.close()
 
 
@@ -176,11 +190,7 @@ async def test_a_request_log_reader_that_stops_reading_is_cut_off_and_released(
     app = api.client.server.app
     tail = app[REQUEST_TAIL]
     tail.write_timeout_seconds = 0.3
-    reader, writer = await connect(api, receive_buffer=4096)
-    writer.write(request("/_sim/requests/stream"))
-    await writer.drain()
-    head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 5)
-    assert head.startswith(b"HTTP/1.1 200") and b"text/event-stream" in head
+    reader, writer = await open_stalled_stream(api, "/_sim/requests/stream")
     assert tail.readers() == 1
     # The reader reads nothing more; the log keeps growing, about 6 MB of summaries (a summary
     # carries the path: these are long ones).
@@ -194,12 +204,7 @@ async def test_a_request_log_reader_that_stops_reading_is_cut_off_and_released(
         await asyncio.sleep(0)
         if tail.readers() == 0:
             break
-    for _ in range(100):
-        if tail.readers() == 0:
-            break
-        await asyncio.sleep(0.05)
-    assert tail.readers() == 0  # unsubscribed: its queue is gone with it
-    assert await closed_by_server(reader, within=5)
+    await released(tail.readers, reader)
     writer.close()
 
 
