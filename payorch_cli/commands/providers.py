@@ -349,7 +349,7 @@ def end(
     incident_id: Annotated[
         str | None,
         typer.Argument(
-            metavar="INCIDENT_ID",
+            metavar="INCIDENT",
             help="One incident (inc_..., as `payorch providers show ID` lists); all of the "
             "provider's when omitted.",
         ),
