@@ -1,4 +1,4 @@
-"""`payorch providers [--json]`, `providers show|set|incident|reset`: script the simulated
+"""`payorch providers [--json]`, `providers show|set|incident|end|reset`: script the simulated
 providers behind the cascade (design.md 1.5), on the simulated clock.
 
 Any sandbox secret key may call these (the simulator operator's role); the behaviours they set
@@ -333,6 +333,58 @@ def incident(
         )
 
     emit(options, created, human)
+
+
+def ended_line(provider_id: str, ended: dict[str, Any]) -> str:
+    """One ended incident in words: `prv_stp_mx: outage ended at 12:04:10 (simulated), incident
+    inc_…` or `... cancelled (it was to start at 13:00:00)`."""
+    from payorch_cli.render.providers import clock_time
+
+    what = f"{provider_id}: {ended.get('behaviour')}"
+    if ended.get("ended") == "cancelled":
+        what += f" cancelled (it was to start at {clock_time(ended.get('startsAt'))})"
+    else:
+        what += f" ended at {clock_time(ended.get('endsAt'))}"
+    return f"{what} (simulated), incident {ended.get('id')}."
+
+
+@app.command("end")
+def end(
+    ctx: typer.Context,
+    provider_id: Annotated[str, typer.Argument(metavar="ID", help="A provider id (prv_...).")],
+    incident_id: Annotated[
+        str | None,
+        typer.Argument(
+            metavar="INCIDENT",
+            help="One incident (inc_..., as `payorch providers show ID` lists); all of the "
+            "provider's when omitted.",
+        ),
+    ] = None,
+    base_url: BaseUrl = None,
+    api_key: ApiKey = None,
+    as_json: Json = False,
+) -> None:
+    """End a provider's incidents now, before their window is over: `end prv_stp_mx` ends all
+    of them, `end prv_stp_mx inc_…` one. An active incident ends at the simulated clock's now, a
+    scheduled one is cancelled and never starts; the provider is back to its scripted behaviour
+    (`payorch providers reset` also undoes what `set` changed, for every provider). Nothing to
+    end is no error. Applies to PRODUCTION keys only: the sandbox cascade always accepts."""
+    options = resolve(ctx, base_url, api_key, as_json)
+    path = f"/_sim/providers/{provider_id}/incidents"
+    with api_errors("providers end"):
+        if incident_id is None:
+            answer = options.client().request("DELETE", path)
+            ended = [i for i in answer.get("data") or [] if isinstance(i, dict)]
+        else:
+            answer = options.client().request("DELETE", f"{path}/{incident_id}")
+            ended = [answer]
+
+    def human() -> str:
+        if not ended:
+            return f"{provider_id}: no incident in force or scheduled; nothing to end."
+        return "\n".join(ended_line(provider_id, i) for i in ended)
+
+    emit(options, answer, human)
 
 
 @app.command("reset")

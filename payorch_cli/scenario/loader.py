@@ -108,6 +108,7 @@ PROVIDER_BEHAVIOURS = ("accept", "decline", "outage", "no_instructions", "timeou
 PROVIDER_SET_KEYS = ("behaviour", "declineRate", "declineReason", "seed", "latency", "callback")
 PROVIDER_CALLBACK_KEYS = ("after", "outcome", "mode")
 PROVIDER_INCIDENT_KEYS = ("behaviour", "for", "in", "declineReason")
+PROVIDER_ACTIONS = ("set", "incident", "end_incidents")
 
 CredentialCheck = Callable[[str], str | None]  # name -> problem, or None if it resolves
 
@@ -470,19 +471,27 @@ class _Loader:
 
     def provider(self, node: Node) -> HttpCall | None:
         """`provider: {id}` reads it, `{id, set: {...}}` changes it (PATCH), `{id, incident:
-        {behaviour, for, in?, declineReason?}}` schedules a window of another behaviour."""
+        {behaviour, for, in?, declineReason?}}` schedules a window of another behaviour, `{id,
+        end_incidents: true}` ends all its incidents now (`end_incidents: inc_…`: that one)."""
         entries = self.mapping(node, "`provider`")
         if entries is None:
             return None
-        fields = self.keys(entries, ("id", "set", "incident"), "`provider`")
+        fields = self.keys(entries, ("id", *PROVIDER_ACTIONS), "`provider`")
         if "id" not in fields:
             self.error(
                 node.loc, "`provider` needs `id` (a provider id, as `payorch providers` lists)"
             )
             return None
-        if "set" in fields and "incident" in fields:
-            self.error(node.loc, "`provider` takes `set` or `incident`, not both (write two steps)")
+        actions = [key for key in PROVIDER_ACTIONS if key in fields]
+        if len(actions) > 1:
+            self.error(
+                node.loc,
+                f"`provider` takes one of `set`, `incident` or `end_incidents`, not "
+                f"`{actions[0]}` and `{actions[1]}` (write two steps)",
+            )
             return None
+        if "end_incidents" in fields:
+            return self.end_incidents(fields["id"], fields["end_incidents"])
         path = self._id_path(fields["id"], "/_sim/providers/{}", "`id`")
         if path is None:
             return None
@@ -496,6 +505,30 @@ class _Loader:
             incidents = self._id_path(fields["id"], "/_sim/providers/{}/incidents", "`id`")
             return HttpCall("POST", incidents, body=body, has_body=True)
         return HttpCall("GET", path)
+
+    def end_incidents(self, provider: Node, node: Node) -> HttpCall | None:
+        """`end_incidents: true`: DELETE every incident of the provider; `end_incidents: inc_…`
+        (or a saved `${…}`): that one."""
+        if node.is_scalar and node.value() is True:
+            path = self._id_path(provider, "/_sim/providers/{}/incidents", "`id`")
+            return None if path is None else HttpCall("DELETE", path)
+        if node.is_scalar and isinstance(node.value(), str):
+            provider_id = self.string(provider, "`id`")
+            incident_id = self.string(node, "`end_incidents`")
+            if provider_id is None or incident_id is None:
+                return None
+            try:
+                path = compile_string(f"/_sim/providers/{provider_id}/incidents/{incident_id}")
+            except ExprError as exc:
+                self.error(node.loc, str(exc))
+                return None
+            return HttpCall("DELETE", path)
+        self.error(
+            node.loc,
+            "`end_incidents` takes `true` (every incident of the provider) or one incident's "
+            "id (`inc_…`, or a saved `${…}`)",
+        )
+        return None
 
     def behaviour(self, node: Node) -> Any:
         value = self.compiled(node)
@@ -869,10 +902,16 @@ def _provider_step_name(call: HttpCall) -> str:
         if isinstance(path, str)
         else "".join(p if isinstance(p, str) else "${" + p.source + "}" for p in path.parts)
     )
-    provider_id = shown.removeprefix("/_sim/providers/").removesuffix("/incidents")
+    provider_id, _, incident_id = (
+        shown.removeprefix("/_sim/providers/").removesuffix("/incidents").partition("/incidents/")
+    )
     body = call.body if isinstance(call.body, dict) else {}
     if call.method == "GET":
         return f"read provider {provider_id}"
+    if call.method == "DELETE":
+        return f"provider {provider_id}: end " + (
+            f"incident {incident_id}" if incident_id else "its incidents"
+        )
     if call.method == "PATCH":
         changes = ", ".join(
             f"{key}={value}" for key, value in body.items() if not isinstance(value, dict | list)

@@ -279,6 +279,13 @@ class Backend:
             self.call("POST", f"/_sim/providers/{provider_id}/incidents", body), "incident"
         )
 
+    def end_incidents(self, provider_id: str) -> list[dict[str, Any]]:
+        """End every incident of that provider now (active ones end, scheduled ones are
+        cancelled): the incidents ended, each with `ended` early or cancelled."""
+        path = f"/_sim/providers/{provider_id}/incidents"
+        data = _dict(self.call("DELETE", path), f"DELETE {path}")
+        return _list(data.get("data"), f"DELETE {path} data")
+
     def reset_providers(self) -> list[dict[str, Any]]:
         data = _dict(self.call("POST", "/_sim/providers/reset"), "POST /_sim/providers/reset")
         return _list(data.get("data"), "POST /_sim/providers/reset data")

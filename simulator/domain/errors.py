@@ -166,6 +166,9 @@ CATALOGUE: dict[str, ErrorSpec] = {
     "withdrawal_not_found": ErrorSpec(404, _INVALID, "No such withdrawal."),
     # Not in the spec's table: the control plane's simulated providers (design.md 1.5).
     "provider_not_found": ErrorSpec(404, _INVALID, "No such simulated provider."),
+    "incident_not_found": ErrorSpec(
+        404, _INVALID, "The simulated provider has no such incident in force or scheduled."
+    ),
     "webhook_not_found": ErrorSpec(404, _INVALID, "No such webhook subscription."),
     "snapshot_not_found": ErrorSpec(404, _INVALID, "No saved state has that name."),
     "request_not_found": ErrorSpec(

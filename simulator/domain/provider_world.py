@@ -487,6 +487,52 @@ class ProviderWorld:
         self._unsaved.add(provider_id)
         return incident.view(now)
 
+    def end_incident(self, provider_id: str, incident_id: str) -> dict[str, Any]:
+        """End one incident now: an active one's window closes at the clock's now, a scheduled
+        one is cancelled (it never starts). Only the incidents the provider view lists (not yet
+        over) can be ended: any other id, an incident already over included, is 404."""
+        state = self.state(provider_id)
+        _scriptable(state.fixture)
+        now = self._now()
+        target = next((i for i in state.incidents if i.id == incident_id and i.ends_at > now), None)
+        if target is None:
+            raise ApiError(
+                "incident_not_found",
+                f"{provider_id} has no incident {incident_id!r} in force or scheduled (one "
+                "already over is forgotten); GET /_sim/providers/{id} lists its incidents.",
+                param="incidentId",
+                details={"providerId": provider_id, "incidentId": incident_id},
+            )
+        return self._end(provider_id, state, [target], now)[0]
+
+    def end_incidents(self, provider_id: str) -> list[dict[str, Any]]:
+        """End every incident of the provider now (the active ones end, the scheduled ones are
+        cancelled): the provider is back to its scripted behaviour. None to end is no error."""
+        state = self.state(provider_id)
+        _scriptable(state.fixture)
+        now = self._now()
+        return self._end(provider_id, state, [i for i in state.incidents if i.ends_at > now], now)
+
+    def _end(
+        self, provider_id: str, state: ProviderState, ending: list[Incident], now: float
+    ) -> list[dict[str, Any]]:
+        ended: list[dict[str, Any]] = []
+        for incident in ending:
+            if incident.starts_at <= now:
+                view = replace(incident, ends_at=now).view(now)
+                view["ended"] = "early"
+            else:
+                view = incident.view(now)
+                view["ended"] = "cancelled"
+            ended.append(view)
+        # The ended ones and those over are dropped from the document: with none left the
+        # provider is back on the one-lookup answer (`ProviderState.always`) at once.
+        gone = {i.id for i in ending}
+        state.set_incidents([i for i in state.incidents if i.ends_at > now and i.id not in gone])
+        if ending:
+            self._unsaved.add(provider_id)
+        return ended
+
 
 # ------------------------------------------------------------------------------- helpers
 

@@ -122,6 +122,8 @@ def setup_routes(app: web.Application, static_dir: str) -> None:
     r.add_get(PROVIDER_PATH, providers.get_provider)
     r.add_patch(PROVIDER_PATH, providers.update_provider)
     r.add_post("/_sim/providers/{id}/incidents", providers.create_incident)
+    r.add_delete("/_sim/providers/{id}/incidents", providers.end_incidents)
+    r.add_delete("/_sim/providers/{id}/incidents/{incidentId}", providers.end_incident)
 
     _alias_control_plane(r)
 

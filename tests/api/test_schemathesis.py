@@ -79,6 +79,8 @@ BUSINESS_RULES = {
     "createTransaction": "currency decimals",
     "updateSimProvider": "the behaviours, reasons and outcomes of the provider's kind; prv_sandbox",
     "createSimProviderIncident": "the behaviours and reasons of the provider's kind; prv_sandbox",
+    "endSimProviderIncidents": "prv_sandbox",
+    "endSimProviderIncident": "prv_sandbox",
 }
 ALL_CHECKS_CONFIG = STATEFUL_CONFIG + "".join(
     f'\n[[operations]]\ninclude-operation-id = "{operation}"\n'

@@ -34,6 +34,8 @@ steps:
       id: prv_stp_mx
       incident: {behaviour: decline, for: 90s, declineReason: expired_card}
   - provider: {id: prv_stp_mx, set: {latency: 0, callback: {after: 45s}}}
+  - provider: {id: prv_stp_mx, end_incidents: true}
+  - provider: {id: prv_stp_mx, end_incidents: inc_0001}
   - reset_providers: {}
 """
 
@@ -78,6 +80,8 @@ def test_each_shape_sends_its_control_plane_call() -> None:
             "/_sim/providers/prv_stp_mx",
             {"latencySeconds": 0.0, "callback": {"afterSeconds": 45.0}},
         ),
+        ("DELETE", "/_sim/providers/prv_stp_mx/incidents", None),
+        ("DELETE", "/_sim/providers/prv_stp_mx/incidents/inc_0001", None),
         ("POST", "/_sim/providers/reset", None),
     ]
     assert [s.name for s in steps] == [
@@ -88,6 +92,8 @@ def test_each_shape_sends_its_control_plane_call() -> None:
         "provider prv_stp_mx: outage for 10m in 5m",
         "provider prv_stp_mx: decline for 1m30s",
         "provider prv_stp_mx: set latencySeconds=0.0, callback(afterSeconds=45.0)",
+        "provider prv_stp_mx: end its incidents",
+        "provider prv_stp_mx: end incident inc_0001",
         "put every provider back as the fixtures define it",
     ]
 
@@ -105,6 +111,21 @@ def test_saved_values_may_name_the_provider() -> None:
     assert call is not None and render(call.path, {"p": "prv_cardhub"}) == (
         "/_sim/providers/prv_cardhub/incidents"
     )
+
+
+def test_a_saved_incident_id_names_the_incident_to_end() -> None:
+    scenario = load(
+        """\
+        scenario: end the saved one
+        steps:
+          - provider: {id: prv_cardhub, incident: {behaviour: outage, for: 10m}}
+            save: {inc: id}
+          - provider: {id: prv_cardhub, end_incidents: "${inc}"}
+        """
+    )
+    call = scenario.steps[1].http
+    assert call is not None and call.method == "DELETE"
+    assert render(call.path, {"inc": "inc_42"}) == "/_sim/providers/prv_cardhub/incidents/inc_42"
 
 
 @pytest.mark.parametrize(
@@ -127,8 +148,14 @@ def test_saved_values_may_name_the_provider() -> None:
         ),
         (
             "provider: {id: p, set: {behaviour: outage}, incident: {behaviour: outage, for: 1m}}",
-            "`set` or `incident`, not both",
+            "not `set` and `incident` (write two steps)",
         ),
+        (
+            "provider: {id: p, incident: {behaviour: outage, for: 1m}, end_incidents: true}",
+            "not `incident` and `end_incidents`",
+        ),
+        ("provider: {id: p, end_incidents: false}", "`end_incidents` takes `true`"),
+        ("provider: {id: p, end_incidents: {all: true}}", "`end_incidents` takes `true`"),
         (
             "provider: {id: p, set: {callback: {after: soon}}}",
             "`callback.after`: not a duration: 'soon'",

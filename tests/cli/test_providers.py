@@ -127,9 +127,46 @@ def test_a_scheduled_incident_starts_later(payorch: Payorch) -> None:
     assert cli(payorch, "providers", "show", "prv_stp_mx")["effectiveBehaviour"] == "decline"
 
 
+def test_end_ends_one_incident_or_all_of_a_providers(payorch: Payorch) -> None:
+    first = cli(payorch, "providers", "incident", "prv_stp_mx", "outage", "--for", "10m")
+    later = cli(
+        payorch, "providers", "incident", "prv_stp_mx", "outage", "--for", "5m", "--in", "1h"
+    )
+    ended = cli(payorch, "providers", "end", "prv_stp_mx", first["id"])
+    assert ended["id"] == first["id"] and ended["ended"] == "early"
+    assert ended["endsAt"] < first["endsAt"] and ended["active"] is False
+    provider = cli(payorch, "providers", "show", "prv_stp_mx")
+    assert provider["effectiveBehaviour"] == "accept"
+    assert [i["id"] for i in provider["incidents"]] == [later["id"]]
+    human = runner.invoke(
+        app, ["--base-url", payorch.base_url, "providers", "end", "prv_stp_mx"], terminal_width=200
+    )
+    assert human.exit_code == 0, human.output
+    assert human.stdout.startswith("prv_stp_mx: outage cancelled (it was to start at ")
+    assert f"(simulated), incident {later['id']}." in human.stdout
+    assert cli(payorch, "providers", "show", "prv_stp_mx")["incidents"] == []
+    # Nothing left: no error, and the human line says so.
+    assert cli(payorch, "providers", "end", "prv_stp_mx") == {"data": []}
+    again = runner.invoke(app, ["--base-url", payorch.base_url, "providers", "end", "prv_stp_mx"])
+    assert again.exit_code == 0 and "nothing to end" in again.stdout
+
+
+def test_end_says_when_an_active_incident_ended(payorch: Payorch) -> None:
+    made = cli(payorch, "providers", "incident", "prv_cardhub", "outage", "--for", "10m")
+    human = runner.invoke(
+        app, ["--base-url", payorch.base_url, "providers", "end", "prv_cardhub", made["id"]]
+    )
+    assert human.exit_code == 0, human.output
+    assert human.stdout.startswith("prv_cardhub: outage ended at ")
+    assert human.stdout.rstrip().endswith(f"(simulated), incident {made['id']}.")
+
+
 @pytest.mark.parametrize(
     ("args", "code"),
     [
+        (["providers", "end", "prv_nope"], "provider_not_found"),
+        (["providers", "end", "prv_stp_mx", "inc_nope"], "incident_not_found"),
+        (["providers", "end", "prv_sandbox"], "invalid_request"),
         (["providers", "show", "prv_nope"], "provider_not_found"),
         (["providers", "set", "prv_nope", "--seed", "1"], "provider_not_found"),
         (["providers", "incident", "prv_nope", "outage", "--for", "1m"], "provider_not_found"),

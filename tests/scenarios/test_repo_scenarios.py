@@ -81,6 +81,7 @@ def test_the_state_tables_are_covered() -> None:
         "providers": [
             "provider_failover_outage",
             "provider_outage_window",
+            "provider_outage_ended_early",
             "provider_decline_reasons",
             "provider_timeout",
             "provider_no_callback_poll",

@@ -610,6 +610,17 @@ class FakeBackend(Backend):
             "active": True,
         }
 
+    def end_incidents(self, provider_id: str) -> list[dict[str, Any]]:
+        self.calls.append(f"end incidents {provider_id}")
+        provider = next((p for p in PROVIDERS if p["id"] == provider_id), {})
+        ended = []
+        for incident in provider.get("incidents") or []:
+            if incident["active"]:
+                ended.append({**incident, "endsAt": NOW, "active": False, "ended": "early"})
+            else:
+                ended.append({**incident, "ended": "cancelled"})
+        return ended
+
     def reset_providers(self) -> list[dict[str, Any]]:
         self.calls.append("reset providers")
         return copy.deepcopy(PROVIDERS)

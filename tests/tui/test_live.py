@@ -249,7 +249,7 @@ async def test_advance_the_clock_by_key_settles_the_balance(server: LiveServer) 
         assert "+2d" in app.screen.query_one(StatusHeader).render().plain
 
 
-async def test_providers_screen_starts_an_outage_and_follows_production_charges(
+async def test_providers_screen_starts_and_ends_an_outage_and_follows_production_charges(
     server: LiveServer,
 ) -> None:
     from payorch_cli.tui.screens.providers import ProvidersScreen
@@ -286,6 +286,17 @@ async def test_providers_screen_starts_an_outage_and_follows_production_charges(
 
         await until(pilot, lambda: "1 down" in counts_of("prv_stp_mx"), what="the counts")
 
+        # `e` ends the selected provider's outage early: back to accepting at once.
+        await pilot.press("e")
+        await until(pilot, lambda: now_of("prv_stp_mx") == "accept", what="the outage ended")
+        assert (await server.call("GET", "/_sim/providers/prv_stp_mx"))["incidents"] == []
+        await server.call(
+            "POST", "/payments", {"amount": 50, "paymentMethodId": "1001"}, key=KEYS.live_sk
+        )
+        await until(pilot, lambda: "1 ok" in counts_of("prv_stp_mx"), what="a charge accepted")
+
+        await pilot.press("o")
+        await until(pilot, lambda: now_of("prv_stp_mx") == "outage", what="a second outage")
         await pilot.press("R")
         await settle(pilot)
         await pilot.press("y")

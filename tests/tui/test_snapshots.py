@@ -200,3 +200,23 @@ async def test_providers_keys_start_an_outage_and_reset_after_asking() -> None:
             "reset providers",
         ]
         assert any("outage until 12:10:00" in text for _, _, text in app.notices), app.notices
+
+
+async def test_providers_key_e_ends_the_selected_providers_incidents() -> None:
+    app = fixed_app()
+    async with app.run_test(size=(120, 35)) as pilot:
+        await press(pilot, "5", "e")  # the first row: prv_stp_mx, in an active outage
+        await press(pilot, "down", "e")  # prv_cardhub: a decline scheduled for later
+        await press(pilot, "down", "e")  # prv_orbita_cards: scripted out, but no incident
+        assert app.backend.calls == [  # type: ignore[attr-defined]  # the app holds the FakeBackend, which records calls
+            "end incidents prv_stp_mx",
+            "end incidents prv_cardhub",
+            "end incidents prv_orbita_cards",
+        ]
+        texts = [(title, text) for _, title, text in app.notices]
+        assert ("prv_stp_mx", "outage ended at 12:00:00 (simulated)") in texts, texts
+        assert ("prv_cardhub", "decline cancelled") in texts, texts
+        assert (
+            "prv_orbita_cards",
+            "no incident in force or scheduled: nothing to end",
+        ) in texts, texts

@@ -1,6 +1,7 @@
 """Providers: every simulated provider behind the cascade, what it does now (behaviour, active
 and scheduled incidents) and what it has done (counts), with a key to start a 10-minute outage
-on the selected one and a key to put every provider back as the fixtures define it.
+on the selected one, a key to end the selected one's incidents (an outage over early, the
+scheduled ones cancelled) and a key to put every provider back as the fixtures define it.
 
 No event says a provider changed: its counts move with any merchant's production charges and
 another tool (`payorch providers`, a scenario) may script it, and incidents end when the clock
@@ -35,6 +36,7 @@ class ProvidersScreen(LiveScreen):
     WATCHES = frozenset({"balance", "transactions"})
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("o", "outage", "Outage 10m"),
+        Binding("e", "end_incidents", "End incidents"),
         Binding("R", "reset", "Reset all"),
     ]
 
@@ -125,6 +127,24 @@ class ProvidersScreen(LiveScreen):
         until = clock_time(incident.get("endsAt"))
         self.deliver(self._acted, f"outage until {until} (simulated)", provider_id)
 
+    def action_end_incidents(self) -> None:
+        # No question asked, as for `o`: it touches the selected provider alone, and the notice
+        # says what ended (`R`, which undoes every provider's scripting, asks).
+        provider = self.selected_provider()
+        if provider is None:
+            self.notify("No provider selected.", severity="warning")
+            return
+        self._end_incidents(str(provider.get("id")))
+
+    @work(thread=True, group="provider-action", exit_on_error=False)
+    def _end_incidents(self, provider_id: str) -> None:
+        try:
+            ended = self.payorch.backend.end_incidents(provider_id)
+        except ApiError as exc:
+            self.payorch.post_message(Failed(f"End incidents of {provider_id}", exc))
+            return
+        self.deliver(self._acted, ended_text(ended), provider_id)
+
     def action_reset(self) -> None:
         def answered(yes: bool | None) -> None:
             if yes:
@@ -150,3 +170,16 @@ class ProvidersScreen(LiveScreen):
     def _acted(self, what: str, title: str) -> None:
         self.notify(what, title=title)
         self.reload(quiet=True)
+
+
+def ended_text(ended: list[dict[str, Any]]) -> str:
+    """`outage ended at 12:00:00 (simulated)`, `decline cancelled`, or no incident to end."""
+    if not ended:
+        return "no incident in force or scheduled: nothing to end"
+    parts = [
+        f"{i.get('behaviour')} cancelled"
+        if i.get("ended") == "cancelled"
+        else f"{i.get('behaviour')} ended at {clock_time(i.get('endsAt'))} (simulated)"
+        for i in ended
+    ]
+    return "; ".join(parts)

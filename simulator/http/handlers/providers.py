@@ -1,4 +1,5 @@
-"""The control plane's simulated providers (design.md 1.5): list, read, script, incidents, reset.
+"""The control plane's simulated providers (design.md 1.5): list, read, script, incidents (start
+and end), reset.
 
 Any sandbox secret key may call them (the simulator operator's role); what they change applies to
 the production flows of every merchant (the sandbox cascade always accepts)."""
@@ -49,3 +50,21 @@ async def reset_providers(request: web.Request) -> web.Response:
     with request.app[STORE].batch():
         world.reset()
     return json_response({"data": world.views()})
+
+
+@auth("sandbox")
+async def end_incident(request: web.Request) -> web.Response:
+    world = request.app[CONTEXT].providers
+    with request.app[STORE].batch():
+        ended = world.end_incident(request.match_info["id"], request.match_info["incidentId"])
+        world.flush()
+    return json_response(ended)
+
+
+@auth("sandbox")
+async def end_incidents(request: web.Request) -> web.Response:
+    world = request.app[CONTEXT].providers
+    with request.app[STORE].batch():
+        ended = world.end_incidents(request.match_info["id"])
+        world.flush()
+    return json_response({"data": ended})
