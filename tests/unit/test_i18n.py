@@ -191,12 +191,24 @@ def test_money_as_one_text_names_the_currency() -> None:
         ("es_MX", "America/Mexico_City", "20 de enero de 2027, 9:00\u202fa.m. (hora central)"),
         ("en", "UTC", "January 20, 2027, 3:00\u202fPM (GMT+00:00)"),
         # CLDR's id for Buenos Aires is its old name, which Babel does not map back to.
+        # CLDR 48 (Babel 2.19) writes Argentine and Chilean times on the 24-hour clock, earlier
+        # data on the 12-hour one: either is what a buyer there reads, so either passes.
         (
             "es_AR",
             "America/Argentina/Buenos_Aires",
-            "20 de enero de 2027, 12:00\u202fp.\u202fm. (hora de Argentina)",
+            (
+                "20 de enero de 2027, 12:00 (hora de Argentina)",
+                "20 de enero de 2027, 12:00\u202fp.\u202fm. (hora de Argentina)",
+            ),
         ),
-        ("es_CL", "America/Santiago", "20 de enero de 2027, 12:00\u202fp.\u202fm. (hora de Chile)"),
+        (
+            "es_CL",
+            "America/Santiago",
+            (
+                "20 de enero de 2027, 12:00 (hora de Chile)",
+                "20 de enero de 2027, 12:00\u202fp.\u202fm. (hora de Chile)",
+            ),
+        ),
         (
             "es_CO",
             "America/Bogota",
@@ -205,8 +217,11 @@ def test_money_as_one_text_names_the_currency() -> None:
         ("es_PE", "America/Lima", "20 de enero de 2027, 10:00\u202fa.\u202fm. (hora de Perú)"),
     ],
 )
-def test_moments_in_the_language_and_zone(locale: str, zone: str, text: str) -> None:
-    assert page_locale(locale, zone).moment(NOON_UTC) == text
+def test_moments_in_the_language_and_zone(
+    locale: str, zone: str, text: str | tuple[str, ...]
+) -> None:
+    accepted = (text,) if isinstance(text, str) else text
+    assert page_locale(locale, zone).moment(NOON_UTC) in accepted
 
 
 def test_messages_in_each_language() -> None:
