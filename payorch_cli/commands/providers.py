@@ -99,18 +99,12 @@ def _duration_or_never(value: str) -> float | None:
 
 
 def _list(ctx: typer.Context, as_json: bool) -> None:
-    from payorch_cli.render.providers import providers_view
+    from payorch_cli.render.providers import ProvidersView
 
     options = resolve(ctx, as_json=as_json)
     with api_errors("providers"):
         providers = options.client().get("/_sim/providers")["data"]
-    emit(options, {"data": providers}, lambda: providers_view(providers, _width()))
-
-
-def _width() -> int:
-    from rich.console import Console
-
-    return Console().width
+    emit(options, {"data": providers}, lambda: ProvidersView(providers))
 
 
 @app.callback()
@@ -338,13 +332,11 @@ def incident(
 def ended_line(provider_id: str, ended: dict[str, Any]) -> str:
     """One ended incident in words: `prv_stp_mx: outage ended at 12:04:10 (simulated), incident
     inc_…` or `... cancelled (it was to start at 13:00:00)`."""
-    from payorch_cli.render.providers import clock_time
+    from payorch_cli.render.providers import clock_time, ended_phrase
 
-    what = f"{provider_id}: {ended.get('behaviour')}"
+    what = f"{provider_id}: {ended_phrase(ended)}"
     if ended.get("ended") == "cancelled":
-        what += f" cancelled (it was to start at {clock_time(ended.get('startsAt'))})"
-    else:
-        what += f" ended at {clock_time(ended.get('endsAt'))}"
+        what += f" (it was to start at {clock_time(ended.get('startsAt'))})"
     return f"{what} (simulated), incident {ended.get('id')}."
 
 
@@ -393,7 +385,7 @@ def reset(
 ) -> None:
     """Put every provider back as the fixtures define it: behaviours, rates, seeds, callbacks
     and incidents (counts start again)."""
-    from payorch_cli.render.providers import providers_view
+    from payorch_cli.render.providers import ProvidersView
 
     options = resolve(ctx, base_url, api_key, as_json)
     with api_errors("providers reset"):
@@ -401,7 +393,5 @@ def reset(
     emit(
         options,
         {"data": providers},
-        lambda: providers_view(
-            providers, _width(), title=f"{len(providers)} providers back to fixtures"
-        ),
+        lambda: ProvidersView(providers, title=f"{len(providers)} providers back to fixtures"),
     )

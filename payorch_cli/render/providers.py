@@ -191,24 +191,38 @@ def providers_table(providers: list[dict[str, Any]], title: str = "providers") -
     return table
 
 
-def providers_view(providers: list[dict[str, Any]], width: int, title: str = "providers") -> Any:
-    """The providers table where its columns fit `width` without breaking a word (an id, a
+class ProvidersView:
+    """The providers table where its columns fit the console without breaking a word (an id, a
     rail, a behaviour: what one copies into `payorch providers set`), else one block per
-    provider, as `payorch keys` does on a narrow terminal."""
-    from rich.console import Console, Group
-    from rich.text import Text
+    provider, as `payorch keys` does on a narrow terminal. Chosen when rendered, at the width
+    rich renders at."""
 
-    table = providers_table(providers, title)
-    needed = Console(width=10_000).measure(table).minimum  # every word whole
-    if width >= needed:
-        return table
-    blocks: list[Any] = [Text(title, style="italic")]
-    for provider in providers:
-        block = provider_table(provider)
-        # The title on its own line: a table's title wraps at the table's (narrow) width.
-        heading, block.title = str(block.title), None
-        blocks += [Text(""), Text(heading, style="italic"), block]
-    return Group(*blocks, Text(""), Text(PRODUCTION_ONLY))
+    def __init__(self, providers: list[dict[str, Any]], title: str = "providers") -> None:
+        self.providers, self.title = providers, title
+
+    def __rich_console__(self, console: Any, options: Any) -> Any:
+        from rich.console import Console, Group
+        from rich.text import Text
+
+        table = providers_table(self.providers, self.title)
+        needed = Console(width=10_000).measure(table).minimum  # every word whole
+        if options.max_width >= needed:
+            yield table
+            return
+        blocks: list[Any] = [Text(self.title, style="italic")]
+        for provider in self.providers:
+            block = provider_table(provider)
+            # The title on its own line: a table's title wraps at the table's (narrow) width.
+            heading, block.title = str(block.title), None
+            blocks += [Text(""), Text(heading, style="italic"), block]
+        yield Group(*blocks, Text(""), Text(PRODUCTION_ONLY))
+
+
+def ended_phrase(incident: dict[str, Any]) -> str:
+    """What ending an incident did: `outage ended at 12:04:10` or `decline cancelled`."""
+    if incident.get("ended") == "cancelled":
+        return f"{incident.get('behaviour')} cancelled"
+    return f"{incident.get('behaviour')} ended at {clock_time(incident.get('endsAt'))}"
 
 
 def rails_text(provider: dict[str, Any]) -> str:

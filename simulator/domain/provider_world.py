@@ -518,7 +518,7 @@ class ProviderWorld:
     ) -> list[dict[str, Any]]:
         ended: list[dict[str, Any]] = []
         for incident in ending:
-            if incident.starts_at <= now:
+            if incident.active(now):
                 view = replace(incident, ends_at=now).view(now)
                 view["ended"] = "early"
             else:

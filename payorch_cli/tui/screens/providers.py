@@ -20,7 +20,7 @@ from textual.binding import Binding, BindingType
 from textual.widgets import Static
 
 from payorch_cli.client import ApiError
-from payorch_cli.render.providers import clock_time, is_disturbed
+from payorch_cli.render.providers import clock_time, ended_phrase, is_disturbed
 from payorch_cli.tui.messages import Failed
 from payorch_cli.tui.screens.base import LiveScreen
 from payorch_cli.tui.screens.dialogs import ConfirmDialog
@@ -110,12 +110,18 @@ class ProvidersScreen(LiveScreen):
         provider_id = self.query_one(ProvidersTable).selected_id()
         return None if provider_id is None else self.providers.get(provider_id)
 
-    def action_outage(self) -> None:
+    def _acted_on(self) -> str | None:
+        """The selected provider's id, or None after telling the user nothing is selected."""
         provider = self.selected_provider()
         if provider is None:
             self.notify("No provider selected.", severity="warning")
-            return
-        self._start_outage(str(provider.get("id")))
+            return None
+        return str(provider.get("id"))
+
+    def action_outage(self) -> None:
+        provider_id = self._acted_on()
+        if provider_id is not None:
+            self._start_outage(provider_id)
 
     @work(thread=True, group="provider-action", exit_on_error=False)
     def _start_outage(self, provider_id: str) -> None:
@@ -130,11 +136,9 @@ class ProvidersScreen(LiveScreen):
     def action_end_incidents(self) -> None:
         # No question asked, as for `o`: it touches the selected provider alone, and the notice
         # says what ended (`R`, which undoes every provider's scripting, asks).
-        provider = self.selected_provider()
-        if provider is None:
-            self.notify("No provider selected.", severity="warning")
-            return
-        self._end_incidents(str(provider.get("id")))
+        provider_id = self._acted_on()
+        if provider_id is not None:
+            self._end_incidents(provider_id)
 
     @work(thread=True, group="provider-action", exit_on_error=False)
     def _end_incidents(self, provider_id: str) -> None:
@@ -177,9 +181,6 @@ def ended_text(ended: list[dict[str, Any]]) -> str:
     if not ended:
         return "no incident in force or scheduled: nothing to end"
     parts = [
-        f"{i.get('behaviour')} cancelled"
-        if i.get("ended") == "cancelled"
-        else f"{i.get('behaviour')} ended at {clock_time(i.get('endsAt'))} (simulated)"
-        for i in ended
+        ended_phrase(i) + ("" if i.get("ended") == "cancelled" else " (simulated)") for i in ended
     ]
     return "; ".join(parts)
