@@ -141,6 +141,8 @@ async def test_a_provider_that_has_accepted_follows_each_new_script_at_once(
     status, _, _ = await api.post("/_sim/providers/reset", keys.sandbox_sk, json={})
     assert status == 200
     await script(api, keys, spei, callback={"afterSeconds": None})
+    # Just past a 5-minute boundary: the reconciliation poll must not settle it in the next 30 s.
+    await align_to_poll(api, keys, after=1)
     status, out = await charge(api, keys.live_sk, SPEI)
     assert status == 200, out
     await api.advance(30)  # the fixture's callback would have come by now; none was planned
