@@ -15,6 +15,8 @@ from simulator.domain.catalog import Catalog
 from simulator.fixture_loader import load_catalog
 from simulator.settings import Settings
 
+pytest_plugins = ["tests.wall_clock"]
+
 
 @pytest.fixture(scope="session")
 def catalog() -> Catalog:

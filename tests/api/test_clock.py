@@ -49,6 +49,7 @@ def record_events(client: TestClient) -> list[dict[str, Any]]:
 # -- GET /_sim/clock ----------------------------------------------------------------------------
 
 
+@pytest.mark.real_wall_clock
 async def test_clock_shape(api: Api, keys: Keys) -> None:
     body = await clock(api, keys.sandbox_sk)
     assert set(body) == {"now", "offsetSeconds"}

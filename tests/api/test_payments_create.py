@@ -105,6 +105,7 @@ async def create_error(
 # -- the success shape ------------------------------------------------------------------------
 
 
+@pytest.mark.real_wall_clock
 async def test_success_has_every_create_field(api: Api) -> None:
     before = datetime.now(UTC)
     tx = await api.pay(merchantOrderId="ORD-1", tag1="a", tag2="b", tag3="c")
@@ -170,6 +171,7 @@ async def test_internal_routing_is_not_exposed(api: Api, keys: Keys) -> None:
 # -- per-rail payment data --------------------------------------------------------------------
 
 
+@pytest.mark.real_wall_clock
 async def test_spei_gives_a_valid_clabe_reference_and_due_date(api: Api) -> None:
     created = datetime.now(UTC)
     tx = await api.pay()

@@ -260,6 +260,7 @@ async def test_transactions_alias_filters_identically(api: Api, mix: dict[str, s
 
 
 @pytest.mark.parametrize("path", LIST_PATHS)
+@pytest.mark.real_wall_clock
 async def test_get_has_every_field(api: Api, path: str) -> None:
     before = datetime.now(UTC) - timedelta(seconds=1)
     created = await api.pay(merchantOrderId="ORD-9", tag1="x", tag3="z")

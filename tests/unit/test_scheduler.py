@@ -19,6 +19,7 @@ from simulator.scheduler import Scheduler
 from simulator.store import Store
 
 
+@pytest.mark.real_wall_clock
 async def test_a_cancelled_advance_unpins_the_clock_at_the_job_it_reached() -> None:
     clock = SimClock()
     store = Store.memory()
