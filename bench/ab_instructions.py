@@ -1,12 +1,14 @@
 """Before/after in instructions: what one `POST /payments` costs two source trees, counted.
 
     python bench/ab_instructions.py OLD NEW [--requests 100] [--bodies spei,failover,sandbox]
+                                            [--request-log]
 
 Throughput and CPU time swing with whatever else the machine runs (`ab_trees.py` alternates
 rounds to spread that drift, and still moves by several points); a count of the instructions a
 request executes does not. Each tree serves in process (the tree first on sys.path, a fresh data
-dir, no rate limit, no request log where the tree has one, the scheduler's tick off so no job
-runs in between), takes 300 warm-up requests over one keep-alive connection, freezes the GC as
+dir, no rate limit, no request log where the tree has one unless `--request-log` (on, as `payorch
+serve` has it), the scheduler's tick off so no job runs in between), takes 300 warm-up requests
+over one keep-alive connection, freezes the GC as
 `payorch serve` does after start-up, and then makes `--requests` more under Valgrind's callgrind,
 which counts only those (`--zero-before` / `--dump-before` on two system calls nothing else in
 the process makes). The figure is instructions per request, client side included (a raw socket
@@ -55,7 +57,7 @@ def request_bytes(key: str, body: bytes) -> bytes:
     )
 
 
-async def serve_and_count(tree: str, body_name: str, requests: int) -> None:
+async def serve_and_count(tree: str, body_name: str, requests: int, request_log: bool) -> None:
     """The child: serve the tree in process and make the requests callgrind counts."""
     sys.path.insert(0, tree)
     from aiohttp import web
@@ -69,7 +71,7 @@ async def serve_and_count(tree: str, body_name: str, requests: int) -> None:
         "port": 0,
         "tick_seconds": 10**6,
     }
-    if "request_log" in inspect.signature(Settings).parameters:
+    if not request_log and "request_log" in inspect.signature(Settings).parameters:
         options["request_log"] = 0
     app = create_app(Settings(**options))  # type: ignore[arg-type]  # either tree's Settings
     runner = web.AppRunner(app, access_log=None)
@@ -102,7 +104,7 @@ async def serve_and_count(tree: str, body_name: str, requests: int) -> None:
     await runner.cleanup()
 
 
-def count(tree: Path, body_name: str, requests: int, out_dir: Path) -> float:
+def count(tree: Path, body_name: str, requests: int, out_dir: Path, request_log: bool) -> float:
     """Instructions per request of `tree` for one body, from a callgrind run of the child."""
     prefix = out_dir / f"{tree.name or 'tree'}-{abs(hash(str(tree)))}-{body_name}"
     subprocess.run(
@@ -118,6 +120,7 @@ def count(tree: Path, body_name: str, requests: int, out_dir: Path) -> float:
             str(tree),
             body_name,
             str(requests),
+            *(["--request-log"] if request_log else []),
         ],
         check=True,
         capture_output=True,
@@ -132,19 +135,22 @@ def count(tree: Path, body_name: str, requests: int, out_dir: Path) -> float:
 
 def main() -> None:
     if sys.argv[1:2] == ["--child"]:
-        asyncio.run(serve_and_count(sys.argv[2], sys.argv[3], int(sys.argv[4])))
+        asyncio.run(
+            serve_and_count(sys.argv[2], sys.argv[3], int(sys.argv[4]), "--request-log" in sys.argv)
+        )
         return
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("old", type=Path)
     parser.add_argument("new", type=Path)
     parser.add_argument("--requests", type=int, default=100)
     parser.add_argument("--bodies", default="spei,failover,sandbox")
+    parser.add_argument("--request-log", action="store_true", help="serve with the request log on")
     args = parser.parse_args()
     bodies = args.bodies.split(",")
     trees = (args.old.resolve(), args.new.resolve())
     with tempfile.TemporaryDirectory() as out, ThreadPoolExecutor(2) as pool:
         futures = {
-            (tree, body): pool.submit(count, tree, body, args.requests, Path(out))
+            (tree, body): pool.submit(count, tree, body, args.requests, Path(out), args.request_log)
             for body in bodies
             for tree in trees
         }

@@ -13,8 +13,10 @@ delivered, to a scenario document the language of `payorch_cli/scenario` runs as
 - Expectations: the status, the error code of an error, and the stable fields of a JSON answer
   (`STABLE_WORDS`: statuses, amounts, currencies, types, fees, balances...), never ids,
   timestamps, URLs or request ids.
-- Events: each delivered event, as `expect_event` after the request (or clock advance) during
-  which it was created, matching its data's id (saved) and stable fields.
+- Events: each delivered event, as `expect_event` after the request (or clock advance) that
+  caused it (the log's `eventIds`; one no request caused, after the last request before it in
+  time), matching its data's id (saved) and stable fields. One caused by a request left out is
+  left out.
 - Credentials: the scenario's `as:` is the recording credential's name; a production request of
   the merchant is `as: NAME/production`, one that had no credential `as: none` (literal keys are
   never written, except a fixture secret restored into `POST /auth/token`, which the log masks).
@@ -26,7 +28,7 @@ delivered, to a scenario document the language of `payorch_cli/scenario` runs as
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl
@@ -131,25 +133,43 @@ def record(
     events: list[dict[str, Any]],
     identity: Identity,
     name: str = "recorded session",
+    earlier: Iterable[str] = (),
 ) -> Recording:
     """The scenario of `details` (request-log records with bodies, oldest first) and `events`
-    (delivered event envelopes, any order)."""
+    (delivered event envelopes, any order). `earlier`: the ids of events that requests before
+    the first detail caused (left out, as those requests are)."""
     builder = _Builder(identity)
-    kept = []
+    kept: list[dict[str, Any]] = []
+    # An event goes after the request that caused it (the log's `eventIds`); one caused by a
+    # request left out is left out too.
+    caused_by: dict[str, int | None] = dict.fromkeys(earlier)
     for detail in details:
         if _skipped(detail["method"], detail["path"]):
             builder.skipped.append(f"{detail['method']} {detail['path']}")
+            caused_by.update(dict.fromkeys(detail.get("eventIds") or ()))
         else:
+            caused_by.update(dict.fromkeys(detail.get("eventIds") or (), len(kept)))
             kept.append(detail)
     queue = sorted(events, key=lambda e: (e.get("createdAt") or "", e.get("id") or ""))
+    caused: list[list[dict[str, Any]]] = [[] for _ in kept]
+    # The rest (a server's background tick; a server from before `eventIds`) by time: after the
+    # last request that started before it.
+    by_time: list[dict[str, Any]] = []
+    for event in queue:
+        if event.get("id") not in caused_by:
+            by_time.append(event)
+        elif (index := caused_by[event["id"]]) is not None:
+            caused[index].append(event)
     if kept:
         first = kept[0]["simulatedAt"]
-        queue = [e for e in queue if (e.get("createdAt") or "") >= first]
+        by_time = [e for e in by_time if (e.get("createdAt") or "") >= first]
     for index, detail in enumerate(kept):
         builder.request(detail)
+        for event in caused[index]:
+            builder.event(event)
         upto = kept[index + 1]["simulatedAt"] if index + 1 < len(kept) else None
-        while queue and (upto is None or (queue[0].get("createdAt") or "") < upto):
-            builder.event(queue.pop(0))
+        while by_time and (upto is None or (by_time[0].get("createdAt") or "") < upto):
+            builder.event(by_time.pop(0))
     document: dict[str, Any] = {"scenario": name}
     if builder.skipped:
         document["description"] = "Recorded by `payorch record`; left out: " + ", ".join(

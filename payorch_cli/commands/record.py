@@ -51,12 +51,12 @@ def record(
     options = resolve(ctx, base_url, api_key)
     client = options.client()
     with api_errors("record"):
-        summaries = _summaries(client, cutoff, last)
+        summaries, earlier = _summaries(client, cutoff, last)
         if not summaries:
             _fail(_empty_reason(client, since, last), ExitStatus.ERROR)
         details = [client.get(f"/_sim/requests/{s['id']}") for s in summaries]
         events = _delivered_events(client)
-    recording = build(details, events, _identity(client.api_key), name)
+    recording = build(details, events, _identity(client.api_key), name, earlier)
     text = to_yaml(recording.document)
     if output == "-":
         sys.stdout.write(text)
@@ -101,22 +101,26 @@ def _at(summary: dict[str, Any]) -> datetime:
     return datetime.fromisoformat(summary["at"].replace("Z", "+00:00"))
 
 
-def _summaries(client: Client, cutoff: datetime | None, last: int | None) -> list[dict[str, Any]]:
-    """The log's requests to record, oldest first (the log lists newest first)."""
+def _summaries(
+    client: Client, cutoff: datetime | None, last: int | None
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """The log's requests to record, oldest first (the log lists newest first), and the ids of
+    the events the request just before them caused (left out with it: to the millisecond, its
+    events can look as if they came with the first one recorded)."""
     kept: list[dict[str, Any]] = []
     offset = 0
     while True:
         page = client.get("/_sim/requests", limit=PAGE, offset=offset)
         rows = page["data"]
         for row in rows:
-            if cutoff is not None and _at(row) < cutoff:
-                return kept[::-1]
+            if (cutoff is not None and _at(row) < cutoff) or (
+                last is not None and len(kept) >= last
+            ):
+                return kept[::-1], list(row.get("eventIds") or ())
             kept.append(row)
-            if last is not None and len(kept) >= last:
-                return kept[::-1]
         offset += len(rows)
         if not rows or offset >= page["pagination"]["total"]:
-            return kept[::-1]
+            return kept[::-1], []
 
 
 def _empty_reason(client: Client, since: str | None, last: int | None) -> str:

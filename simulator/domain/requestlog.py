@@ -178,6 +178,7 @@ class RequestSummary(TypedDict):
     environment: str | None
     durationMs: float
     idempotentReplayed: bool  # answered from an Idempotency-Key's stored response
+    eventIds: list[str]  # the events emitted while it was answered, in order
 
 
 class BodyView(TypedDict):
@@ -223,6 +224,7 @@ Row = tuple[
     bytes | None,  # 13 response body (idem)
     int,  # 14 request body size
     int,  # 15 response body size
+    tuple[str, ...],  # 16 ids of the events emitted while it was answered
 ]
 
 
@@ -274,6 +276,7 @@ class Entry:
             "environment": row[8],
             "durationMs": round(row[9], 2),
             "idempotentReplayed": row[10],
+            "eventIds": list(row[16]),
         }
 
     def detail(self) -> RequestDetail:
@@ -301,6 +304,7 @@ def make_row(
     headers: tuple[tuple[str, str], ...],
     request_body: bytes | None,
     response_body: bytes | None,
+    event_ids: tuple[str, ...] = (),
 ) -> Row:
     """The row of one request; each body is copied, cut at MAX_BODY (`_cut`)."""
     request_size = len(request_body) if request_body else 0
@@ -322,6 +326,7 @@ def make_row(
         _cut(response_body),
         request_size,
         response_size,
+        event_ids,
     )
 
 

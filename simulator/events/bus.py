@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 import random
 from collections.abc import Callable
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
 from simulator.clock import isoformat
@@ -23,6 +24,11 @@ API_VERSION = "2026-05-01"
 log = logging.getLogger(__name__)
 
 Listener = Callable[["EventRecord"], None]
+
+# The ids of the events emitted while one request is answered, when the request log keeps it: the
+# log says which events each request caused (`eventIds`), which `payorch record` needs to put
+# each event after its request; timestamps to the millisecond cannot tell two close requests apart.
+EVENTS_OF_REQUEST: ContextVar[list[str] | None] = ContextVar("events_of_request", default=None)
 HEX = "0123456789abcdef"
 
 
@@ -68,6 +74,9 @@ class EventBus:
             "data": plain(data),
         }
         self._table.put(event_id, {**envelope, "merchantId": merchant_id})
+        of_request = EVENTS_OF_REQUEST.get()
+        if of_request is not None:
+            of_request.append(event_id)
         for listener in list(self._listeners):
             try:
                 listener({**envelope, "merchantId": merchant_id})

@@ -21,6 +21,7 @@ from simulator.domain.auth import Principal, check_environment, require_sandbox,
 from simulator.domain.errors import ApiError
 from simulator.domain.ids import token_hex
 from simulator.domain.requestlog import KEPT_HEADERS, RequestLog, logged, make_row
+from simulator.events.bus import EVENTS_OF_REQUEST
 from simulator.http.idempotency import REPLAYED_HEADER
 from simulator.http.keys import (
     AUTHENTICATOR,
@@ -74,8 +75,13 @@ async def request_middleware(request: web.Request, handler: Handler) -> web.Stre
     if not (journal.enabled and logged(request.method, request.path)):
         return await _answer(request, app, handler, request_id)
     at, sim_at, started = time.time(), app[CLOCK].timestamp(), time.perf_counter()
-    response = await _answer(request, app, handler, request_id)
-    _record(journal, request, response, request_id, at, sim_at, started)
+    events: list[str] = []
+    collecting = EVENTS_OF_REQUEST.set(events)
+    try:
+        response = await _answer(request, app, handler, request_id)
+    finally:
+        EVENTS_OF_REQUEST.reset(collecting)
+    _record(journal, request, response, request_id, at, sim_at, started, events)
     return response
 
 
@@ -142,6 +148,7 @@ def _record(
     at: float,
     sim_at: float,
     started: float,
+    events: list[str],
 ) -> None:
     """One row: references to what the request already holds, nothing decoded or copied."""
     principal = request.get(PRINCIPAL)
@@ -166,6 +173,7 @@ def _record(
             kept,
             request.get(RAW_BODY),
             body if isinstance(body, bytes) else None,
+            tuple(events) if events else (),
         )
     )
 

@@ -12,7 +12,7 @@ from aiohttp import ClientResponse
 
 from simulator.app import create_app
 from simulator.domain.requestlog import MAX_BODY
-from simulator.http.keys import REQUEST_LOG, REQUEST_TAIL
+from simulator.http.keys import BUS, REQUEST_LOG, REQUEST_TAIL
 from simulator.settings import Settings
 from tests.conftest import Api, Keys, assert_error
 
@@ -327,3 +327,26 @@ async def test_shutdown_ends_open_tails(api: Api, keys: Keys) -> None:
     api.client.server.app[REQUEST_TAIL].close_all()
     body = await asyncio.wait_for(response.content.read(), 5)
     assert body == b": connected\n\n"
+
+
+async def test_each_request_names_the_events_it_caused(api: Api, keys: Keys) -> None:
+    """`eventIds`: what `payorch record` puts after each request, whatever the timestamps say."""
+    emitted: list[str] = []
+    api.client.server.app[BUS].subscribe(lambda event: emitted.append(event["id"]))
+    tx = (await api.pay(keys.sandbox_sk))["transactionId"]
+    status, _, paid = await api.post(
+        f"/payments/{tx}/simulate", keys.sandbox_sk, json={"action": "paid"}
+    )
+    assert status == 200
+    caused_by_simulate = list(emitted)
+    assert len(caused_by_simulate) == 2  # payment.completed, payment.captured
+    await api.get(f"/payments/{tx}", keys.sandbox_sk)
+    await api.post("/_sim/clock/advance", keys.sandbox_sk, json={"seconds": 3 * 86_400})
+    caused_by_advance = emitted[2:]
+    assert caused_by_advance  # the settlement the advance's jobs closed
+    [advance, read, simulate, create] = (await requests(api, keys.sandbox_sk))["data"]
+    assert simulate["id"] == paid.headers["X-Request-Id"]
+    assert simulate["eventIds"] == caused_by_simulate
+    assert (create["eventIds"], read["eventIds"]) == ([], [])
+    assert advance["eventIds"] == caused_by_advance
+    assert (await detail(api, keys.sandbox_sk, simulate["id"]))["eventIds"] == caused_by_simulate

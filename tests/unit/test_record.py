@@ -24,6 +24,7 @@ def detail(
     error: str | None = None,
     headers: dict[str, str] | None = None,
     query: str | None = None,
+    events: list[str] | None = None,
 ) -> dict[str, Any]:
     request_body: dict[str, Any] = {"bytes": 1, "truncated": False}
     if body is not None:
@@ -42,6 +43,7 @@ def detail(
         "errorCode": error,
         "merchantId": merchant,
         "environment": environment,
+        "eventIds": events or [],
         "request": {"headers": headers or {}, "body": request_body},
         "response": {"body": response_body},
     }
@@ -246,3 +248,50 @@ def test_a_refused_clock_advance_stays_a_request() -> None:
     [step] = record(details, [], ME).document["steps"]
     assert step["request"]["path"] == "/_sim/clock/advance"
     assert step["expect"] == {"status": 400, "error": "invalid_request"}
+
+
+def test_each_event_follows_the_request_that_caused_it_whatever_the_millisecond() -> None:
+    """Requests a millisecond apart: the refund's events carry the GET's timestamp. The log's
+    eventIds put them after the refund; an event of a request before the recording (`earlier`)
+    or of a request left out is left out, even when its timestamp is the first request's."""
+    tick = "2026-05-01T10:00:00.002Z"
+    details = [
+        detail(
+            "POST",
+            "/api/v1/payments/TXN-ABC123/refund",
+            body={"amount": 5},
+            answer={"status": "refunded"},
+            at="2026-05-01T10:00:00.001Z",
+            events=["evt_refunded"],
+        ),
+        detail("POST", "/api/v1/webhooks/wh_1/test", at=tick, events=["evt_test"]),
+        detail("GET", "/api/v1/me/balance", answer={"balance": {"available": 1}}, at=tick),
+    ]
+    events = [
+        {"id": i, "type": t, "createdAt": tick, "data": {"id": "TXN-ABC123", "status": s}}
+        for i, t, s in [
+            ("evt_refunded", "payment.refunded", "refunded"),
+            ("evt_test", "webhook.test", "test"),
+            ("evt_simulated", "payment.completed", "completed"),
+        ]
+    ]
+    recording = record(details, events, ME, earlier=["evt_simulated"])
+    steps = recording.document["steps"]
+    assert [next(k for k in s if k not in ("as", "save", "expect")) for s in steps] == [
+        "request",
+        "expect_event",
+        "request",
+    ]
+    assert steps[1]["expect_event"]["type"] == "payment.refunded"
+    # Without eventIds (a server from before them) the timestamps decide, as they did: all three
+    # look as if the GET caused them.
+    for one in details:
+        one.pop("eventIds")
+    untagged = record(details, events, ME).document["steps"]
+    assert [next(k for k in s if k not in ("as", "save", "expect")) for s in untagged] == [
+        "request",
+        "request",
+        "expect_event",
+        "expect_event",
+        "expect_event",
+    ]
