@@ -28,7 +28,11 @@ Listener = Callable[["EventRecord"], None]
 # The ids of the events emitted while one request is answered, when the request log keeps it: the
 # log says which events each request caused (`eventIds`), which `payorch record` needs to put
 # each event after its request; timestamps to the millisecond cannot tell two close requests apart.
-EVENTS_OF_REQUEST: ContextVar[list[str] | None] = ContextVar("events_of_request", default=None)
+# Each as (event id, merchant id): a clock advance runs every merchant's jobs, and a log entry
+# names only its own merchant's events.
+EVENTS_OF_REQUEST: ContextVar[list[tuple[str, str]] | None] = ContextVar(
+    "events_of_request", default=None
+)
 HEX = "0123456789abcdef"
 
 
@@ -76,7 +80,7 @@ class EventBus:
         self._table.put(event_id, {**envelope, "merchantId": merchant_id})
         of_request = EVENTS_OF_REQUEST.get()
         if of_request is not None:
-            of_request.append(event_id)
+            of_request.append((event_id, merchant_id))
         for listener in list(self._listeners):
             try:
                 listener({**envelope, "merchantId": merchant_id})

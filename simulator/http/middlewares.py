@@ -75,7 +75,7 @@ async def request_middleware(request: web.Request, handler: Handler) -> web.Stre
     if not (journal.enabled and logged(request.method, request.path)):
         return await _answer(request, app, handler, request_id)
     at, sim_at, started = time.time(), app[CLOCK].timestamp(), time.perf_counter()
-    events: list[str] = []
+    events: list[tuple[str, str]] = []
     collecting = EVENTS_OF_REQUEST.set(events)
     try:
         response = await _answer(request, app, handler, request_id)
@@ -148,10 +148,11 @@ def _record(
     at: float,
     sim_at: float,
     started: float,
-    events: list[str],
+    events: list[tuple[str, str]],
 ) -> None:
     """One row: references to what the request already holds, nothing decoded or copied."""
     principal = request.get(PRINCIPAL)
+    merchant_id = principal.merchant.id if principal is not None else None
     headers = request.headers
     kept: tuple[tuple[str, str], ...] = ()
     if KEPT_HEADERS[0] in headers or KEPT_HEADERS[1] in headers:  # rarely: skip the loop
@@ -166,14 +167,14 @@ def _record(
             request.path,
             request.query_string,
             response.status,
-            principal.merchant.id if principal is not None else None,
+            merchant_id,
             principal.environment if principal is not None else None,
             (time.perf_counter() - started) * 1000,
             REPLAYED_HEADER in response.headers,
             kept,
             request.get(RAW_BODY),
             body if isinstance(body, bytes) else None,
-            tuple(events) if events else (),
+            tuple(e for e, m in events if m == merchant_id) if events else (),
         )
     )
 

@@ -350,3 +350,21 @@ async def test_each_request_names_the_events_it_caused(api: Api, keys: Keys) -> 
     assert (create["eventIds"], read["eventIds"]) == ([], [])
     assert advance["eventIds"] == caused_by_advance
     assert (await detail(api, keys.sandbox_sk, simulate["id"]))["eventIds"] == caused_by_simulate
+
+
+async def test_a_clock_advance_names_only_its_own_merchants_events(api: Api, keys: Keys) -> None:
+    """The clock is every merchant's: an advance runs their jobs, but its entry names only the
+    events of the merchant whose key advanced it."""
+    emitted: list[tuple[str, str]] = []
+    api.client.server.app[BUS].subscribe(lambda e: emitted.append((e["id"], e["merchantId"])))
+    for key in (keys.sandbox_sk, keys.other_sk):
+        tx = (await api.pay(key))["transactionId"]
+        status, body, _ = await api.post(f"/payments/{tx}/simulate", key, json={"action": "paid"})
+        assert status == 200, body
+    emitted.clear()
+    await api.post("/_sim/clock/advance", keys.other_sk, json={"seconds": 3 * 86_400})
+    merchants = {merchant for _, merchant in emitted}
+    assert merchants == {"mer_mercadoazul", "mer_fiestaboletos"}  # both settled
+    theirs = [event for event, merchant in emitted if merchant == "mer_fiestaboletos"]
+    [advance] = (await requests(api, keys.other_sk))["data"][:1]
+    assert advance["path"] == "/_sim/clock/advance" and advance["eventIds"] == theirs
