@@ -462,6 +462,7 @@ def _logged(
     *,
     replayed: bool = False,
     merchant: str | None = "mer_mercadoazul",
+    events: tuple[str, ...] = (),
 ) -> dict[str, Any]:
     return {
         "id": f"req_{n:024x}",
@@ -476,13 +477,14 @@ def _logged(
         "environment": "sandbox" if merchant else None,
         "durationMs": 2.5 + n,
         "idempotentReplayed": replayed,
+        "eventIds": list(events),
     }
 
 
 REQUESTS: list[dict[str, Any]] = [
     _logged(6, "POST", "/api/v1/payments", 200, replayed=True),
     _logged(5, "GET", "/api/v1/me", 401, "missing_credentials", merchant=None),
-    _logged(4, "POST", "/_sim/clock/advance", 200),
+    _logged(4, "POST", "/_sim/clock/advance", 200, events=("evt_settled", "evt_pdf")),
     _logged(3, "GET", "/api/v1/payments/TXN-nope", 404, "transaction_not_found"),
     _logged(2, "POST", "/api/v1/payments", 400, "invalid_request"),
     _logged(1, "POST", "/api/v1/payments", 200),

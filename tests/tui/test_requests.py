@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import io
+
 import pytest
+from rich.console import Console
 
 from payorch_cli.client import ApiError
 from payorch_cli.tui.app import PayorchApp
@@ -35,6 +38,23 @@ async def test_filters_go_to_the_server() -> None:
         await pilot.press("escape")
         await settle(pilot)
         assert backend.request_queries[-1] == (None, None, None)
+
+
+async def test_a_request_shows_the_events_it_caused() -> None:
+    app = PayorchApp(FakeBackend(), monotonic=lambda: 0.0)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.press("4")
+        await settle(pilot)
+        table = app.screen.query_one(RequestsTable)
+        advance = next(r for r in REQUESTS if r["eventIds"])
+        table.move_cursor(row=table.get_row_index(advance["id"]))
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(app.screen, RequestScreen), what="the detail")
+        await settle(pilot)
+        console = Console(record=True, width=100, file=io.StringIO())
+        console.print(app.screen.query_one(RequestBodies).content)
+        lines = [line.split() for line in console.export_text().splitlines()]
+        assert ["events", "evt_settled,", "evt_pdf"] in lines
 
 
 async def test_the_log_of_a_live_server(server: LiveServer) -> None:

@@ -128,6 +128,9 @@ class RequestBodies(Static):
             f"{present.text(detail.get('simulatedAt'))})",
         )
         head.add_row("by", who(detail))
+        caused = detail.get("eventIds")
+        if caused:
+            head.add_row("events", ", ".join(present.text(event) for event in caused))
         grid = Table.grid()
         grid.add_column()
         grid.add_row(head)
