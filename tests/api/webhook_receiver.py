@@ -49,6 +49,9 @@ class Receiver:
         self.received: list[Received] = []
         self.policy: Policy = lambda item, seen: 200
         self.delay = 0.0
+        # When set: every request waits for it before it is answered (a stuck endpoint, released
+        # by the test), so tests of what must not wait for an endpoint need no wall-clock bound.
+        self.gate: asyncio.Event | None = None
         self.url = ""
         self._changed = asyncio.Event()
 
@@ -59,6 +62,8 @@ class Receiver:
         self._changed.set()
         if self.delay:
             await asyncio.sleep(self.delay)
+        if self.gate is not None:
+            await self.gate.wait()
         return web.Response(status=self.policy(item, seen), text="receiver says hi")
 
     async def wait_for(self, count: int, timeout: float = 5.0) -> list[Received]:
