@@ -184,6 +184,11 @@ def record(
     return Recording(document, builder.skipped, builder.notes)
 
 
+def recordable(method: str, path: str) -> bool:
+    """Whether a request of the log becomes a step (the others are left out, `SKIPPED`)."""
+    return not _skipped(method, path)
+
+
 def _skipped(method: str, path: str) -> bool:
     for skip_method, prefix in SKIPPED:
         if (skip_method is None or skip_method == method) and (

@@ -33,7 +33,8 @@ def record(
         ),
     ] = None,
     last: Annotated[
-        int | None, typer.Option("--last", min=1, help="Only the last N requests of the log.")
+        int | None,
+        typer.Option("--last", min=1, help="Only the last N requests that become steps."),
     ] = None,
     name: Annotated[str, typer.Option("--name", help="The scenario's name.")] = "recorded session",
     base_url: BaseUrl = None,
@@ -105,22 +106,33 @@ def _summaries(
     client: Client, cutoff: datetime | None, last: int | None
 ) -> tuple[list[dict[str, Any]], list[str]]:
     """The log's requests to record, oldest first (the log lists newest first), and the ids of
-    the events the request just before them caused (left out with it: to the millisecond, its
-    events can look as if they came with the first one recorded)."""
+    the events the requests just before them caused (left out with them: to the millisecond,
+    their events can look as if they came with the first one recorded). `last` counts requests
+    that become steps: those left out (webhook reads, a previous recording's own among them)
+    come along uncounted."""
+    from payorch_cli.record import recordable
+
     kept: list[dict[str, Any]] = []
+    earlier: list[str] = []
+    counted = 0
     offset = 0
     while True:
         page = client.get("/_sim/requests", limit=PAGE, offset=offset)
         rows = page["data"]
         for row in rows:
-            if (cutoff is not None and _at(row) < cutoff) or (
-                last is not None and len(kept) >= last
-            ):
+            steps = recordable(row["method"], row["path"])
+            if cutoff is not None and _at(row) < cutoff:
                 return kept[::-1], list(row.get("eventIds") or ())
+            if last is not None and counted >= last:
+                earlier.extend(row.get("eventIds") or ())
+                if steps:
+                    return kept[::-1], earlier
+                continue
             kept.append(row)
+            counted += steps
         offset += len(rows)
         if not rows or offset >= page["pagination"]["total"]:
-            return kept[::-1], []
+            return kept[::-1], earlier
 
 
 def _empty_reason(client: Client, since: str | None, last: int | None) -> str:

@@ -138,6 +138,12 @@ def test_last_and_since_choose_the_requests(server: Serve, tmp_path: Path) -> No
     # The journey's 7, and the 2 reads of the webhooks the first `record` made (left out).
     assert since.returncode == 0 and "Recorded 9 requests" in since.stderr
     assert "Left out: POST /api/v1/webhooks, GET /api/v1/webhooks," in since.stderr
+    # --last counts requests that become steps: the recordings' own webhook reads, now the
+    # newest entries of the log, come along left out and uncounted.
+    again = payorch("record", "--base-url", server.url, "--last", "2")
+    assert again.returncode == 0, again.stderr
+    assert yaml.safe_load(again.stdout)["steps"] == steps
+    assert "Left out: GET /api/v1/webhooks," in again.stderr
     future = payorch("record", "--base-url", server.url, "--since", "2999-01-01T00:00:00Z")
     assert future.returncode == 1
     assert "holds no request since 2999-01-01T00:00:00Z" in future.stderr
