@@ -66,12 +66,19 @@ def record(
     steps = recording.document["steps"]
     expects = sum(1 for step in steps if "expect_event" in step)
     where = "" if output == "-" else f" to {output}"
-    counts = f"{len(details)} requests as {len(steps)} steps ({expects} expected events)"
+    counts = (
+        f"{_count(len(details), 'request')} as {_count(len(steps), 'step')} "
+        f"({_count(expects, 'expected event')})"
+    )
     sys.stderr.write(f"Recorded {counts}{where}.\n")
     if recording.skipped:
         sys.stderr.write(f"Left out: {', '.join(recording.skipped)}.\n")
     for note in recording.notes:
         sys.stderr.write(f"Note: {note}.\n")
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}" if number == 1 else f"{number} {noun}s"
 
 
 def _fail(message: str, status: ExitStatus) -> None:

@@ -144,6 +144,8 @@ def test_last_and_since_choose_the_requests(server: Serve, tmp_path: Path) -> No
     assert again.returncode == 0, again.stderr
     assert yaml.safe_load(again.stdout)["steps"] == steps
     assert "Left out: GET /api/v1/webhooks," in again.stderr
+    one = payorch("record", "--base-url", server.url, "--last", "1")
+    assert "Recorded 7 requests as 1 step (0 expected events)" in one.stderr  # 6 left out
     future = payorch("record", "--base-url", server.url, "--since", "2999-01-01T00:00:00Z")
     assert future.returncode == 1
     assert "holds no request since 2999-01-01T00:00:00Z" in future.stderr
