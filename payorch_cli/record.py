@@ -133,16 +133,16 @@ def record(
     events: list[dict[str, Any]],
     identity: Identity,
     name: str = "recorded session",
-    earlier: Iterable[str] = (),
+    outside: Iterable[str] = (),
 ) -> Recording:
     """The scenario of `details` (request-log records with bodies, oldest first) and `events`
-    (delivered event envelopes, any order). `earlier`: the ids of events that requests before
-    the first detail caused (left out, as those requests are)."""
+    (delivered event envelopes, any order). `outside`: the ids of events caused by requests
+    of the log outside the recording (left out, as those requests are)."""
     builder = _Builder(identity)
     kept: list[dict[str, Any]] = []
     # An event goes after the request that caused it (the log's `eventIds`); one caused by a
     # request left out is left out too.
-    caused_by: dict[str, int | None] = dict.fromkeys(earlier)
+    caused_by: dict[str, int | None] = dict.fromkeys(outside)
     for detail in details:
         if _skipped(detail["method"], detail["path"]):
             builder.skipped.append(f"{detail['method']} {detail['path']}")

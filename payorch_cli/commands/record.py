@@ -52,12 +52,12 @@ def record(
     options = resolve(ctx, base_url, api_key)
     client = options.client()
     with api_errors("record"):
-        summaries, earlier = _summaries(client, cutoff, last)
+        summaries, outside = _summaries(client, cutoff, last)
         if not summaries:
             _fail(_empty_reason(client, since, last), ExitStatus.ERROR)
         details = [client.get(f"/_sim/requests/{s['id']}") for s in summaries]
         events = _delivered_events(client)
-    recording = build(details, events, _identity(client.api_key), name, earlier)
+    recording = build(details, events, _identity(client.api_key), name, outside)
     text = to_yaml(recording.document)
     if output == "-":
         sys.stdout.write(text)
@@ -113,14 +113,16 @@ def _summaries(
     client: Client, cutoff: datetime | None, last: int | None
 ) -> tuple[list[dict[str, Any]], list[str]]:
     """The log's requests to record, oldest first (the log lists newest first), and the ids of
-    the events the requests just before them caused (left out with them: to the millisecond,
-    their events can look as if they came with the first one recorded). `last` counts requests
-    that become steps: those left out (webhook reads, a previous recording's own among them)
-    come along uncounted."""
+    the events caused by the requests around them that are not recorded (left out with them: to
+    the millisecond, an event can look as if it came with a recorded request).
+
+    `last` counts the requests that become steps, from the newest one: left-out requests
+    between them (webhook reads, such as a previous recording's own) come along uncounted, and
+    those after the newest step are not part of the recording."""
     from payorch_cli.record import recordable
 
     kept: list[dict[str, Any]] = []
-    earlier: list[str] = []
+    outside: list[str] = []
     counted = 0
     offset = 0
     while True:
@@ -129,17 +131,17 @@ def _summaries(
         for row in rows:
             steps = recordable(row["method"], row["path"])
             if cutoff is not None and _at(row) < cutoff:
-                return kept[::-1], list(row.get("eventIds") or ())
-            if last is not None and counted >= last:
-                earlier.extend(row.get("eventIds") or ())
+                return kept[::-1], [*outside, *(row.get("eventIds") or ())]
+            if last is not None and (counted >= last or (counted == 0 and not steps)):
+                outside.extend(row.get("eventIds") or ())
                 if steps:
-                    return kept[::-1], earlier
+                    return kept[::-1], outside
                 continue
             kept.append(row)
             counted += steps
         offset += len(rows)
         if not rows or offset >= page["pagination"]["total"]:
-            return kept[::-1], earlier
+            return kept[::-1], outside
 
 
 def _empty_reason(client: Client, since: str | None, last: int | None) -> str:

@@ -252,7 +252,7 @@ def test_a_refused_clock_advance_stays_a_request() -> None:
 
 def test_each_event_follows_the_request_that_caused_it_whatever_the_millisecond() -> None:
     """Requests a millisecond apart: the refund's events carry the GET's timestamp. The log's
-    eventIds put them after the refund; an event of a request before the recording (`earlier`)
+    eventIds put them after the refund; an event of a request outside the recording (`outside`)
     or of a request left out is left out, even when its timestamp is the first request's."""
     tick = "2026-05-01T10:00:00.002Z"
     details = [
@@ -275,7 +275,7 @@ def test_each_event_follows_the_request_that_caused_it_whatever_the_millisecond(
             ("evt_simulated", "payment.completed", "completed"),
         ]
     ]
-    recording = record(details, events, ME, earlier=["evt_simulated"])
+    recording = record(details, events, ME, outside=["evt_simulated"])
     steps = recording.document["steps"]
     assert [next(k for k in s if k not in ("as", "save", "expect")) for s in steps] == [
         "request",
