@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 
 SK = "sk_test_19g744zrbw5buqxqpxp5w4gj"  # sandbox secret key of shp_mazul_tienda (fixtures)
+LIVE_SK = "sk_live_lvuyxno67qob31r1gq32rfwr"  # production secret key of shp_mazul_tienda
 BODY = {"amount": 50, "paymentMethodId": "1001", "userEmail": "bench@example.com"}
 AUTH = {"Authorization": f"Bearer {SK}", "Content-Type": "application/json"}
 FILL_CONNECTIONS = 4

@@ -33,8 +33,9 @@ import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-SANDBOX_SK = "sk_test_19g744zrbw5buqxqpxp5w4gj"  # shp_mazul_tienda (fixtures)
-LIVE_SK = "sk_live_lvuyxno67qob31r1gq32rfwr"
+from _common import LIVE_SK
+from _common import SK as SANDBOX_SK
+
 BODIES = {
     "spei": (LIVE_SK, b'{"amount": 50, "paymentMethodId": "1001", "userEmail": "b@example.com"}'),
     "failover": (LIVE_SK, b'{"amount": 50, "paymentMethodId": "1004"}'),

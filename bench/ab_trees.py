@@ -34,10 +34,9 @@ import statistics
 import tempfile
 from pathlib import Path
 
-from _common import BODY, ENV, SK, cpu_s, serve_cmd, start, stop
+from _common import BODY, ENV, LIVE_SK, SK, cpu_s, serve_cmd, start, stop
 from http_load import GET_LUA, POST_LUA, ensure_wrk, prepare, wrk
 
-LIVE_SK = "sk_live_lvuyxno67qob31r1gq32rfwr"  # production secret key of shp_mazul_tienda
 # The key `POST /payments` is sent with: `--production` makes it the production cascade's.
 POST_KEY = {"key": SK}
 ENDPOINTS = ("POST /payments", "GET /payments/{id}", "GET /payments?status=completed")

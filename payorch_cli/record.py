@@ -144,7 +144,7 @@ def record(
     # request left out is left out too.
     caused_by: dict[str, int | None] = dict.fromkeys(outside)
     for detail in details:
-        if _skipped(detail["method"], detail["path"]):
+        if not recordable(detail["method"], detail["path"]):
             builder.skipped.append(f"{detail['method']} {detail['path']}")
             caused_by.update(dict.fromkeys(detail.get("eventIds") or ()))
         else:

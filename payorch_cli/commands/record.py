@@ -129,16 +129,16 @@ def _summaries(
         page = client.get("/_sim/requests", limit=PAGE, offset=offset)
         rows = page["data"]
         for row in rows:
-            steps = recordable(row["method"], row["path"])
+            becomes_step = recordable(row["method"], row["path"])
             if cutoff is not None and _at(row) < cutoff:
                 return kept[::-1], [*outside, *(row.get("eventIds") or ())]
-            if last is not None and (counted >= last or (counted == 0 and not steps)):
+            if last is not None and (counted >= last or (counted == 0 and not becomes_step)):
                 outside.extend(row.get("eventIds") or ())
-                if steps:
+                if becomes_step:
                     return kept[::-1], outside
                 continue
             kept.append(row)
-            counted += steps
+            counted += becomes_step
         offset += len(rows)
         if not rows or offset >= page["pagination"]["total"]:
             return kept[::-1], outside

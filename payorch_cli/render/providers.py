@@ -201,11 +201,12 @@ class ProvidersView:
         self.providers, self.title = providers, title
 
     def __rich_console__(self, console: Any, options: Any) -> Any:
-        from rich.console import Console, Group
+        from rich.console import Group
         from rich.text import Text
 
         table = providers_table(self.providers, self.title)
-        needed = Console(width=10_000).measure(table).minimum  # every word whole
+        # Every word whole: the table's minimum width with room to spare.
+        needed = console.measure(table, options=options.update_width(10_000)).minimum
         if options.max_width >= needed:
             yield table
             return
@@ -223,6 +224,16 @@ def ended_phrase(incident: dict[str, Any]) -> str:
     if incident.get("ended") == "cancelled":
         return f"{incident.get('behaviour')} cancelled"
     return f"{incident.get('behaviour')} ended at {clock_time(incident.get('endsAt'))}"
+
+
+def ended_text(ended: list[dict[str, Any]]) -> str:
+    """`outage ended at 12:00:00 (simulated)`, `decline cancelled`, or no incident to end."""
+    if not ended:
+        return "no incident in force or scheduled: nothing to end"
+    parts = [
+        ended_phrase(i) + ("" if i.get("ended") == "cancelled" else " (simulated)") for i in ended
+    ]
+    return "; ".join(parts)
 
 
 def rails_text(provider: dict[str, Any]) -> str:

@@ -351,10 +351,7 @@ class ProviderWorld:
         # A provider with no incident and no decline rate answers what its script says, the
         # same answer every time: nothing to evaluate on the production hot path.
         answer = state.always or self._evaluate(state)
-        counts = state.counts
-        counts["charges"] += 1
-        counts[_COUNTED[answer.outcome]] += 1
-        self._counted.add(provider_id)
+        self._count(state, answer.outcome)
         return answer
 
     def _evaluate(self, state: ProviderState) -> Answer:

@@ -20,7 +20,7 @@ from textual.binding import Binding, BindingType
 from textual.widgets import Static
 
 from payorch_cli.client import ApiError
-from payorch_cli.render.providers import clock_time, ended_phrase, is_disturbed
+from payorch_cli.render.providers import clock_time, ended_text, is_disturbed
 from payorch_cli.tui.messages import Failed
 from payorch_cli.tui.screens.base import LiveScreen
 from payorch_cli.tui.screens.dialogs import ConfirmDialog
@@ -174,13 +174,3 @@ class ProvidersScreen(LiveScreen):
     def _acted(self, what: str, title: str) -> None:
         self.notify(what, title=title)
         self.reload(quiet=True)
-
-
-def ended_text(ended: list[dict[str, Any]]) -> str:
-    """`outage ended at 12:00:00 (simulated)`, `decline cancelled`, or no incident to end."""
-    if not ended:
-        return "no incident in force or scheduled: nothing to end"
-    parts = [
-        ended_phrase(i) + ("" if i.get("ended") == "cancelled" else " (simulated)") for i in ended
-    ]
-    return "; ".join(parts)
