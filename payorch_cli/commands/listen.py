@@ -94,7 +94,10 @@ def listen(
         float, typer.Option("--poll", help="Seconds between checks.", hidden=True)
     ] = 0.25,
 ) -> None:
-    """Subscribe to events and print each delivery live; Ctrl-C removes the subscription."""
+    """Subscribe to events and print each delivery live.
+
+    Ctrl-C removes the subscription.
+    """
     from payorch_cli.client import ApiError
     from payorch_cli.local_receiver import LocalReceiver
 

@@ -51,7 +51,7 @@ def serve(
         ),
     ] = REQUEST_LOG_SIZE,
 ) -> None:
-    """Serve the API at /api/v1, checkout pages and the /_sim control plane."""
+    """Serve the API, checkout pages and the /_sim control plane."""
     import asyncio  # here, not at the top: 30 ms of every other command's start
 
     from simulator.fixture_loader import FixtureError
