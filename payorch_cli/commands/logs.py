@@ -117,6 +117,7 @@ def show(
         typer.Argument(
             help="A request id (req_...), from an error's "
             "requestId, an X-Request-Id header or `payorch logs tail`.",
+            metavar="ID",
             show_default=False,
         ),
     ],
