@@ -232,7 +232,22 @@ def listen(
         say("Ready. Ctrl-C to stop (the subscription is paused, not removed).")
         sys.stdout.flush()
         while True:
-            for delivery in reversed(client.webhook_deliveries(sub["id"])):
+            try:
+                deliveries = client.webhook_deliveries(sub["id"])
+            except ApiError as exc:
+                if exc.code != "webhook_not_found":
+                    raise
+                # The server was reset under us: go on with a new subscription, and say so
+                # (an app configured with the old secret needs the new one).
+                sub, secret, _ = acquire(client, state, key, target, wanted, active=True)
+                if receiver is not None:
+                    receiver.arm(secret)
+                printed = {}
+                say(f"The server no longer has the subscription (reset?): now {sub['id']}")
+                say(f"Signing secret: {secret} (new; kept for the next runs)")
+                sys.stdout.flush()
+                continue
+            for delivery in reversed(deliveries):
                 attempts = delivery["attempts"]
                 for attempt in attempts[printed.get(delivery["id"], 0) :]:
                     verdict = receiver.verdicts.get(delivery["id"]) if receiver else None

@@ -157,3 +157,20 @@ def test_json_prints_one_delivery_per_line_and_nothing_else_on_stdout(server: Se
     assert first["deliveryId"].startswith("dlv_") and first["eventType"] == "payment.completed"
     assert any(line.startswith("Signing secret: whsec_") for line in lines.errors)
     assert not os.environ.get("PAYORCH_API_KEY")  # the fixture key, as a user's first run
+
+
+def test_a_reset_under_a_running_listen_gives_it_a_new_subscription(server: Server) -> None:
+    client = Client(server.url)
+    proc, lines = start_listen(server, "--events", "payment.completed")
+    try:
+        lines.until("Ready.")
+        old = secret_of(lines.seen)
+        client.post("/_sim/reset")
+        new = lines.until("Signing secret: ", "(new; kept for the next runs)").split()[2]
+        pay_and_settle(client)
+        line = lines.until("payment.completed", "dlv_")
+    finally:
+        proc.send_signal(signal.SIGINT)
+    assert exit_code(proc, lines) == 0
+    assert new != old and " 200 " in line and "bad signature" not in line
+    assert print_secret(server) == new + "\n"
