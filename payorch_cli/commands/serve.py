@@ -216,6 +216,7 @@ async def _serve(
         gc.freeze()
         # The first line, exactly so: tools wait for it and read the port from it.
         sys.stdout.write(f"Listening on http://{host}:{real_port}\n")
+        sys.stdout.flush()
         output.started(app, f"http://{host}:{real_port}")
         sys.stdout.flush()
         stop = asyncio.Event()
