@@ -185,6 +185,9 @@ class Client:
             body["description"] = description
         return self.request("POST", "/webhooks", body)
 
+    def update_webhook(self, webhook_id: str, changes: dict[str, Any]) -> dict[str, Any]:
+        return self.request("PATCH", f"/webhooks/{quote(webhook_id, safe='')}", changes)
+
     def delete_webhook(self, webhook_id: str) -> dict[str, Any]:
         return self.request("DELETE", f"/webhooks/{webhook_id}")
 

@@ -81,7 +81,10 @@ def keys(
     fixtures: Fixtures = None,
     as_json: Json = False,
 ) -> None:
-    """List every credential: merchant, shop, environment, publishable and secret key."""
+    """List every credential with its publishable and secret key.
+
+    Merchant, shop and environment of each; the same for every data dir.
+    """
     as_json = resolve(ctx, as_json=as_json).json
     from payorch_cli.credentials import fixture_rows
 

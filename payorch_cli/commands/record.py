@@ -40,7 +40,9 @@ def record(
     base_url: BaseUrl = None,
     api_key: ApiKey = None,
 ) -> None:
-    """Write the requests of the log as a scenario: each call a step, ids saved and reused,
+    """Write the logged requests as a scenario file.
+
+    Each call a step, ids saved and reused,
     the status and stable fields expected, clock advances and delivered events kept. By default
     everything since the server started or was last reset."""
     from payorch_cli.record import record as build
