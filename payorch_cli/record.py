@@ -483,8 +483,10 @@ def _looks_typed(value: str) -> bool:
     """A string YAML would read as something else (a number, a boolean, null, a date)."""
     import yaml
 
-    try:
-        loaded = yaml.safe_load(value)
-    except yaml.YAMLError:
+    from payorch import bounded
+
+    try:  # bounded: a logged string can be an alias bomb or a 30,000-deep `[[[…`
+        loaded = bounded.safe_load(value)
+    except (yaml.YAMLError, ValueError):
         return True
     return not isinstance(loaded, str) or loaded != value or value[:1].isdigit()
