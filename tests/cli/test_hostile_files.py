@@ -105,3 +105,51 @@ def test_a_fixture_alias_bomb_is_refused_with_its_line(tmp_path: Path) -> None:
     result = runner.invoke(app, ["keys", "--fixtures", str(fixtures)])
     assert result.exit_code == 2, result.output
     assert re.search(r"fx\.yaml.*line \d+, column \d+.*alias bomb", result.output), result.output
+
+
+def test_an_alias_bomb_under_pytest_is_a_collection_error_with_its_line(tmp_path: Path) -> None:
+    from tests.cli.test_plugin import project, pytest_run
+
+    root = project(tmp_path, {"scenarios/bomb.yaml": scenario_bomb()})
+    result = pytest_run(root)
+    assert result.returncode == 2, result.stdout
+    assert "ERROR collecting scenarios/bomb.yaml" in result.stdout
+    assert re.search(r"scenarios/bomb\.yaml:\d+:\d+: YAML: .*alias bomb", result.stdout)
+
+
+def test_a_named_scenario_file_too_large_is_collected_to_fail(tmp_path: Path) -> None:
+    from payorch_cli.scenario.pytest_plugin import is_scenario_file
+
+    named = tmp_path / "x" / "huge.scenario.yaml"
+    named.parent.mkdir()
+    named.write_text("scenario: huge\n# " + "x" * (3 * 1024 * 1024) + "\n")
+    assert is_scenario_file(named)
+
+
+def test_serve_refuses_a_fixture_alias_bomb_in_one_line(tmp_path: Path) -> None:
+    import subprocess
+
+    from tests.cli.test_serve import PAYORCH
+
+    fixtures = tmp_path / "fixtures"
+    shutil.copytree(BUILTIN_FIXTURES, fixtures)
+    merchants = fixtures / "merchants.yaml"
+    merchants.write_text(merchants.read_text() + "\n" + alias_bomb())
+    done = subprocess.run(
+        [
+            *PAYORCH,
+            "serve",
+            "--port",
+            "0",
+            "--data-dir",
+            str(tmp_path / "d"),
+            "--fixtures",
+            str(fixtures),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert done.stderr.startswith("payorch serve: bad fixtures: ")
+    assert "alias bomb" in done.stderr and "Traceback" not in done.stderr
