@@ -599,6 +599,9 @@ def _unexpressible(detail: dict[str, Any]) -> str | None:
         body = (detail.get(side) or {}).get("body") or {}
         if not isinstance(body, dict):
             return f"its {side} record is not an object"
+        if side == "request" and body.get("truncated"):
+            # The log keeps the first 64 KB: a replay would send a cut body.
+            return f"its request body ({body.get('bytes')} bytes) was cut short in the log"
         text = body.get("text")
         if isinstance(text, str) and len(text) > MAX_BODY_TEXT:
             return f"its {side} body is {len(text):,} characters (at most {MAX_BODY_TEXT:,})"
