@@ -66,11 +66,11 @@ def send(server: Serve, method: str, path: str, data: bytes, key: str | None) ->
         return exc.code
 
 
-def one_line_error(result: object, code: int) -> None:
-    assert result.returncode == code, result.stderr  # type: ignore[attr-defined]
-    assert "Traceback" not in result.stderr  # type: ignore[attr-defined]
-    assert result.stderr.startswith("payorch record: ")  # type: ignore[attr-defined]
-    assert result.stderr.count("\n") == 1  # type: ignore[attr-defined]
+def one_line_error(result: subprocess.CompletedProcess[str], code: int) -> None:
+    assert result.returncode == code, result.stderr
+    assert "Traceback" not in result.stderr
+    assert result.stderr.startswith("payorch record: ")
+    assert result.stderr.count("\n") == 1
 
 
 def test_hostile_log_content_becomes_a_file_with_comments(server: Serve, tmp_path: Path) -> None:
