@@ -270,7 +270,8 @@ class _Builder:
         what = f"{detail.get('method')} {detail.get('path')}"
         problem = detail.get("unreadable") or _unexpressible(detail)
         if problem is None:
-            steps, vars_ = len(self.steps), dict(self.vars)
+            steps, vars_, unlinked = len(self.steps), dict(self.vars), len(self.unlinked)
+            comments = list(self.comments.get(steps, ()))
             try:
                 self.request(detail)
                 return
@@ -278,6 +279,8 @@ class _Builder:
                 # A log record of a shape this recorder does not know: undo, and say so.
                 del self.steps[steps:]
                 self.vars = vars_
+                del self.unlinked[unlinked:]
+                self.comments[steps] = comments
                 problem = f"a log record it cannot read ({type(exc).__name__}: {exc})"[:200]
         self.unexpressed.append(what)
         self.comment(f"NOT RECORDED: {what} (status {detail.get('status')}): {problem}")
