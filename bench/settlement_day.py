@@ -28,6 +28,7 @@ import json
 import os
 import tempfile
 import time
+from datetime import datetime
 from pathlib import Path
 
 import aiohttp
@@ -113,8 +114,6 @@ def post(conn: http.client.HTTPConnection, path: str, body: object) -> dict:
 def clock_now(port: int) -> float:
     status, raw = call(port, "GET", "/_sim/clock")
     assert status == 200, raw
-    from datetime import datetime
-
     return datetime.fromisoformat(json.loads(raw)["now"].replace("Z", "+00:00")).timestamp()
 
 
