@@ -5,6 +5,7 @@ a data dir written by an earlier version (a day document listing its payments) s
 from __future__ import annotations
 
 import math
+import random
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +14,8 @@ import pytest
 
 from simulator.app import create_app
 from simulator.clock import parse_iso
-from simulator.http.keys import SETTINGS, STORE
+from simulator.domain.settlements import SettlementService
+from simulator.http.keys import BUS, CLOCK, CONTEXT, SCHEDULER, SETTINGS, SETTLEMENTS, STORE
 from simulator.settings import Settings
 from simulator.store import Store
 from tests.api.test_balance_rollback import fail_on
@@ -124,6 +126,39 @@ async def test_a_payment_whose_write_fails_is_not_filed(
     await api.advance(4 * DAY)
     [settlement] = await closed_settlements(api, inbox["id"])
     assert settlement["transactionIds"] == [first, tx_id]
+
+
+async def test_a_close_whose_write_fails_keeps_the_day_as_it_was(
+    api: Api, keys: Keys, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await start_of_a_day(api)
+    paid = [await pay(api, keys.sandbox_sk) for _ in range(3)]
+    app = api.client.server.app
+    store, service = app[STORE], app[SETTLEMENTS]
+    days, entries = store.table("settlement_days"), store.table("settlement_entries")
+
+    def state() -> tuple[list[Any], dict[str, Any]]:
+        # An undone delete puts a document back at the end of its table: `place` keeps the order.
+        return days.values(), {e["transactionId"]: e for e in entries.values()}
+
+    stored = state()
+    fail_on(api, monkeypatch, "settlement.closed")  # after the close deleted the day's documents
+    await api.advance(4 * DAY)
+    assert state() == stored
+    rebuilt = SettlementService(
+        days,
+        entries,
+        store.table("settlements"),
+        app[CONTEXT].transactions,
+        app[CONTEXT].catalog,
+        app[SCHEDULER],
+        app[BUS],
+        app[CLOCK].timestamp,
+        random.Random(0),
+    )
+    assert service._members == rebuilt._members  # the index followed the undone deletes
+    [members] = service._members.values()
+    assert sorted(members, key=members.__getitem__) == paid  # in the order they were paid
 
 
 def to_old_format(data_dir: Path) -> None:
