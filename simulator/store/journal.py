@@ -27,9 +27,9 @@ data is in the kernel page cache).  Surviving power loss / kernel crash needs
 
 Compaction (snapshot, then drop the journal lines it holds) costs O(data).  At open, at
 close and on ``compact()`` it runs in the calling thread.  Once the journal reaches
-``compact_every`` lines, or ``compact_bytes`` bytes (see ``compaction_bytes``: as many as the
-snapshot holds, and at least ``DEFAULT_COMPACT_MIN_BYTES``), a write starts it in a background
-thread instead, so the server's event loop never stalls for it (~0.2 s with 100k documents):
+``compact_every`` lines, or ``compaction_bytes()`` bytes (``compact_ratio`` times the
+snapshot's size, and at least ``compact_min_bytes``), a write starts it in a background thread
+instead, so the server's event loop never stalls for it (~0.2 s with 100k documents):
 
 1. the write takes a shallow copy of each table (documents are immutable bytes, so that
    is a consistent snapshot of the state at the journal's current length, the *mark*),
@@ -41,8 +41,8 @@ thread instead, so the server's event loop never stalls for it (~0.2 s with 100k
    ``journal.log`` and appends to that new file from then on.
 
 One compaction runs at a time; ``compact()``, ``close()`` and a full rewrite wait for a
-running one first.  A failed one is logged and retried ``compact_every`` lines (or as many
-bytes as started it) later; the write that started it has already succeeded.  The thread
+running one first.  A failed one is logged and retried ``compact_every`` lines (or
+``compaction_bytes()`` bytes) later; the write that started it has already succeeded.  The thread
 works only on its copies and the snapshot files; the lock is released only after it has
 finished.
 
