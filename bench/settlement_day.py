@@ -10,7 +10,8 @@ PYTHONPATH, as in ab_trees.py) with a fresh data dir and --no-rate-limit, moves 
 clock to just after 00:00 UTC, creates the payments (pending, 8 in flight), then pays them one
 at a time over one keep-alive connection (`POST /payments/{id}/simulate {"action": "paid"}`):
 they all complete on that simulated day, so they all settle on one day. For each 1,000 paid it
-prints the wall seconds and the bytes appended to the journal (followed across compactions: the
+prints the wall seconds, the server's CPU seconds (less sensitive to a busy machine) and the
+bytes appended to the journal (followed across compactions: the
 snapshot's journal mark says which lines of the replaced file the new one starts with), and the
 bytes the server wrote to files (`/proc/PID/io` wchar: journal, snapshots, compaction copies).
 Then it advances the clock past the day's close (timed), checks that one `settlement.closed`
@@ -32,7 +33,7 @@ from datetime import datetime
 from pathlib import Path
 
 import aiohttp
-from _common import AUTH, BODY, ENV, call, serve_cmd, start, stop
+from _common import AUTH, BODY, ENV, call, cpu_s, serve_cmd, start, stop
 
 CONCURRENCY = 8
 DAY = 86_400
@@ -162,11 +163,14 @@ def run(port: int, pid: int, data_dir: Path, payments: int, step: int) -> None:
 
     meter = JournalMeter(data_dir)
     wrote_before = written_bytes(pid)
-    print(f"{'paid':>7} {'seconds':>8} {'journal MB':>11} {'bytes/payment':>14} {'wrote MB':>9}")
-    total_seconds = 0.0
+    print(
+        f"{'paid':>7} {'seconds':>8} {'CPU s':>6} {'journal MB':>11} {'bytes/payment':>14}"
+        f" {'wrote MB':>9}"
+    )
+    total_seconds, cpu_before = 0.0, cpu_s(pid)
     for first in range(0, len(ids), step):
         chunk = ids[first : first + step]
-        journal_before, wrote = meter.read(), written_bytes(pid)
+        journal_before, wrote, cpu = meter.read(), written_bytes(pid), cpu_s(pid)
         began = time.perf_counter()
         for tx_id in chunk:
             post(conn, f"/api/v1/payments/{tx_id}/simulate", {"action": "paid"})
@@ -174,13 +178,14 @@ def run(port: int, pid: int, data_dir: Path, payments: int, step: int) -> None:
         elapsed = time.perf_counter() - began
         total_seconds += elapsed
         journal = meter.read() - journal_before
-        wrote = written_bytes(pid) - wrote
+        wrote, cpu = written_bytes(pid) - wrote, cpu_s(pid) - cpu
         print(
-            f"{first + len(chunk):>7} {elapsed:>8.2f} {journal / 1e6:>11.2f}"
+            f"{first + len(chunk):>7} {elapsed:>8.2f} {cpu:>6.2f} {journal / 1e6:>11.2f}"
             f" {journal / len(chunk):>14,.0f} {wrote / 1e6:>9.2f}"
         )
     print(
-        f"{'total':>7} {total_seconds:>8.2f} {meter.appended / 1e6:>11.2f}"
+        f"{'total':>7} {total_seconds:>8.2f} {cpu_s(pid) - cpu_before:>6.2f}"
+        f" {meter.appended / 1e6:>11.2f}"
         f" {meter.appended / len(ids):>14,.0f} {(written_bytes(pid) - wrote_before) / 1e6:>9.2f}"
         f"   (journal replaced {meter.replaced} times by compactions)"
     )
