@@ -99,3 +99,9 @@ def test_the_check_command_says_how_long_it_takes_and_that_skips_are_explained()
     quick = " ".join(section("Quick start").split())
     assert "On an idle 2-core machine the tests (`pytest -n 2`) take about 6-7 minutes" in quick
     assert "`make check` runs pytest with `-rs`" in quick
+
+
+def test_payment_captured_is_said_to_be_sandbox_only() -> None:
+    simulates = " ".join(section("What it simulates").split())
+    assert "`payment.captured` is sandbox-only" in simulates
+    assert "only the sandbox simulator emits it" in simulates
