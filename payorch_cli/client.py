@@ -97,10 +97,16 @@ class Client:
         path: str,
         body: Any = None,
         query: dict[str, Any] | None = None,
+        headers: dict[str, str] | None = None,
     ) -> Any:
+        """One call; `headers` adds request headers (Idempotency-Key, Sandbox-Simulate...)."""
         target = self._url_path(path, query)
         payload = None if body is None else json.dumps(body).encode()
-        headers = {"Authorization": f"Bearer {self.api_key}", "Accept": "application/json"}
+        headers = {
+            **(headers or {}),
+            "Authorization": f"Bearer {self.api_key}",
+            "Accept": "application/json",
+        }
         if payload is not None:
             headers["Content-Type"] = "application/json"
         try:
@@ -153,8 +159,8 @@ class Client:
     def get(self, path: str, **query: Any) -> Any:
         return self.request("GET", path, query=query or None)
 
-    def post(self, path: str, body: Any = None) -> Any:
-        return self.request("POST", path, body)
+    def post(self, path: str, body: Any = None, headers: dict[str, str] | None = None) -> Any:
+        return self.request("POST", path, body, headers=headers)
 
     # -- saved states (/_sim/state) ------------------------------------------------------------
 
