@@ -251,7 +251,7 @@ class CheckoutService:
             "completedTxId": None,
         }
         self.sessions.put(token, record)
-        self.ctx.coverage.reach("checkout.create")
+        self.ctx.coverage.reach("checkout.create", record)
         # The expiry check on read is what makes the token unknown; the job only frees storage.
         self.ctx.jobs.schedule(
             EXPIRE_JOB, record["expiresAt"], {"token": token}, job_id=f"{EXPIRE_JOB}:{token}"
@@ -274,7 +274,7 @@ class CheckoutService:
         self._check_enabled(principal.environment, shop, request.payment_method_id or "")
         # No request_ip: the integrator's own address is not the buyer's (spec, selector mode).
         tx = self.payments.create(principal, shop, request)
-        self.ctx.coverage.reach("checkout.one_shot")
+        self.ctx.coverage.reach("checkout.one_shot", tx)
         return one_shot_view(self.payments.view(tx, base_url, on_create=True))
 
     def _check_precision(self, amount: Decimal, currency: str, help_url: str) -> None:
@@ -416,7 +416,7 @@ class CheckoutService:
             }
         )
         self.sessions.put(token, record)
-        self.ctx.coverage.reach("checkout.select")
+        self.ctx.coverage.reach("checkout.select", record)
         return tx
 
     def _check_enabled(self, environment: Environment, shop: Shop, method_id: str) -> PaymentMethod:

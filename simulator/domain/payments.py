@@ -341,7 +341,7 @@ class PaymentService:
             # detour costs no write of its own.
             tx["cascadeAttempts"] = [(a.provider, a.outcome) for a in routed.attempts]
         ctx.transactions.add(tx)
-        ctx.coverage.reach("transaction.create")
+        ctx.coverage.reach("transaction.create", tx)
         self._schedule_outcomes(tx, routed.callback, principal.environment)
         # The providers' counts join the payment's commit (a refused charge's are written by the
         # handler, after its batch is rolled back).
@@ -527,7 +527,7 @@ class PaymentService:
             # The effects above and the table disagree: a programming error, never input's.
             raise RuntimeError(f"{action} left {tx['id']} {tx['status']}, not {transition.becomes}")
         self.ctx.coverage.reach(
-            _coverage_key(action, simulator=simulator, callback=cause in LATER_OUTCOMES)
+            _coverage_key(action, simulator=simulator, callback=cause in LATER_OUTCOMES), tx
         )
         if before != tx["status"]:
             self.ctx.trace.status_changed(tx, before, cause)

@@ -24,6 +24,8 @@ from simulator.domain.checkout_request import (
 from simulator.domain.errors import ApiError
 from simulator.domain.views import icon_path
 from simulator.http.keys import CHECKOUT, CONTEXT, STORE
+from simulator.http.middlewares import owned_by
+from simulator.http.owners import payment_owner, session_owner
 from simulator.http.pages.html import (
     Markup,
     error_page,
@@ -57,6 +59,7 @@ FORM_FIELDS = {"documentId": "documentId", "email": "email", "userName": "fullNa
 # -- /checkout/<token> -----------------------------------------------------------------------
 
 
+@owned_by(session_owner)
 @html_errors
 async def picker_page(request: web.Request) -> web.StreamResponse:
     picker = request.app[CHECKOUT].open_page(request.match_info["token"], client_ip(request))
@@ -147,6 +150,7 @@ def _method_html(loc: PageLocale, token: str, option: MethodOption, decimals: De
     )
 
 
+@owned_by(session_owner)
 @html_errors
 async def select_page(request: web.Request) -> web.StreamResponse:
     """The picker's form post: select the method, then show the payment page (303).
@@ -255,6 +259,7 @@ def _details_page(
 # -- /c/<transaction_id> ---------------------------------------------------------------------
 
 
+@owned_by(payment_owner)
 @html_errors
 async def transaction_page(request: web.Request) -> web.StreamResponse:
     tx = request.app[CHECKOUT].transaction(request.match_info["transaction_id"])
@@ -273,6 +278,7 @@ async def transaction_page(request: web.Request) -> web.StreamResponse:
     )
 
 
+@owned_by(payment_owner)
 async def transaction_status(request: web.Request) -> web.Response:
     """The payment's status for its page's script: public like the page (it tells only what the
     page shows), in the page's language (`?lang=`), never cached."""
