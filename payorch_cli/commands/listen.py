@@ -99,7 +99,7 @@ def listen(
     from payorch_cli.local_receiver import LocalReceiver
 
     wanted = parse_events(events)  # a bad name is refused before anything starts
-    client = resolve(ctx, base_url, api_key).client()
+    client = resolve(ctx, base_url, api_key).client("listen", tag_writes=True)
     receiver = None if forward_to else LocalReceiver()
     if receiver is not None:
         receiver.start()

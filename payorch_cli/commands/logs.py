@@ -14,9 +14,11 @@ from payorch_cli.options import (
     ApiKey,
     BaseUrl,
     ExitStatus,
+    IncludeTools,
     Json,
     api_errors,
     command_group,
+    include_tools_query,
     resolve,
 )
 
@@ -69,6 +71,7 @@ def tail(
     path: PathPrefix = None,
     method: Method = None,
     merchant: Merchant = None,
+    include_tools: IncludeTools = False,
     base_url: BaseUrl = None,
     api_key: ApiKey = None,
     as_json: Json = False,
@@ -84,8 +87,9 @@ def tail(
     from payorch_cli.render.requests import request_line
 
     options = resolve(ctx, base_url, api_key, as_json)
-    client = options.client()
+    client = options.client("logs")
     query = {"status": status, "path": path, "method": method, "merchant": merchant}
+    query["includeTools"] = include_tools_query(include_tools)
 
     def opened() -> None:
         sys.stderr.write(f"Tailing the request log of {client.base_url} (Ctrl-C to stop).\n")

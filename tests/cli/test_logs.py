@@ -48,7 +48,7 @@ def wait_until_tailing(proc: subprocess.Popen[str], lines: Lines, timeout: float
 
 
 def test_tail_prints_each_request_and_ctrl_c_exits_0(server: Server) -> None:
-    client = Client(server.url)
+    client = Client(server.url, tool=None)  # the user's own calls: untagged
     proc, lines = start_tail(server)
     try:
         wait_until_tailing(proc, lines)
@@ -74,8 +74,10 @@ def test_tail_prints_each_request_and_ctrl_c_exits_0(server: Server) -> None:
 
 
 def test_json_lines_and_filters(server: Server) -> None:
-    client = Client(server.url)
-    proc, lines = start_tail(server, "--json", "--status", "4xx", "--method", "get")
+    client = Client(server.url)  # tags its reads `cli`: shown with --include-tools only
+    proc, lines = start_tail(
+        server, "--json", "--status", "4xx", "--method", "get", "--include-tools"
+    )
     try:
         wait_until_tailing(proc, lines)
         client.post("/payments", {"amount": 10, "paymentMethodId": "1001"})
