@@ -92,16 +92,23 @@ def request_owner(request: web.Request) -> tuple[str | None, str | None]:
     principal = request.get(PRINCIPAL)
     if principal is not None:
         return principal.merchant.id, principal.environment
-    try:
-        resolve = getattr(request.match_info.handler, "owner_of", None)
-        owner = resolve(request) if resolve is not None else None
-        if owner is None and "Authorization" in request.headers:
-            app = request.app
+    if "Authorization" in request.headers:
+        app = request.app
+        try:
             principal = app[AUTHENTICATOR].authenticate(
                 request.headers["Authorization"], app[CLOCK].timestamp()
             )
-            owner = principal.merchant.id, principal.environment
-    except Exception:  # an unknown credential, an owner that cannot be told: nobody's
+        except ApiError:
+            pass  # an unknown or expired credential: owned as if none was sent
+        else:
+            return principal.merchant.id, principal.environment
+    resolve = getattr(request.match_info.handler, "owner_of", None)
+    if resolve is None:
+        return NOBODY
+    try:
+        owner = resolve(request)
+    except Exception:  # an owner that cannot be told is nobody's
+        log.debug("no owner for %s %s", request.method, request.path, exc_info=True)
         return NOBODY
     return owner if owner is not None else NOBODY
 

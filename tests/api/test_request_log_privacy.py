@@ -170,3 +170,19 @@ async def test_a_request_without_a_known_owner_is_shown_to_nobody(api: Api, keys
     await api.get("/me", "sk_test_unknown")
     for key in (keys.sandbox_sk, keys.other_sk, keys.restricted_sk):
         assert await log_of(api, key, "&includeTools=true") == []
+
+
+async def test_a_request_made_with_a_credential_is_its_makers(api: Api, keys: Keys) -> None:
+    """A reading B's session with its own key made that request: A's, not B's (it already holds
+    the answer); B's buyer reading it without a credential: B's."""
+    status, session, _ = await v1(
+        api, "POST", "/checkout/sessions", keys.other_sk, json={"amount": 50, "customer": BUYER}
+    )
+    assert status == 200
+    path = f"/checkout/sessions/{session['sessionId']}"
+    _, _, by_a = await v1(api, "GET", path, keys.sandbox_sk)
+    _, _, by_buyer = await v1(api, "GET", path)
+    mine = {r["id"] for r in await log_of(api, keys.sandbox_sk)}
+    theirs = {r["id"] for r in await log_of(api, keys.other_sk)}
+    assert by_a.headers["X-Request-Id"] in mine - theirs
+    assert by_buyer.headers["X-Request-Id"] in theirs - mine
