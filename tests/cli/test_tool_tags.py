@@ -4,12 +4,14 @@ step only; the scenario runner's probe is in neither the log nor coverage."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import urllib.request
 from typing import Any
 
 import yaml
 
+from payorch_cli.client import ApiError
 from payorch_cli.scenario.suite import check_reachable
 from payorch_cli.tui.backend import Backend
 from tests.cli.test_record import Serve, payorch, server  # noqa: F401 (the fixture)
@@ -59,3 +61,18 @@ def test_the_scenario_runners_probe_is_in_neither_the_log_nor_coverage(
     assert covered.returncode == 0, covered.stderr
     report = json.loads(covered.stdout)
     assert sum(e["reached"] for e in report["errors"]) == 0
+    # A tool's own error (the TUI opening a payment that is not there): with --include-tools only.
+    backend = Backend(server.url, SANDBOX_SK)
+    with contextlib.suppress(ApiError):
+        backend.payment("TXN-nope")
+    backend.close()
+
+    def not_found(*extra: str) -> int:
+        done = payorch(
+            "coverage", "--base-url", server.url, "--api-key", SANDBOX_SK, "--json", *extra
+        )
+        assert done.returncode == 0, done.stderr
+        errors = json.loads(done.stdout)["errors"]
+        return sum(e["reached"] for e in errors if e["code"] == "transaction_not_found")
+
+    assert (not_found(), not_found("--include-tools")) == (0, 1)
