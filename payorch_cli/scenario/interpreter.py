@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 from urllib.parse import quote
 
-from payorch_cli.client import ApiError
+from payorch_cli.client import TOOL_HEADER, ApiError
 from payorch_cli.credentials import Credential
 from payorch_cli.scenario.credentials import Credentials
 from payorch_cli.scenario.expressions import EnvScope, ExprError, render
@@ -200,7 +200,7 @@ class _InstanceRun:
             if self.receiver is None:
                 self.receiver = Receiver()
             body["url"] = self.receiver.url(slot)
-        exchange = self._send("POST", "/webhooks", credential, body=body)
+        exchange = self._send("POST", "/webhooks", credential, body=body, tool=True)
         if exchange.status != 201 or not isinstance(exchange.json, dict):
             raise StepFailed(
                 Failure(
@@ -228,7 +228,7 @@ class _InstanceRun:
     def _cleanup(self) -> None:
         for info in self.slots.values():
             with contextlib.suppress(ApiError):  # a server that is gone needs no cleaning
-                self._send("DELETE", f"/webhooks/{info['id']}", info["credential"])
+                self._send("DELETE", f"/webhooks/{info['id']}", info["credential"], tool=True)
         if self.receiver is not None:
             self.receiver.close()
         self.client.close()
@@ -270,8 +270,14 @@ class _InstanceRun:
         query: dict[str, Any] | None = None,
         raw: str | None = None,
         has_body: bool | None = None,
+        tool: bool = False,
     ) -> Exchange:
+        """One exchange; `tool` tags the runner's own housekeeping (its event receiver's
+        subscriptions and inbox polls), which the request log and coverage then leave out; a
+        step's own call is the scenario's, untagged."""
         sent = dict(headers or {})
+        if tool:
+            sent[TOOL_HEADER] = "scenario"
         payload = None
         if raw is not None:
             payload = raw.encode()
@@ -417,7 +423,7 @@ class _InstanceRun:
             self.consumed.update(d.event_id for d in self.receiver.deliveries)
         for info in self.slots.values():
             self.consumed.update(d.event_id for d in info.get("records", []))
-            exchange = self._send("GET", f"/webhooks/{info['id']}", info["credential"])
+            exchange = self._send("GET", f"/webhooks/{info['id']}", info["credential"], tool=True)
             if exchange.status == 200:
                 continue
             body: dict[str, Any] = {
@@ -426,7 +432,7 @@ class _InstanceRun:
             }
             if not info["inbox"] and self.receiver is not None:
                 body["url"] = self.receiver.url(info["slot"])
-            created = self._send("POST", "/webhooks", info["credential"], body=body)
+            created = self._send("POST", "/webhooks", info["credential"], body=body, tool=True)
             if created.status != 201 or not isinstance(created.json, dict):
                 raise StepFailed(
                     Failure(
@@ -550,7 +556,11 @@ class _InstanceRun:
 
     def _poll_inbox(self, info: dict[str, Any]) -> None:
         exchange = self._send(
-            "GET", f"/webhooks/{info['id']}/deliveries", info["credential"], query={"limit": 100}
+            "GET",
+            f"/webhooks/{info['id']}/deliveries",
+            info["credential"],
+            query={"limit": 100},
+            tool=True,
         )
         records = info.setdefault("records", [])
         known = {d.headers.get("x-service-delivery") for d in records}

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from payorch_cli.credentials import Credential
 from payorch_cli.scenario.credentials import Credentials
 from payorch_cli.scenario.interpreter import InstanceResult, Reporter, Runner
 from payorch_cli.scenario.loader import discover, load_file
@@ -123,11 +124,40 @@ def run_instances(
                 runner = Runner(simulator.base_url, credentials, default, reporter, run_id)
                 results.append(runner.run(instance))
                 if coverage is not None:
-                    coverage.append(read_coverage(simulator.base_url, default.key))
+                    # Coverage is per merchant: the run's own server, every merchant's counts.
+                    coverage.extend(merchants_coverage(simulator.base_url, credentials, default))
             finally:
                 simulator.stop()
         run_id = runner.run_id  # one ${run.id} for the whole run
     return results, starts
+
+
+def merchants_coverage(
+    base_url: str, credentials: Credentials, default: Credential
+) -> list[dict[str, Any]]:
+    """Every fixture merchant's coverage of a server (a suspended one's key is refused: none)."""
+    from payorch_cli.client import ApiError
+
+    reports = []
+    for key in merchant_keys(credentials, default):
+        try:
+            reports.append(read_coverage(base_url, key))
+        except ApiError:
+            if key == default.key:
+                raise
+    return reports
+
+
+def merchant_keys(credentials: Credentials, default: Credential) -> list[str]:
+    """One sandbox secret key per fixture merchant (the default's first, if it is one)."""
+    keys: dict[str | None, str] = {}
+    if default.key and default.key.startswith("sk_test_"):
+        keys[default.merchant_id] = default.key
+    for credential in credentials.by_key.values():
+        key = credential.key
+        if key and key.startswith("sk_test_") and credential.merchant_id not in keys:
+            keys[credential.merchant_id] = key
+    return list(keys.values()) or [default.key or ""]
 
 
 def read_coverage(base_url: str, api_key: str | None) -> dict[str, Any]:
@@ -136,7 +166,7 @@ def read_coverage(base_url: str, api_key: str | None) -> dict[str, Any]:
     from payorch_cli.client import DEFAULT_API_KEY, Client
 
     key = api_key if api_key and api_key.startswith("sk_test_") else DEFAULT_API_KEY
-    client = Client(base_url, key)
+    client = Client(base_url, key, tool="scenario")
     try:
         report: dict[str, Any] = client.get("/_sim/coverage")
         return report
@@ -148,7 +178,8 @@ def check_reachable(base_url: str) -> str | None:
     """None if a server answers at `base_url`, else the reason."""
     from payorch_cli.client import ApiError, Client
 
-    client = Client(base_url, "none")
+    # Tagged, and without a credential nobody's: it shows in no request log nor coverage.
+    client = Client(base_url, "none", tool="scenario")
     try:
         client.get("/ping")
     except ApiError as exc:

@@ -547,6 +547,7 @@ class FakeBackend(Backend):
         self.payouts = payouts
         self.calls: list[str] = []
         self.request_queries: list[tuple[str | None, str | None, str | None]] = []
+        self.include_tools: list[bool] = []
 
     def call(self, method: str, path: str, body: Any = None, query: Any = None) -> Any:
         raise AssertionError(f"the fake makes no HTTP call ({method} {path})")
@@ -643,8 +644,10 @@ class FakeBackend(Backend):
         status: str | None = None,
         method: str | None = None,
         path: str | None = None,
+        include_tools: bool = False,
     ) -> Page:
         self.request_queries.append((status, method, path))
+        self.include_tools.append(include_tools)
         rows = [
             r
             for r in REQUESTS

@@ -63,7 +63,7 @@ def test_secret_keys_are_masked_keeping_the_last_4_wherever_they_are() -> None:
         "secretKey": "****w4gj",
         "nested": [{"access_token": "****defg"}],
         "Refresh-Token": "****6789",
-        "customer": {"documentId": "****4725", "name": "Ana"},
+        "customer": {"documentId": "****4725", "name": "****"},  # a buyer's name
         "secret": "****",
         "amount": 5,
     }
@@ -89,7 +89,7 @@ def test_text_and_queries() -> None:
         '{"secretKey":"****1234","cvv": "****", "a": 1'
     )
     assert mask_text("apiKey=pk&secretKey=sk_test_abcdefgh1234&password=x") == (
-        "apiKey=pk&secretKey=****1234&password=****"
+        "apiKey=****&secretKey=****1234&password=****"
     )
     assert mask_query("status=4xx&accessToken=abcdefghijkl") == "status=4xx&accessToken=****ijkl"
 

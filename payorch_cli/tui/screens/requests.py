@@ -1,5 +1,6 @@
 """Requests: the server's request log (GET /_sim/requests), newest first, filtered on the server
-by status class, method and path prefix; enter opens one request's bodies.
+by status class, method and path prefix; enter opens one request's bodies. The requests of
+payorch's own tools (this TUI's polling among them) are left out; `t` shows them too.
 
 Live by polling: the log has no event on the TUI's stream, and reads of the log are never logged
 themselves, so asking for the newest page every second while the screen shows costs the log
@@ -32,6 +33,7 @@ class RequestQuery:
     status: str | None = None  # 2xx, 4xx, 5xx
     method: str | None = None
     path: str | None = None  # a prefix: /payments, /_sim...
+    include_tools: bool = False  # also payorch's own tools' requests (X-Payorch-Tool)
 
 
 def _cycle(options: tuple[str, ...], current: str | None, step: int) -> str | None:
@@ -53,6 +55,8 @@ class RequestsScreen(LiveScreen):
         Binding("M", "cycle_method(-1)", "Method", show=False),
         Binding("slash", "filter_path", "Path"),
         Binding("escape", "clear", "Clear", show=False),
+        # Not in the footer, which has no room left at 80 columns; the README's keys table.
+        Binding("t", "toggle_tools", "Tools", show=False),
     ]
 
     def __init__(self) -> None:
@@ -84,7 +88,9 @@ class RequestsScreen(LiveScreen):
 
     def _set_query(self, query: RequestQuery) -> None:
         self.query_state = query
-        self.query_one(RequestFilterBar).show(query.status, query.method, None)
+        self.query_one(RequestFilterBar).show(
+            query.status, query.method, None, tools=query.include_tools
+        )
         self.reload()
 
     def _poll_tick(self) -> None:
@@ -96,7 +102,11 @@ class RequestsScreen(LiveScreen):
     def _fetch(self, query: RequestQuery, generation: int) -> None:
         try:
             page = self.payorch.backend.requests(
-                limit=PAGE_SIZE, status=query.status, method=query.method, path=query.path
+                limit=PAGE_SIZE,
+                status=query.status,
+                method=query.method,
+                path=query.path,
+                include_tools=query.include_tools,
             )
         except ApiError as exc:
             self.deliver(self._done_polling)
@@ -125,7 +135,9 @@ class RequestsScreen(LiveScreen):
         self.page = page
         self.query_one("#requests-notice", Static).display = False
         self.query_one(RequestsTable).show(page.rows)
-        self.query_one(RequestFilterBar).show(query.status, query.method, page.total)
+        self.query_one(RequestFilterBar).show(
+            query.status, query.method, page.total, tools=query.include_tools
+        )
 
     # -- actions ---------------------------------------------------------------------------------
 
@@ -136,6 +148,10 @@ class RequestsScreen(LiveScreen):
     def action_cycle_method(self, step: int) -> None:
         method = _cycle(HTTP_METHODS, self.query_state.method, step)
         self._set_query(replace(self.query_state, method=method))
+
+    def action_toggle_tools(self) -> None:
+        include = not self.query_state.include_tools
+        self._set_query(replace(self.query_state, include_tools=include))
 
     def action_filter_path(self) -> None:
         self.query_one("#path", Input).focus()

@@ -120,8 +120,12 @@ class RequestFilterBar(Static):
     RequestFilterBar { width: auto; height: 1; padding: 0 1; }
     """
 
-    def show(self, status: str | None, method: str | None, total: int | None) -> None:
+    def show(
+        self, status: str | None, method: str | None, total: int | None, *, tools: bool = False
+    ) -> None:
         line = present.filters_line(status, method)
+        if tools:
+            line.append("  ·  with payorch's own requests", style="yellow")
         if total is not None:
             line.append(f"  ·  {total:,} logged", style="dim")
         self.update(line)
