@@ -285,7 +285,8 @@ def run_http(server: MCPServer, host: str, port: int) -> None:
     sock.listen(128)
     bound = sock.getsockname()[1]
     app = server.streamable_http_app(host=host)
-    config = uvicorn.Config(app, log_level="warning", lifespan="on")
+    # An agent's open event stream must not hold a Ctrl-C (or SIGTERM) for long.
+    config = uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=1)
     http = uvicorn.Server(config)
     sys.stdout.write(f"Listening on http://{host}:{bound}/mcp\n")
     sys.stdout.flush()
