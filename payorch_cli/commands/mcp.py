@@ -108,27 +108,30 @@ def _serve(
     from payorch_cli.mcp.server import build_server, run_http, run_stdio
 
     key = api_key or os.environ.get(API_KEY_ENV) or DEFAULT_API_KEY
-    if embedded is not None:
+    own_keys = namespace is not None and api_key is None and API_KEY_ENV not in os.environ
+    if embedded is not None and own_keys:  # the namespace's keys come from the server
         try:
             target = embedded.wait_ready()
         except EmbeddedServerError as exc:
             raise _fail(str(exc), ExitStatus.ERROR) from None
-    else:
+    elif target is not None:
         from payorch_cli.scenario.suite import check_reachable
 
-        assert target is not None
         problem = check_reachable(target)
         if problem:
             raise _fail(problem, ExitStatus.UNREACHABLE)
-    assert target is not None
     try:
-        if namespace is not None and api_key is None and API_KEY_ENV not in os.environ:
-            sandbox = namespace_sandbox(target, namespace, key)
+        if own_keys:
+            assert target is not None
+            sandbox = namespace_sandbox(target, namespace or "", key)
         else:
-            sandbox = sandbox_for(target, key, namespace, embedded=embedded is not None)
+            sandbox = sandbox_for(target, key, namespace)
     except ToolFailure as failure:
         raise _fail(f"{failure.code}: {failure.message} {failure.hint}", ExitStatus.ERROR) from None
-    sandbox.embedded = embedded is not None
+    if embedded is not None:
+        sandbox.embedded = True
+        # Served while the embedded server still starts: the first call that needs it waits.
+        sandbox.ready = embedded.wait_ready
     server = build_server(sandbox, read_only=ro)
     try:
         if http:

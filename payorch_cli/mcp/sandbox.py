@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -128,22 +129,51 @@ def namespace_problem(name: str) -> str | None:
 class Sandbox:
     """One payorch server (or one namespace of it) and the keys to drive it."""
 
-    base_url: str  # the server's root, without the namespace prefix
+    base_url: str | None  # the server's root, without the namespace prefix; None: `ready`
     sandbox_key: str | None
     production_key: str | None = None
     namespace: str | None = None
     embedded: bool = False
-    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    # A fixture sandbox key whose production twin is looked up when first needed (reading the
+    # fixtures is start-up time an agent would wait for before its first tools/list).
+    twin_of: str | None = None
+    # The embedded server's URL once it listens: tools/list is answered while it still starts,
+    # and the first call that needs it waits here (an error names why it did not start).
+    ready: Callable[[], str] | None = field(default=None, repr=False)
+    _lock: threading.RLock = field(default_factory=threading.RLock, repr=False)
     _clients: dict[str, Client] = field(default_factory=dict, repr=False)
 
     @property
     def api_url(self) -> str:
         """Where requests go: the server, under /ns/{name} when a namespace is given."""
+        with self._lock:
+            if self.base_url is None:
+                self.base_url = self._wait()
         root = self.base_url.rstrip("/")
         return f"{root}/ns/{self.namespace}" if self.namespace else root
 
+    def _wait(self) -> str:
+        assert self.ready is not None, "a Sandbox without a base_url needs `ready`"
+        try:
+            return self.ready()
+        except Exception as exc:
+            raise ToolFailure(
+                "embedded_server_failed",
+                str(exc),
+                status=0,
+                hint="Restart `payorch mcp`; `payorch serve` shows why a server cannot start.",
+            ) from None
+
+    def production(self) -> str | None:
+        """The production key, if there is one."""
+        with self._lock:
+            if self.production_key is None and self.twin_of is not None:
+                self.production_key = production_twin(self.twin_of)
+                self.twin_of = None
+        return self.production_key
+
     def key(self, environment: Environment = "sandbox") -> str:
-        key = self.sandbox_key if environment == "sandbox" else self.production_key
+        key = self.sandbox_key if environment == "sandbox" else self.production()
         if key is not None:
             return key
         if environment == "sandbox":
@@ -200,14 +230,13 @@ def production_twin(key: str) -> str | None:
 
 
 def sandbox_for(
-    base_url: str, api_key: str, namespace: str | None = None, embedded: bool = False
+    base_url: str | None, api_key: str, namespace: str | None = None, embedded: bool = False
 ) -> Sandbox:
     """The Sandbox for a key: a production key is kept as the production key alone (the API
     allows it little); a fixture sandbox key gets its production twin."""
     if environment_of(api_key) == "production":
         return Sandbox(base_url, None, api_key, namespace, embedded)
-    twin = None if namespace else production_twin(api_key)
-    return Sandbox(base_url, api_key, twin, namespace, embedded)
+    return Sandbox(base_url, api_key, None, namespace, embedded, None if namespace else api_key)
 
 
 def namespace_sandbox(base_url: str, name: str, root_key: str) -> Sandbox:

@@ -222,7 +222,7 @@ def _resources(server: MCPServer, sandbox: Sandbox) -> None:
             "baseUrl": sandbox.api_url,
             "apiBaseUrl": sandbox.api_url + "/api/v1",
             "namespace": sandbox.namespace,
-            "inUse": {"sandbox": sandbox.sandbox_key, "production": sandbox.production_key},
+            "inUse": {"sandbox": sandbox.sandbox_key, "production": sandbox.production()},
             "fixtures": [] if sandbox.namespace else fixture_rows(),
         }
         return json.dumps(document, indent=2)

@@ -235,7 +235,7 @@ class Toolbox:
         except ToolFailure as failure:
             if failure.code != "transaction_not_found" or tried == "production":
                 raise
-            if self.sandbox.production_key is None:
+            if self.sandbox.production() is None:
                 raise
         return "production", self.sandbox.get(path, environment="production")
 

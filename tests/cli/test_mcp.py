@@ -280,11 +280,11 @@ async def test_read_only_with_a_production_key(payorch: Payorch) -> None:
 
 def test_a_production_key_is_kept_apart_from_the_sandbox_key() -> None:
     live = sandbox_for("http://127.0.0.1:1", KEYS.live_sk)
-    assert (live.sandbox_key, live.production_key) == (None, KEYS.live_sk)
+    assert (live.sandbox_key, live.production()) == (None, KEYS.live_sk)
     fixture = sandbox_for("http://127.0.0.1:1", KEYS.sandbox_sk)
-    assert (fixture.sandbox_key, fixture.production_key) == (KEYS.sandbox_sk, KEYS.live_sk)
+    assert (fixture.sandbox_key, fixture.production()) == (KEYS.sandbox_sk, KEYS.live_sk)
     raw = sandbox_for("http://127.0.0.1:1", "sk_test_notafixture")
-    assert raw.production_key is None
+    assert raw.production() is None
 
 
 class _Recorder(BaseHTTPRequestHandler):
