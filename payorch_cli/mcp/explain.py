@@ -9,11 +9,13 @@ reading their answers (its summary has no body), so only a handful of details ar
 
 from __future__ import annotations
 
+import re
 from datetime import datetime, timedelta
 from typing import Any
 
 from payorch_cli.mcp.sandbox import Environment, Sandbox, ToolFailure
 
+_SPACES = re.compile(r" {2,}")
 LOG_PAGE = 100
 LOG_PAGES = 5  # the newest 500 requests are searched; older ones are named as not searched
 CREATE_PATHS = ("/api/v1/payments", "/api/v1/me/payout/send", "/api/v1/checkout/sessions")
@@ -54,7 +56,10 @@ def explain(sandbox: Sandbox, subject_id: str) -> tuple[str, dict[str, Any]]:
     lines = [trace_heading(trace), "", *story, "", "Trace (simulated time):"]
     lines += [f"  {at}  {kind:<18} {details}" for at, kind, details in trace_rows(trace)]
     lines += ["", f"Requests around it ({len(requests)}):"]
-    lines += [f"  {request_line(r).rstrip()}" for r in requests] or ["  none in the log"]
+    # The live tail's columns pad for alignment; here a line stands alone.
+    lines += [f"  {_SPACES.sub('  ', request_line(r).strip())}" for r in requests] or [
+        "  none in the log"
+    ]
     lines += [f"Note: {note}" for note in notes]
     data = {
         "id": trace.get("id"),

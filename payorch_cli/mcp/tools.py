@@ -499,7 +499,7 @@ class Toolbox:
             rows = self._log(query)
         what = "errors" if errors_only else "requests"
         lines = [f"{len(rows)} newest {what} (newest first):"]
-        lines += [f"  {request_line(r).rstrip()}" for r in rows]
+        lines += [f"  {' '.join(request_line(r).split())}" for r in rows]
         return Result("\n".join(lines), {"data": rows})
 
     def _log(self, query: dict[str, Any]) -> list[dict[str, Any]]:

@@ -18,7 +18,8 @@ from typer.testing import CliRunner
 
 from payorch_cli.client import ApiError, Client
 from payorch_cli.main import app
-from payorch_cli.mcp.sandbox import Sandbox, sandbox_for
+from payorch_cli.mcp.embedded import EmbeddedServerError
+from payorch_cli.mcp.sandbox import Sandbox, ToolFailure, sandbox_for
 from payorch_cli.mcp.tools import READ_ONLY, TOOLS
 from payorch_cli.scenario.fixture import Payorch
 from tests.cli.mcp_session import call, environment, fail, resource, resource_json, session, stdio
@@ -285,6 +286,16 @@ def test_a_production_key_is_kept_apart_from_the_sandbox_key() -> None:
     assert (fixture.sandbox_key, fixture.production()) == (KEYS.sandbox_sk, KEYS.live_sk)
     raw = sandbox_for("http://127.0.0.1:1", "sk_test_notafixture")
     assert raw.production() is None
+
+
+def test_an_embedded_server_that_did_not_start_is_the_first_call_s_error() -> None:
+    def ready() -> str:
+        raise EmbeddedServerError("the embedded payorch server ended before listening: boom")
+
+    sandbox = Sandbox(None, KEYS.sandbox_sk, ready=ready)
+    with pytest.raises(ToolFailure) as failed:
+        sandbox.get("/_sim/clock")
+    assert failed.value.code == "embedded_server_failed" and "boom" in failed.value.message
 
 
 class _Recorder(BaseHTTPRequestHandler):
