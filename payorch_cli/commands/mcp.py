@@ -21,13 +21,19 @@ def _fail(message: str, status: ExitStatus) -> typer.Exit:
     return typer.Exit(status)
 
 
-def _end_on_sigterm() -> None:
-    """SIGTERM ends the server like Ctrl-C, so the embedded server and its data dir go too."""
+def _end_on_signals(embedded: Any) -> None:
+    """SIGTERM and Ctrl-C end the server at once, the embedded server and its data dir with it.
+    At once: the SDK reads stdin in a worker thread that an exception in the main thread would
+    wait for forever (until the agent closes the pipe)."""
 
     def handler(signum: int, frame: Any) -> None:
-        raise KeyboardInterrupt
+        if embedded is not None:
+            embedded.stop()
+        sys.stdout.flush()
+        os._exit(0)
 
-    signal.signal(signal.SIGTERM, handler)
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, handler)
 
 
 def mcp(
@@ -82,11 +88,9 @@ def mcp(
         from payorch_cli.mcp.embedded import EmbeddedServer
 
         embedded = EmbeddedServer.spawn()  # starts while the SDK is imported below
-    _end_on_sigterm()
+    _end_on_signals(embedded)
     try:
         _serve(embedded, target, options.api_key, namespace, http=http, port=port, ro=read_only)
-    except KeyboardInterrupt:
-        pass
     finally:
         if embedded is not None:
             embedded.stop()

@@ -7,6 +7,7 @@ scripted outage → failover → explain → reset session is played.
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import threading
@@ -257,6 +258,40 @@ async def test_http_transport_lists_and_calls_tools() -> None:
         assert process.wait(10) == 0
     with pytest.raises(ApiError):
         Client(status["baseUrl"], KEYS.sandbox_sk, timeout=5).get("/ping")
+
+
+def test_sigterm_ends_the_stdio_server_and_its_embedded_server() -> None:
+    """An agent (or a supervisor) that sends SIGTERM gets an exit at once, with the embedded
+    server stopped, even while the agent keeps stdin open."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "payorch_cli.main", "mcp"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        env=environment(),
+    )
+    assert process.stdin is not None and process.stdout is not None
+
+    def send(message: dict[str, Any]) -> None:
+        process.stdin.write(json.dumps({"jsonrpc": "2.0", **message}) + "\n")  # type: ignore[union-attr]
+        process.stdin.flush()  # type: ignore[union-attr]
+
+    try:
+        client = {"name": "test", "version": "1"}
+        params = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": client}
+        send({"id": 1, "method": "initialize", "params": params})
+        assert json.loads(process.stdout.readline())["id"] == 1
+        send({"method": "notifications/initialized"})
+        send({"id": 2, "method": "tools/call", "params": {"name": "sandbox_status"}})
+        answer = json.loads(process.stdout.readline())
+        base_url = answer["result"]["structuredContent"]["baseUrl"]
+        process.terminate()
+        assert process.wait(15) == 0
+    finally:
+        process.kill()
+        process.wait()
+    with pytest.raises(ApiError):
+        Client(base_url, KEYS.sandbox_sk, timeout=5).get("/ping")
 
 
 async def test_read_only_with_a_production_key(payorch: Payorch) -> None:
