@@ -191,10 +191,7 @@ def _resources(server: MCPServer, sandbox: Sandbox) -> None:
     def scenario_language() -> str:
         if SCENARIOS_DOC.is_file():
             return SCENARIOS_DOC.read_text(encoding="utf-8")
-        return (  # an installed copy without the repository's docs/
-            "# payorch scenarios\n\nThe language's reference is docs/scenarios.md in the payorch "
-            "repository; its JSON Schema is the payorch://scenarios/schema resource.\n"
-        )
+        return language_from_schema()  # an installed copy, without the repository's docs/
 
     @server.resource(
         "payorch://scenarios/schema",
@@ -226,6 +223,49 @@ def _resources(server: MCPServer, sandbox: Sandbox) -> None:
             "fixtures": [] if sandbox.namespace else fixture_rows(),
         }
         return json.dumps(document, indent=2)
+
+
+EXAMPLE_SCENARIO = """\
+scenario: "an outage fails over to the next provider"
+tags: [providers, production, isolated]
+as: shp_mazul_tienda/production        # provider behaviours apply to production keys only
+steps:
+  - provider: {id: prv_transbank_cl, incident: {behaviour: outage, for: 10m}}
+    as: shp_mazul_tienda               # the control plane takes the sandbox key
+  - create_payment: {amount: 20, paymentMethodId: "1020"}
+    expect: {json: {status: pending}}
+    save: {tx: transactionId}
+  - trace: {payment: "${tx}"}
+    expect:
+      json:
+        entries:
+          $contains: [{kind: routing_attempt, provider: prv_transbank_cl, outcome: unavailable}]
+  - advance_clock: 31s
+    as: shp_mazul_tienda
+  - get_payment: "${tx}"
+    expect: {json: {status: completed}}
+  - reset_providers: {}
+    as: shp_mazul_tienda
+"""
+
+
+def language_from_schema() -> str:
+    """The scenario language in brief, from its JSON Schema (package data): the top-level keys,
+    every kind of step with what it does, and an example. The full reference is the repository's
+    docs/scenarios.md, which an installed copy does not carry."""
+    from payorch_cli.scenario import SCHEMA_PATH
+
+    schema = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
+    lines = ["# payorch scenarios", "", str(schema.get("description", "")), "", "Top-level keys:"]
+    for key, spec in schema["properties"].items():
+        lines.append(f"- `{key}`: {spec.get('description', '')}".rstrip(": "))
+    lines += ["", "Steps (one key each, plus `name`, `as`, `expect`, `save`):"]
+    for option in schema["$defs"]["step"]["oneOf"]:
+        kind = (option.get("required") or ["?"])[0]
+        lines.append(f"- `{kind}`: {option.get('description', '')}".rstrip(": "))
+    lines += ["", "Example:", "", "```yaml", EXAMPLE_SCENARIO.rstrip(), "```", ""]
+    lines.append("The JSON Schema is the payorch://scenarios/schema resource.")
+    return "\n".join(lines)
 
 
 def _prompts(server: MCPServer) -> None:

@@ -21,8 +21,11 @@ from payorch_cli.client import ApiError, Client
 from payorch_cli.main import app
 from payorch_cli.mcp.embedded import EmbeddedServerError
 from payorch_cli.mcp.sandbox import Sandbox, ToolFailure, sandbox_for
+from payorch_cli.mcp.server import EXAMPLE_SCENARIO, language_from_schema
 from payorch_cli.mcp.tools import READ_ONLY, TOOLS
+from payorch_cli.scenario.credentials import Credentials
 from payorch_cli.scenario.fixture import Payorch
+from payorch_cli.scenario.loader import load_text
 from tests.cli.mcp_session import call, environment, fail, resource, resource_json, session, stdio
 from tests.conftest import KEYS
 
@@ -213,6 +216,10 @@ async def _every_tool(client: Any, base_url: str) -> None:
     unreached, _ = await call(client, "coverage", unreached_only=True)
     assert set(unreached["unreached"]) == {"stateRows", "events", "errors"}
 
+    # The language resource's example runs as written (an installed copy shows it).
+    ran, text = await call(client, "run_scenario", scenario_yaml=EXAMPLE_SCENARIO)
+    assert ran["passed"] == 1, text
+
     # Record the session as a scenario, and run it: it passes against the same sandbox.
     await call(client, "reset_sandbox")
     await call(client, "sandbox_status")  # an observation: left out of the recording
@@ -312,6 +319,14 @@ async def test_read_only_with_a_production_key(payorch: Payorch) -> None:
         assert error["code"] == "production_key_refused"
         unknown = await client.call_tool("create_payment", {"amount": 1, "payment_method_id": "1"})
         assert unknown.is_error
+
+
+def test_an_installed_copy_describes_the_scenario_language_from_its_schema() -> None:
+    text = language_from_schema()
+    for kind in ("create_payment", "advance_clock", "provider", "expect_event", "save_state"):
+        assert f"- `{kind}`:" in text
+    assert EXAMPLE_SCENARIO in text + "\n"
+    load_text(EXAMPLE_SCENARIO, "<example>", Credentials.builtin().check)
 
 
 def test_a_production_key_is_kept_apart_from_the_sandbox_key() -> None:
