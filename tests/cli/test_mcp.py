@@ -257,6 +257,8 @@ async def test_http_transport_lists_and_calls_tools() -> None:
         async with session(url) as client:
             assert {t.name for t in (await client.list_tools()).tools} == ALL_TOOLS
             status, _ = await call(client, "sandbox_status")
+            for uri in RESOURCES:
+                assert await resource(client, uri)
             credentials = await resource_json(client, "payorch://credentials")
             assert credentials["baseUrl"] == status["baseUrl"]
             await _scripted_outage(client)
