@@ -43,7 +43,10 @@ def explain(sandbox: Sandbox, subject_id: str) -> tuple[str, dict[str, Any]]:
     notes: list[str] = []
     requests: list[dict[str, Any]] = []
     if sandbox.sandbox_key:
-        requests = related_requests(sandbox, subject_id, entries, notes)
+        try:
+            requests = related_requests(sandbox, subject_id, entries, notes)
+        except ToolFailure as failure:  # e.g. a server started with --request-log 0
+            notes.append(f"The request log could not be read: {failure.code}: {failure.message}")
     else:
         notes.append("The request log needs a sandbox key: requests are not shown.")
     events = [

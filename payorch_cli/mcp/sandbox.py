@@ -41,6 +41,7 @@ HINTS: dict[str, str] = {
         "Unknown provider id: sandbox_status lists the providers (prv_...) and their methods."
     ),
     "incident_not_found": "Unknown incident id: sandbox_status lists each provider's incidents.",
+    "webhook_not_found": "Unknown subscription id: webhook_deliveries without one lists them all.",
     "snapshot_not_found": "No saved state of that name: sandbox_status lists the saved states.",
     "snapshot_exists": "A saved state has that name: pass overwrite=true to replace it.",
     "invalid_api_key": (
