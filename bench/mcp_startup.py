@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -29,10 +30,14 @@ from mcp.client.stdio import StdioServerParameters
 TARGET_SECONDS = 1.5
 
 
-def interpreter(args: list[str]) -> float:
+def interpreter(args: list[str]) -> tuple[float, float]:
+    """(wall, CPU) seconds of a new interpreter running `args`."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     began = time.perf_counter()
     subprocess.run([sys.executable, *args], check=True, capture_output=True)
-    return time.perf_counter() - began
+    wall = time.perf_counter() - began
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
 
 
 def serve_to_listening() -> float:
@@ -115,8 +120,9 @@ def main() -> None:
     rounds = parser.parse_args().rounds
 
     first_tools_list([])  # warm-up: bytecode cached, files in the page cache
-    bare = [interpreter(["-c", "pass"]) for _ in range(rounds)]
-    sdk = [interpreter(["-c", "import mcp.server.mcpserver"]) for _ in range(rounds)]
+    bare = [interpreter(["-c", "pass"])[0] for _ in range(rounds)]
+    sdk_runs = [interpreter(["-c", "import mcp.server.mcpserver"]) for _ in range(rounds)]
+    sdk = [wall for wall, _ in sdk_runs]
     serve = [serve_to_listening() for _ in range(rounds)]
     embedded = [first_tools_list([]) for _ in range(rounds)]
     with tempfile.TemporaryDirectory() as data_dir:
@@ -136,6 +142,7 @@ def main() -> None:
     print(row("payorch mcp -> first tool call (embedded)", [e[1] for e in embedded], sdk_median))
     print(row("payorch mcp --base-url -> first tools/list", [r[0] for r in remote], sdk_median))
     print(row("payorch mcp --base-url -> first tool call", [r[1] for r in remote], sdk_median))
+    print(row("CPU of python -c 'import mcp.server.mcpserver'", [cpu for _, cpu in sdk_runs]))
     print(row("CPU of payorch mcp + its server by the first list", [e[2] for e in embedded]))
     print(row("CPU of payorch mcp by the first list (--base-url)", [r[2] for r in remote]))
     listed = statistics.median(e[0] for e in embedded)
