@@ -65,12 +65,10 @@ class EmbeddedServer:
         """The server's URL once it listens; EmbeddedServerError if it ends or hangs first."""
         if self.url is not None:
             return self.url
-        assert self.process.stdout is not None
+        stdout = self.process.stdout
+        assert stdout is not None
         found: list[str] = []
-        reader = threading.Thread(
-            target=lambda: found.append(self.process.stdout.readline()),  # type: ignore[union-attr]
-            daemon=True,
-        )
+        reader = threading.Thread(target=lambda: found.append(stdout.readline()), daemon=True)
         reader.start()
         reader.join(timeout)
         line = found[0] if found else ""
@@ -81,9 +79,9 @@ class EmbeddedServer:
             err = self._stderr()
             self.stop()
             raise EmbeddedServerError(f"the embedded payorch server {problem}{err}")
+        # Its stdout stays open until stop(): `payorch serve` prints nothing after this line,
+        # and closing our end would turn any later write of its into a broken pipe.
         self.url = line[len(LISTENING) :].strip()
-        # Nothing reads its pipes from now on: let them go so a chatty child never blocks.
-        self.process.stdout.close()
         return self.url
 
     def _stderr(self) -> str:

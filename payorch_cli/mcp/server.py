@@ -52,7 +52,8 @@ def _tool(toolbox: Toolbox, spec: ToolSpec) -> Any:
         )
 
     signature = inspect.signature(method, eval_str=True)
-    call.__signature__ = signature.replace(  # type: ignore[attr-defined]
+    # The SDK reads the input schema from the signature (inspect follows __signature__).
+    call.__signature__ = signature.replace(  # type: ignore[attr-defined]  # not declared on functions
         return_annotation=CallToolResult
     )
     return call

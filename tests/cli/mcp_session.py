@@ -12,6 +12,7 @@ from typing import Any
 import anyio
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
+from mcp_types import TextContent, TextResourceContents
 
 SESSION_TIMEOUT_SECONDS = 120  # a hung server fails the test instead of hanging CI
 
@@ -34,10 +35,15 @@ async def session(server: Any) -> AsyncIterator[Client]:
             yield client
 
 
+def _text(block: Any) -> str:
+    assert isinstance(block, TextContent), block
+    return block.text
+
+
 async def call(client: Client, tool: str, **arguments: Any) -> tuple[dict[str, Any], str]:
     """A tool's structured data and text; fails the test on a tool error."""
     result = await client.call_tool(tool, arguments)
-    text = result.content[0].text  # type: ignore[union-attr]
+    text = _text(result.content[0])
     assert not result.is_error, f"{tool} failed: {text}"
     assert result.structured_content is not None
     return result.structured_content, text
@@ -46,7 +52,7 @@ async def call(client: Client, tool: str, **arguments: Any) -> tuple[dict[str, A
 async def fail(client: Client, tool: str, **arguments: Any) -> tuple[dict[str, Any], str]:
     """A tool's error envelope and text; fails the test if the call succeeded."""
     result = await client.call_tool(tool, arguments)
-    text = result.content[0].text  # type: ignore[union-attr]
+    text = _text(result.content[0])
     assert result.is_error, f"{tool} did not fail: {text}"
     assert result.structured_content is not None
     assert "Traceback" not in text
@@ -55,7 +61,9 @@ async def fail(client: Client, tool: str, **arguments: Any) -> tuple[dict[str, A
 
 async def resource(client: Client, uri: str) -> str:
     answer = await client.read_resource(uri)
-    return answer.contents[0].text  # type: ignore[union-attr]
+    contents = answer.contents[0]
+    assert isinstance(contents, TextResourceContents)
+    return contents.text
 
 
 async def resource_json(client: Client, uri: str) -> Any:

@@ -121,7 +121,7 @@ async def test_stdio_every_tool_resource_and_prompt() -> None:
         prompts = {p.name for p in (await client.list_prompts()).prompts}
         assert prompts == {"rehearse_provider_outage", "debug_payment"}
         prompt = await client.get_prompt("rehearse_provider_outage", {})
-        assert "start_incident" in prompt.messages[0].content.text  # type: ignore[union-attr]
+        assert "start_incident" in str(prompt.messages[0].content)
 
         await _scripted_outage(client)
         await _every_tool(client, base_url)
@@ -279,20 +279,21 @@ def test_sigterm_ends_the_stdio_server_and_its_embedded_server() -> None:
         text=True,
         env=environment(),
     )
-    assert process.stdin is not None and process.stdout is not None
+    stdin, stdout = process.stdin, process.stdout
+    assert stdin is not None and stdout is not None
 
     def send(message: dict[str, Any]) -> None:
-        process.stdin.write(json.dumps({"jsonrpc": "2.0", **message}) + "\n")  # type: ignore[union-attr]
-        process.stdin.flush()  # type: ignore[union-attr]
+        stdin.write(json.dumps({"jsonrpc": "2.0", **message}) + "\n")
+        stdin.flush()
 
     try:
         client = {"name": "test", "version": "1"}
         params = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": client}
         send({"id": 1, "method": "initialize", "params": params})
-        assert json.loads(process.stdout.readline())["id"] == 1
+        assert json.loads(stdout.readline())["id"] == 1
         send({"method": "notifications/initialized"})
         send({"id": 2, "method": "tools/call", "params": {"name": "sandbox_status"}})
-        answer = json.loads(process.stdout.readline())
+        answer = json.loads(stdout.readline())
         base_url = answer["result"]["structuredContent"]["baseUrl"]
         process.terminate()
         assert process.wait(15) == 0
