@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote, urlencode, urlsplit
 
+from payorch import bounded
 from payorch.vocabulary import API_PREFIX
 
 DEFAULT_BASE_URL = "http://127.0.0.1:8080"
@@ -96,10 +97,16 @@ class Client:
         path: str,
         body: Any = None,
         query: dict[str, Any] | None = None,
+        headers: dict[str, str] | None = None,
     ) -> Any:
+        """One call; `headers` adds request headers (Idempotency-Key, Sandbox-Simulate...)."""
         target = self._url_path(path, query)
         payload = None if body is None else json.dumps(body).encode()
-        headers = {"Authorization": f"Bearer {self.api_key}", "Accept": "application/json"}
+        headers = {
+            **(headers or {}),
+            "Authorization": f"Bearer {self.api_key}",
+            "Accept": "application/json",
+        }
         if payload is not None:
             headers["Content-Type"] = "application/json"
         try:
@@ -108,7 +115,7 @@ class Client:
             self.close()
             raise ApiError("bad_response", f"{self.base_url} answered badly: {exc!r}", 0) from None
         try:
-            data = json.loads(raw) if raw else None
+            data = bounded.json_loads(raw) if raw else None
         except ValueError:
             raise ApiError(
                 "bad_response",
@@ -152,8 +159,8 @@ class Client:
     def get(self, path: str, **query: Any) -> Any:
         return self.request("GET", path, query=query or None)
 
-    def post(self, path: str, body: Any = None) -> Any:
-        return self.request("POST", path, body)
+    def post(self, path: str, body: Any = None, headers: dict[str, str] | None = None) -> Any:
+        return self.request("POST", path, body, headers=headers)
 
     # -- saved states (/_sim/state) ------------------------------------------------------------
 
@@ -184,6 +191,9 @@ class Client:
         if description is not None:
             body["description"] = description
         return self.request("POST", "/webhooks", body)
+
+    def update_webhook(self, webhook_id: str, changes: dict[str, Any]) -> dict[str, Any]:
+        return self.request("PATCH", f"/webhooks/{quote(webhook_id, safe='')}", changes)
 
     def delete_webhook(self, webhook_id: str) -> dict[str, Any]:
         return self.request("DELETE", f"/webhooks/{webhook_id}")
@@ -223,7 +233,7 @@ class Client:
             if response.status >= 400:
                 raw = response.read()
                 try:
-                    error = json.loads(raw or b"{}").get("error", {})
+                    error = bounded.json_loads(raw or b"{}").get("error", {})
                 except (ValueError, AttributeError):
                     error = {}
                 raise ApiError(

@@ -81,12 +81,20 @@ def keys(
     fixtures: Fixtures = None,
     as_json: Json = False,
 ) -> None:
-    """List every credential: merchant, shop, environment, publishable and secret key."""
+    """List every credential with its publishable and secret key.
+
+    Merchant, shop and environment of each; the same for every data dir.
+    """
     as_json = resolve(ctx, as_json=as_json).json
     from payorch_cli.credentials import fixture_rows
+    from simulator.fixture_loader import FixtureError
 
     del data_dir  # keys come from the fixtures and are the same for every data dir
-    rows = fixture_rows(fixtures)
+    try:
+        rows = fixture_rows(fixtures)
+    except FixtureError as exc:
+        typer.echo(f"payorch keys: bad fixtures: {exc}", err=True)
+        raise typer.Exit(2) from None
     if as_json:
         print(json.dumps(rows, indent=2))
         return

@@ -72,10 +72,11 @@ def mcp(
     ] = None,
     api_key: ApiKey = None,
 ) -> None:
-    """Serve the sandbox to an AI coding agent over the Model Context Protocol (stdio by
-    default): tools to create and drive payments, break providers, move the clock, explain a
-    payment, reset, record and run scenarios. Without --base-url it starts a payorch server of
-    its own in a temporary data dir, removed on exit."""
+    """Serve the sandbox to an AI agent over MCP (stdio by default).
+
+    Model Context Protocol tools to create and drive payments, break providers, move the clock,
+    explain a payment, reset, record and run scenarios. Without --base-url it starts a payorch
+    server of its own in a temporary data dir, removed on exit."""
     from payorch_cli.mcp.sandbox import namespace_problem
 
     options = resolve(ctx, base_url, api_key)

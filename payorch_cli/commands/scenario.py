@@ -83,10 +83,12 @@ def run(
         write_junit,
     )
     from payorch_cli.scenario.suite import (
+        ISOLATED_REASON,
         check_reachable,
         keyword_filter,
         read_coverage,
         run_instances,
+        split_isolated,
     )
 
     options = resolve(ctx, base_url, api_key, as_json)
@@ -101,7 +103,15 @@ def run(
     if not instances:
         what = f"matched -k {keyword!r}" if keyword else f"found in {', '.join(map(str, paths))}"
         raise _fail(f"payorch scenario run: no scenario {what}", ExitStatus.USAGE)
+    isolated: list[Any] = []
     if options.base_url:
+        instances, isolated = split_isolated(instances)
+        if not instances:
+            raise _fail(
+                f"payorch scenario run: every selected scenario ({len(isolated)}) is "
+                f"{ISOLATED_REASON}, and --base-url shares one; {_isolation_advice(ctx)}",
+                ExitStatus.USAGE,
+            )
         problem = check_reachable(options.base_url)
         if problem:
             raise _fail(f"payorch scenario run: {problem}", ExitStatus.UNREACHABLE)
@@ -128,9 +138,10 @@ def run(
         reporter.close()
     merged = merge_coverage(reports) if reports else None
     seconds = time.perf_counter() - started
+    skip_reason = f"{ISOLATED_REASON}; {_isolation_advice(ctx)}"
     if junit is not None:
-        write_junit(str(junit), results, seconds)
-    summary = summary_line(results, seconds)
+        write_junit(str(junit), results, seconds, [(i, skip_reason) for i in isolated])
+    summary = summary_line(results, seconds, len(isolated))
     if options.json:
         from payorch_cli.render.objects import to_json
 
@@ -141,6 +152,7 @@ def run(
             "server": options.base_url or "in-process",
             "inProcessStartMs": [round(s, 1) for s in starts],
             "scenarios": [result_json(r) for r in results],
+            "skipped": [{"scenario": i.node_id, "reason": skip_reason} for i in isolated],
         }
         if merged is not None:
             document["coverage"] = merged
@@ -157,9 +169,25 @@ def run(
         for r in (r for r in results if not r.passed):
             at = r.failed_step.step.loc if r.failed_step else r.error
             sys.stdout.write(f"  failed: {r.instance.node_id}  ({at})\n")
+        if isolated:
+            sys.stdout.write(
+                f"  skipped {len(isolated)} scenario(s) {ISOLATED_REASON} (--base-url shares "
+                f"one); {_isolation_advice(ctx)}:\n"
+            )
+            for instance in isolated:
+                sys.stdout.write(f"  skipped: {instance.node_id}\n")
         if merged is not None:
             _print_coverage(merged, console)
     raise typer.Exit(ExitStatus.OK if all(r.passed for r in results) else ExitStatus.ERROR)
+
+
+def _isolation_advice(ctx: typer.Context) -> str:
+    """What to do about scenarios that need a server of their own: without --base-url each gets
+    a fresh in-process simulator; `--namespace auto` (a namespace of its own on the shared
+    server) is offered only where this command has that option."""
+    names = {param.name for param in ctx.command.params}
+    namespaces = " or with --namespace auto (a namespace each)" if "namespace" in names else ""
+    return f"run them without --base-url (a fresh simulator each){namespaces}"
 
 
 def _print_coverage(report: dict[str, Any], console: Any) -> None:
@@ -175,7 +203,10 @@ def _print_coverage(report: dict[str, Any], console: Any) -> None:
 
 @app.command("validate")
 def validate(paths: Paths) -> None:
-    """Check scenario files without running them: every problem with file:line:column."""
+    """Check scenario files without running them.
+
+    Every problem with file:line:column; nothing is sent.
+    """
     loaded, _ = _load(paths)
     skipped = [f"skip  {path}: {why}" for path, why in loaded.skipped]
     if not loaded.scenarios:
@@ -204,7 +235,10 @@ def schema(
         bool, typer.Option("--path", help="Print where the schema file is instead.")
     ] = False,
 ) -> None:
-    """Print the JSON Schema of scenario files (for `# yaml-language-server: $schema=...`)."""
+    """Print the JSON Schema of scenario files, for editors.
+
+    For `# yaml-language-server: $schema=...`.
+    """
     from payorch_cli.scenario import SCHEMA_PATH
 
     sys.stdout.write(str(SCHEMA_PATH) + "\n" if path_only else SCHEMA_PATH.read_text())

@@ -1,5 +1,5 @@
 """Scenarios from the MCP tools: `record_scenario` is `payorch record` (the log's requests through
-payorch_cli/record.py, with the command's own paging, event and credential helpers), and
+payorch_cli/record.py, with the command's own paging, detail, event and credential helpers), and
 `run_scenario` is `payorch scenario run --base-url` (the loader and the interpreter), both
 against the sandbox the MCP server drives.
 """
@@ -24,7 +24,7 @@ def _observation(row: dict[str, Any]) -> bool:
 
 def record_session(sandbox: Sandbox, last: int | None, name: str) -> tuple[str, dict[str, Any]]:
     from payorch_cli.client import ApiError, Client
-    from payorch_cli.commands.record import _delivered_events, _identity, _summaries
+    from payorch_cli.commands.record import _delivered_events, _detail, _identity, _summaries
     from payorch_cli.record import record, to_yaml
 
     client = Client(sandbox.api_url, sandbox.key("sandbox"))
@@ -49,14 +49,14 @@ def record_session(sandbox: Sandbox, last: int | None, name: str) -> tuple[str, 
                 "The request log holds no request to record since the start or the last reset.",
                 hint="Make the calls first (create_payment, simulate_payment...), then record.",
             )
-        details = [client.get(f"/_sim/requests/{row['id']}") for row in summaries]
+        details = [_detail(client, row) for row in summaries]
         events = _delivered_events(client)
     except ApiError as exc:
         raise ToolFailure.of(exc) from None
     finally:
         client.close()
     recording = record(details, events, _identity(sandbox.key("sandbox")), name, outside)
-    text = to_yaml(recording.document)
+    text = to_yaml(recording.document, recording.comments)
     steps = recording.document["steps"]
     data = {
         "yaml": text,
@@ -64,6 +64,8 @@ def record_session(sandbox: Sandbox, last: int | None, name: str) -> tuple[str, 
         "requests": len(details),
         "leftOut": recording.skipped + [f"{r['method']} {r['path']}" for r in observed],
         "notes": recording.notes,
+        "unexpressed": recording.unexpressed,
+        "unlinked": recording.unlinked,
     }
     return text, data
 

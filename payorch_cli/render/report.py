@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
+from payorch import bounded
+
 if TYPE_CHECKING:
     from payorch_cli.scenario.interpreter import InstanceResult, StepResult
 
@@ -39,7 +41,7 @@ def failure_lines(result: StepResult) -> list[str]:
         parsed = None
         if exchange.request_body:
             try:
-                parsed = json.loads(exchange.request_body)
+                parsed = bounded.json_loads(exchange.request_body)
             except ValueError:
                 parsed = None
         lines += ["    " + line for line in _body(exchange.request_body, parsed)]
@@ -61,7 +63,8 @@ def instance_failure_lines(result: InstanceResult) -> list[str]:
     return failure_lines(failed) if failed else []
 
 
-def summary_line(results: list[InstanceResult], seconds: float) -> str:
+def summary_line(results: list[InstanceResult], seconds: float, skipped: int = 0) -> str:
     passed = sum(1 for r in results if r.passed)
     failed = len(results) - passed
-    return f"{passed} passed, {failed} failed in {seconds:.2f} s"
+    skips = f", {skipped} skipped" if skipped else ""
+    return f"{passed} passed, {failed} failed{skips} in {seconds:.2f} s"

@@ -51,10 +51,13 @@ def is_scenario_file(path: Path) -> bool:
     named = path.name.endswith((".scenario.yaml", ".scenario.yml"))
     if not (named or "scenarios" in path.parent.parts):
         return False
+    from payorch import bounded
     from payorch_cli.scenario.source import looks_like_scenario
 
     try:
-        return looks_like_scenario(path.read_text(encoding="utf-8"))
+        return looks_like_scenario(bounded.read_text(path))
+    except bounded.TooLargeError:
+        return named  # a named scenario file too large to run: collected, to fail with why
     except (OSError, UnicodeDecodeError):
         return False
 
@@ -111,9 +114,14 @@ class ScenarioItem(pytest.Item):
 
     def runtest(self) -> None:
         from payorch_cli.scenario.reporters import QuietReporter
-        from payorch_cli.scenario.suite import run_instances
+        from payorch_cli.scenario.suite import ISOLATED_REASON, needs_isolation, run_instances
 
         base_url = self.config.getoption("payorch_base_url")
+        if base_url and needs_isolation(self.instance):
+            pytest.skip(
+                f"{ISOLATED_REASON}, and --payorch-base-url shares one; run it without "
+                "--payorch-base-url (a fresh simulator each)"
+            )
         [result], _ = run_instances([self.instance], QuietReporter(), credentials(), base_url, None)
         if not result.passed:
             raise ScenarioFailed(result)

@@ -15,6 +15,24 @@ from payorch_cli.scenario.loader import discover, load_file
 from payorch_cli.scenario.model import Instance, Scenario
 from payorch_cli.scenario.source import ScenarioError, ScenarioFileError
 
+# The tag of scenarios that need a server of their own (exact balances, list totals, the
+# provider world): a shared --base-url server's other data would fail them with plain diffs.
+ISOLATED_TAG = "isolated"
+ISOLATED_REASON = (
+    "tagged `isolated`: it checks exact balances or totals, so it needs a server of its own"
+)
+
+
+def needs_isolation(instance: Instance) -> bool:
+    return ISOLATED_TAG in instance.scenario.tags
+
+
+def split_isolated(instances: list[Instance]) -> tuple[list[Instance], list[Instance]]:
+    """(the instances a shared server can run, those that need a server of their own)."""
+    shared = [i for i in instances if not needs_isolation(i)]
+    return shared, [i for i in instances if needs_isolation(i)]
+
+
 _TOKEN = re.compile(r"\s*(\(|\)|\band\b|\bor\b|\bnot\b|[^\s()]+)")
 
 

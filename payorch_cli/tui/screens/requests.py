@@ -21,7 +21,7 @@ from textual.widgets import DataTable, Input, Static
 from payorch_cli.client import ApiError
 from payorch_cli.tui.backend import HTTP_METHODS, PAGE_SIZE, REQUEST_STATUSES, Page
 from payorch_cli.tui.messages import Failed
-from payorch_cli.tui.screens.base import LiveScreen
+from payorch_cli.tui.screens.base import LiveScreen, needs_sandbox_text, sandbox_only
 from payorch_cli.tui.widgets.requests import RequestBodies, RequestFilterBar, RequestsTable
 
 POLL_SECONDS = 1.0
@@ -40,6 +40,11 @@ def _cycle(options: tuple[str, ...], current: str | None, step: int) -> str | No
 
 
 class RequestsScreen(LiveScreen):
+    # The filter bar shows these keys (`/ search…`, `s status:all  m method:all`): a narrow
+    # footer leaves them out for the others.
+    HINTED_ELSEWHERE: ClassVar[frozenset[str]] = frozenset(
+        {"filter_path", "cycle_status(1)", "cycle_method(1)"}
+    )
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("enter", "open", "Open", show=False),
         Binding("s", "cycle_status(1)", "Status"),
@@ -62,6 +67,7 @@ class RequestsScreen(LiveScreen):
         with Horizontal(id="filters"):
             yield Input(placeholder="/ path prefix: /payments, /_sim…", id="path", compact=True)
             yield RequestFilterBar(id="request-filters")
+        yield Static(id="requests-notice")
         yield RequestsTable(id="requests")
         yield from self.compose_footer()
 
@@ -94,9 +100,20 @@ class RequestsScreen(LiveScreen):
             )
         except ApiError as exc:
             self.deliver(self._done_polling)
+            if sandbox_only(exc):
+                self.deliver(self._needs_sandbox)
+                return
             self.payorch.post_message(Failed("Loading the request log", exc, quiet=True))
             return
         self.deliver(self._show, generation, query, page)
+
+    def _needs_sandbox(self) -> None:
+        # Under a production key the previous key's log must not stay on screen either.
+        self.page = None
+        self.query_one(RequestsTable).show([])
+        notice = self.query_one("#requests-notice", Static)
+        notice.update(needs_sandbox_text("The request log"))
+        notice.display = True
 
     def _done_polling(self) -> None:
         self._polling = False
@@ -106,6 +123,7 @@ class RequestsScreen(LiveScreen):
         if generation != self._generation or query != self.query_state:
             return  # a newer load is on its way
         self.page = page
+        self.query_one("#requests-notice", Static).display = False
         self.query_one(RequestsTable).show(page.rows)
         self.query_one(RequestFilterBar).show(query.status, query.method, page.total)
 
@@ -177,9 +195,16 @@ class RequestScreen(LiveScreen):
         try:
             detail = self.payorch.backend.request_detail(self.request_id)
         except ApiError as exc:
+            if sandbox_only(exc):
+                self.deliver(self._needs_sandbox)
+                return
             self.payorch.post_message(Failed("Loading the request", exc))
             return
         self.deliver(self._show, detail)
+
+    def _needs_sandbox(self) -> None:
+        self.detail = None
+        self.query_one(RequestBodies).update(needs_sandbox_text("The request log"))
 
     def _show(self, detail: dict[str, Any]) -> None:
         self.detail = detail
