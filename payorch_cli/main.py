@@ -12,6 +12,7 @@ from payorch_cli.commands import clock, keys, openapi, scenario, serve, simulate
 from payorch_cli.commands import coverage as coverage_command
 from payorch_cli.commands import listen as listen_command
 from payorch_cli.commands import logs as logs_command
+from payorch_cli.commands import mcp as mcp_command
 from payorch_cli.commands import payments as payments_command
 from payorch_cli.commands import payouts as payouts_command
 from payorch_cli.commands import providers as providers_command
@@ -45,6 +46,7 @@ app.command("coverage")(coverage_command.coverage)
 app.command("record")(record_command.record)
 app.command("trace")(trace_command.trace)
 app.add_typer(providers_command.app, name="providers")
+app.command("mcp")(mcp_command.mcp)
 app.add_typer(payments_command.app, name="payments")
 app.add_typer(payouts_command.app, name="payouts")
 app.command("balance")(balance_command.balance)
