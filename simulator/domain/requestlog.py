@@ -63,6 +63,7 @@ from simulator.clock import isoformat
 from simulator.domain.errors import ApiError
 
 DEFAULT_CAPACITY = 10_000
+MAX_DEPTH = 64  # levels of a JSON body walked for masking; a deeper one is shown as text
 MAX_BODY = 64 * 1024  # bytes of each body kept; the rest is cut (`truncated`)
 BODY_BUDGET = 128 * 1024 * 1024  # bytes of bodies kept in all; past it the oldest entries go
 KEPT_HEADERS = ("Idempotency-Key", "Sandbox-Simulate")
@@ -202,25 +203,35 @@ def mask_tokens(text: str) -> str:
     return _TOKENS.sub(_token_replacement, text)
 
 
-def mask(value: Any, *, in_card: bool = False, in_person: bool = False) -> Any:
-    """A copy of a decoded JSON value with its secrets masked (the rules in the module doc)."""
+class TooDeep(ValueError):
+    """A JSON value nested past `MAX_DEPTH`: shown as masked text, not walked."""
+
+
+def mask(value: Any, *, in_card: bool = False, in_person: bool = False, depth: int = 0) -> Any:
+    """A copy of a decoded JSON value with its secrets masked (the rules in the module doc).
+    Raises `TooDeep` past `MAX_DEPTH` levels: a hostile body must not exhaust the stack."""
+    if depth > MAX_DEPTH:
+        raise TooDeep(depth)
     if isinstance(value, dict):
         masked: dict[str, Any] = {}
         for key, item in value.items():
             name = _norm(key)
             if item is None or (isinstance(item, (dict, list)) and name not in _HIDE_ALL):
                 masked[key] = mask(
-                    item, in_card="card" in name, in_person=any(p in name for p in _PERSONS)
+                    item,
+                    in_card="card" in name,
+                    in_person=any(p in name for p in _PERSONS),
+                    depth=depth + 1,
                 )
             elif name in _HIDE_ALL or (in_person and name == _PERSON_NAME):
                 masked[key] = MASK
             elif name in _KEEP_LAST_4 or (in_card and name == _CARD_NUMBER):
                 masked[key] = mask_value(item)
             else:
-                masked[key] = mask(item)
+                masked[key] = mask(item, depth=depth + 1)
         return masked
     if isinstance(value, list):
-        return [mask(item, in_card=in_card, in_person=in_person) for item in value]
+        return [mask(item, in_card=in_card, in_person=in_person, depth=depth + 1) for item in value]
     if isinstance(value, str):
         return mask_string(value)
     return value
@@ -455,7 +466,7 @@ def body_view(raw: bytes | None, size: int) -> BodyView:
         try:
             view["body"] = mask(orjson.loads(raw))
             return view
-        except orjson.JSONDecodeError:
+        except (orjson.JSONDecodeError, TooDeep):
             pass
     view["text"] = mask_text(raw.decode("utf-8", "replace"))
     return view
