@@ -47,7 +47,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from payorch.vocabulary import API_PREFIX
-from payorch_cli.record_steps import Identity, _Builder
+from payorch_cli.record_steps import Identity, StepsBuilder
 from payorch_cli.record_values import TEST_DOCUMENTS
 from payorch_cli.record_yaml import to_yaml
 
@@ -86,7 +86,7 @@ def record(
     """The scenario of `details` (request-log records with bodies, oldest first) and `events`
     (delivered event envelopes, any order). `outside`: the ids of events caused by requests
     of the log outside the recording (left out, as those requests are)."""
-    builder = _Builder(identity)
+    builder = StepsBuilder(identity)
     kept: list[dict[str, Any]] = []
     # An event goes after the request that caused it (the log's `eventIds`); one caused by a
     # request left out is left out too.

@@ -10,23 +10,23 @@ from urllib.parse import parse_qsl
 
 from payorch.vocabulary import API_PREFIX
 from payorch_cli.record_values import (
-    _COUNTRY_BY_CURRENCY,
-    _CUMULATIVE,
-    _ID_KEY,
-    _IDENTIFIER_PART,
-    _MADE_ID,
-    _NAME_BY_PREFIX,
     ADVANCE_PATH,
     BALANCE_PATH,
+    COUNTRY_BY_CURRENCY,
+    CUMULATIVE,
+    ID_KEY,
+    IDENTIFIER_PART,
+    MADE_ID,
     MASK,
+    NAME_BY_PREFIX,
     TEST_CARD,
     TEST_DOCUMENTS,
-    _change,
-    _stable_key,
-    _unexpressible,
-    _volatile,
+    change_from,
+    is_stable_key,
+    is_volatile,
+    unexpressible,
 )
-from payorch_cli.record_yaml import _escape
+from payorch_cli.record_yaml import escape
 from payorch_cli.scenario.durations import format_duration
 
 
@@ -50,7 +50,7 @@ class _Id:
     name: str | None = None  # set when a later request uses it
 
 
-class _Builder:
+class StepsBuilder:
     def __init__(self, identity: Identity) -> None:
         self.identity = identity
         self.steps: list[dict[str, Any]] = []
@@ -77,7 +77,7 @@ class _Builder:
     def request_or_comment(self, detail: dict[str, Any]) -> None:
         """The request as a step; what cannot be one as a comment (counted in the summary)."""
         what = f"{detail.get('method')} {detail.get('path')}"
-        problem = detail.get("unreadable") or _unexpressible(detail)
+        problem = detail.get("unreadable") or unexpressible(detail)
         if problem is None:
             steps, vars_, unlinked = len(self.steps), dict(self.vars), len(self.unlinked)
             comments = list(self.comments.get(steps, ()))
@@ -117,7 +117,7 @@ class _Builder:
         if body is not None:
             call["body"] = self._body(path, body)
         elif "text" in request_body:
-            call["raw"] = _escape(request_body["text"])
+            call["raw"] = escape(request_body["text"])
             self.notes.append(f"{method} {path}: a body that is not JSON, sent as recorded")
         step["request"] = call
         credential = self._as(detail)
@@ -143,13 +143,13 @@ class _Builder:
         return "/".join(self._path_part(part) for part in relative.split("/"))
 
     def _path_part(self, part: str) -> str:
-        if part in self.ids or not _MADE_ID.match(part):
+        if part in self.ids or not MADE_ID.match(part):
             return self._use(part)
         # An id no recorded step returned: a var holding the recorded value, flagged.
         for name, value in self.vars.items():
             if value == part:
                 return "${" + name + "}"
-        base = next((n for prefix, n in _NAME_BY_PREFIX if part.startswith(prefix)), "id")
+        base = next((n for prefix, n in NAME_BY_PREFIX if part.startswith(prefix)), "id")
         name, n = base, 2
         while name in self.names:
             name, n = f"{base}{n}", n + 1
@@ -165,8 +165,8 @@ class _Builder:
     def _header(self, name: str, value: str) -> str:
         if name.lower() == "idempotency-key":
             # The same key for the same calls of one run, another for each run.
-            return "${run.id}-" + _escape(value)
-        return _escape(value)
+            return "${run.id}-" + escape(value)
+        return escape(value)
 
     def _body(self, path: str, body: Any, key: str = "") -> Any:
         if isinstance(body, dict):
@@ -199,7 +199,7 @@ class _Builder:
             secret = self.identity.secret_of(self._publishable or "")
             if secret is not None:
                 return secret
-        env = "PAYORCH_RECORD_" + _IDENTIFIER_PART.sub("_", key).upper()
+        env = "PAYORCH_RECORD_" + IDENTIFIER_PART.sub("_", key).upper()
         self.notes.append(
             f"{path}: `{key}` was masked in the log; the scenario reads ${{env.{env}}}"
         )
@@ -218,21 +218,21 @@ class _Builder:
         if isinstance(country, str) and len(country) == 3:
             self.country = country.upper()
         elif isinstance(body.get("currencyLocal"), str):
-            self.country = _COUNTRY_BY_CURRENCY.get(body["currencyLocal"], self.country)
+            self.country = COUNTRY_BY_CURRENCY.get(body["currencyLocal"], self.country)
 
     def _use(self, text: str) -> str:
         """A string a request sends: `${name}` if it is (or holds, in a path) a server-made id."""
         found = self.ids.get(text)
         if found is not None:
             return "${" + self._name(found) + "}"
-        return _escape(text)
+        return escape(text)
 
     def _name(self, found: _Id) -> str:
         if found.name is None:
             base = next(
-                (name for prefix, name in _NAME_BY_PREFIX if found.value.startswith(prefix)),
+                (name for prefix, name in NAME_BY_PREFIX if found.value.startswith(prefix)),
                 None,
-            ) or _IDENTIFIER_PART.sub("_", found.key)
+            ) or IDENTIFIER_PART.sub("_", found.key)
             if base[0].isdigit():
                 base = "_" + base
             name, n = base, 2
@@ -253,7 +253,7 @@ class _Builder:
                 sub = f"{path}.{key}" if path else key
                 if (
                     isinstance(item, str)
-                    and _ID_KEY.search(key)
+                    and ID_KEY.search(key)
                     and len(item) >= 4
                     and item not in self.sent
                     and item not in self.ids
@@ -309,11 +309,11 @@ class _Builder:
         # a reserve released): the amounts are then numbers only, and this run's own effect is
         # checked through its movements.
         unknown = first is body or self.advanced_since_first_balance
-        for key in _CUMULATIVE:
+        for key in CUMULATIVE:
             amounts, base = stable.get(key), first.get(key)
             if isinstance(amounts, dict) and isinstance(base, dict):
                 stable[key] = {
-                    k: _change(f"{name}.{key}.{k}", v, None if unknown else base.get(k))
+                    k: change_from(f"{name}.{key}.{k}", v, None if unknown else base.get(k))
                     for k, v in amounts.items()
                 }
         return stable
@@ -330,9 +330,9 @@ class _Builder:
                 if saved is not None:
                     kept[key] = "${" + saved + "}"  # a link to a saved id
                     continue
-                if _volatile(key, item):
+                if is_volatile(key, item):
                     continue
-                stable_key = inherited or _stable_key(key)
+                stable_key = inherited or is_stable_key(key)
                 if history and key == "pagination":
                     continue  # totals count every object of the server
                 if history and isinstance(item, list):
@@ -347,13 +347,13 @@ class _Builder:
                     if sub is not None and sub != {}:
                         kept[key] = sub
                 elif stable_key:
-                    kept[key] = _escape(item) if isinstance(item, str) else item
+                    kept[key] = escape(item) if isinstance(item, str) else item
             return kept
         if isinstance(value, list):
             items = [self._stable(item, inherited=inherited) for item in value]
             if all(isinstance(item, (str, int, float, bool)) or item is None for item in value):
                 return (
-                    [_escape(i) if isinstance(i, str) else i for i in value] if inherited else None
+                    [escape(i) if isinstance(i, str) else i for i in value] if inherited else None
                 )
             return [item if item is not None else {"$any": True} for item in items]
         return None

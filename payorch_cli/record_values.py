@@ -18,14 +18,14 @@ MAX_BODY_DEPTH = MAX_DEPTH - 8
 MAX_BODY_VALUES = 20_000
 MAX_BODY_TEXT = 256 * 1024
 # The amounts of a balance read that add up over the server's life: checked as changes.
-_CUMULATIVE = ("balance", "feeSummary")
+CUMULATIVE = ("balance", "feeSummary")
 # A path segment that looks made by a server: a short prefix and a random tail with a digit
 # (TXN-…, CLM-…, po_…, inc_…), or a long number (a CLABE); fixture ids (sbx_pix,
 # prv_orbita_cards, shp_mazul_tienda) have no digit in a tail of letters and underscores.
-_MADE_ID = re.compile(r"^(?:[A-Za-z]{2,5}[-_](?=[A-Za-z0-9]*\d)[A-Za-z0-9]{8,}|\d{10,})$")
+MADE_ID = re.compile(r"^(?:[A-Za-z]{2,5}[-_](?=[A-Za-z0-9]*\d)[A-Za-z0-9]{8,}|\d{10,})$")
 
 # A key of a response naming a server-made value.
-_ID_KEY = re.compile(r"^(id|token|clabe)$|(Id|Token|_id|_token)$")
+ID_KEY = re.compile(r"^(id|token|clabe)$|(Id|Token|_id|_token)$")
 # A key of a stable field (case-insensitive substring).
 STABLE_WORDS = (
     "status",
@@ -52,9 +52,9 @@ STABLE_WORDS = (
     "active",
     "method",
 )
-_TIMESTAMP_KEY = re.compile(r"(At|_at|Date|date|timestamps?|now|expires.*)$")
-_IDENTIFIER_PART = re.compile(r"[^A-Za-z0-9_]")
-_NAME_BY_PREFIX = (
+TIMESTAMP_KEY = re.compile(r"(At|_at|Date|date|timestamps?|now|expires.*)$")
+IDENTIFIER_PART = re.compile(r"[^A-Za-z0-9_]")
+NAME_BY_PREFIX = (
     ("TXN-", "tx"),
     ("CLM-", "claim"),
     ("WDR-", "withdrawal"),
@@ -72,10 +72,10 @@ TEST_DOCUMENTS = {
     "USA": "123456789",
 }
 TEST_CARD = "4242424242424242"
-_COUNTRY_BY_CURRENCY = {"MXN": "MEX", "BRL": "BRA", "CLP": "CHL", "ARS": "ARG", "COP": "COL"}
+COUNTRY_BY_CURRENCY = {"MXN": "MEX", "BRL": "BRA", "CLP": "CHL", "ARS": "ARG", "COP": "COL"}
 
 
-def _change(base: str, value: Any, recorded_base: Any) -> Any:
+def change_from(base: str, value: Any, recorded_base: Any) -> Any:
     """A cumulative amount as `${base + change}` (a number of any value where it is the base
     itself, or where the first read had no such amount)."""
     numbers = (int, float)
@@ -92,7 +92,7 @@ def _change(base: str, value: Any, recorded_base: Any) -> Any:
     return "${" + f"{base} {sign} {abs(change)}" + "}"
 
 
-def _unexpressible(detail: dict[str, Any]) -> str | None:
+def unexpressible(detail: dict[str, Any]) -> str | None:
     """Why a logged request cannot be a step of a scenario file, or None."""
     for side in ("request", "response"):
         body = (detail.get(side) or {}).get("body") or {}
@@ -104,13 +104,13 @@ def _unexpressible(detail: dict[str, Any]) -> str | None:
         text = body.get("text")
         if isinstance(text, str) and len(text) > MAX_BODY_TEXT:
             return f"its {side} body is {len(text):,} characters (at most {MAX_BODY_TEXT:,})"
-        problem = _too_big(body.get("body"))
+        problem = too_big(body.get("body"))
         if problem is not None:
             return f"its {side} body is {problem}"
     return None
 
 
-def _too_big(value: Any) -> str | None:
+def too_big(value: Any) -> str | None:
     """Whether a JSON value is nested or sized past what a step may hold (iterative: the value
     may be nested a thousand deep)."""
     stack: list[tuple[Any, int]] = [(value, 1)]
@@ -129,13 +129,13 @@ def _too_big(value: Any) -> str | None:
     return None
 
 
-def _stable_key(key: str) -> bool:
+def is_stable_key(key: str) -> bool:
     lowered = key.lower()
     return any(word in lowered for word in STABLE_WORDS)
 
 
-def _volatile(key: str, value: Any) -> bool:
-    if _ID_KEY.search(key) or _TIMESTAMP_KEY.search(key):
+def is_volatile(key: str, value: Any) -> bool:
+    if ID_KEY.search(key) or TIMESTAMP_KEY.search(key):
         return True
     lowered = key.lower()
     if "url" in lowered or "path" in lowered or lowered in ("requestid", "secret", "signature"):

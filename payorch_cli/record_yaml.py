@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 
-def _escape(text: str) -> str:
+def escape(text: str) -> str:
     """A recorded string as the scenario language reads it literally (`$${` is a `${`)."""
     return text.replace("${", "$${")
 
