@@ -9,8 +9,9 @@ Rules (docs/scenarios.md has the user's version):
 - a mapping whose keys all start with `$` is a matcher: each key is an operator (`$gt`,
   `$regex`...), one `Operator` subclass each, registered by name in `REGISTRY`; several in one
   mapping must all hold.
-A new operator is a subclass below, a row in docs/scenarios.md, and its schema entry written into
-scenario.schema.json by `python -m payorch_cli.scenario.schema` (a test fails until it is).
+A new operator is a subclass in operators.py, a row in docs/scenarios.md, and its schema entry
+written into scenario.schema.json by `python -m payorch_cli.scenario.schema` (a test fails until
+it is).
 Every matcher can say what it expected in a form that diffs well against the actual value: a
 passing matcher shows the actual value on both sides, so the diff only shows what failed.
 """

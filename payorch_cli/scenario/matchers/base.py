@@ -14,8 +14,8 @@ from payorch_cli.scenario.matchers.values import (
     MISSING,
     Mismatch,
     Scope,
-    _join,
     dec,
+    join_path,
     json_equal,
     show,
 )
@@ -81,9 +81,9 @@ class ObjectMatcher(Matcher):
             if value is MISSING and not matcher.optional:
                 near = difflib.get_close_matches(key, list(actual), 1)
                 hint = f" (the object has `{near[0]}`)" if near else ""
-                out.append(Mismatch(_join(path, key), f"missing{hint}"))
+                out.append(Mismatch(join_path(path, key), f"missing{hint}"))
                 continue
-            out += matcher.check(value, _join(path, key), scope)
+            out += matcher.check(value, join_path(path, key), scope)
         if self.exact:
             extra = sorted(set(actual) - set(self.fields))
             if extra:
@@ -136,7 +136,7 @@ class ListMatcher(Matcher):
             ]
         out: list[Mismatch] = []
         for index, (matcher, value) in enumerate(zip(self.items, actual, strict=True)):
-            out += matcher.check(value, _join(path, index), scope)
+            out += matcher.check(value, join_path(path, index), scope)
         return out
 
     def expected_view(self, actual: Any, scope: Scope) -> Any:
@@ -227,7 +227,7 @@ class Operator:
 
     def compile(self, node: Node) -> Any:
         """The argument, from its YAML node; a ScenarioError at the node if it is not one."""
-        return _compiled(node)
+        return compiled_arg(node)
 
     def check(self, op: Op, actual: Any, path: str, scope: Scope, ops: Ops) -> str | None:
         """None when `actual` holds, else what is wrong with it."""
@@ -235,13 +235,13 @@ class Operator:
 
     def describe(self, op: Op, scope: Scope, ops: Ops) -> str:
         """The operator and its argument, as a failure message shows what was expected."""
-        return f"{op.name} {show(_shown(op.arg, scope))}"
+        return f"{op.name} {show(shown_arg(op.arg, scope))}"
 
 
 # ---------------------------------------------------------------------------- compiling
 
 
-def _shown(arg: Any, scope: Scope) -> Any:
+def shown_arg(arg: Any, scope: Scope) -> Any:
     """An operator's argument as a message shows it: matchers by what they expect."""
     if isinstance(arg, Matcher):
         return arg.expected_view(MISSING, scope)
@@ -259,7 +259,7 @@ def _arg_names(arg: Any) -> set[str]:
     return roots(arg)
 
 
-def _compiled(node: Node) -> Any:
+def compiled_arg(node: Node) -> Any:
     try:
         return compile_value(node.value())
     except ExprError as exc:
@@ -284,7 +284,7 @@ def compile_matcher(node: Node) -> Matcher:
         return ObjectMatcher({k: compile_matcher(v) for k, _, v in entries}, node.loc)
     if node.is_seq:
         return ListMatcher([compile_matcher(item) for item in node.items()], node.loc)
-    return Equals(_compiled(node), node.loc)
+    return Equals(compiled_arg(node), node.loc)
 
 
 def _compile_ops(node: Node, entries: list[tuple[str, Node, Node]]) -> Ops:

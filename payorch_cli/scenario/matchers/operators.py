@@ -15,17 +15,17 @@ from payorch_cli.scenario.matchers.base import (
     Op,
     Operator,
     Ops,
-    _compiled,
-    _shown,
     compile_matcher,
+    compiled_arg,
+    shown_arg,
 )
 from payorch_cli.scenario.matchers.values import (
     MISSING,
     TYPES,
     Scope,
-    _join,
     dec,
     is_number,
+    join_path,
     json_equal,
     show,
 )
@@ -87,7 +87,7 @@ class Regex(Operator):
     schema: ClassVar[dict[str, Any]] = {"type": "string", "description": "re.search on a string."}
 
     def compile(self, node: Node) -> Any:
-        value = _compiled(node)
+        value = compiled_arg(node)
         if isinstance(value, str):
             try:
                 re.compile(value)
@@ -162,7 +162,7 @@ class Between(_Comparison):
     }
 
     def compile(self, node: Node) -> Any:
-        value = _compiled(node)
+        value = compiled_arg(node)
         if not (isinstance(value, list) and len(value) == 2):
             raise ScenarioError(node.loc, "`$between` takes [low, high]")
         return value
@@ -179,7 +179,7 @@ class Approx(_Comparison):
         return abs(value - dec(bound)) <= ops.tolerance_value(scope)
 
     def describe(self, op: Op, scope: Scope, ops: Ops) -> str:
-        return f"$approx {show(_shown(op.arg, scope))} ± {ops.tolerance_value(scope)}"
+        return f"$approx {show(shown_arg(op.arg, scope))} ± {ops.tolerance_value(scope)}"
 
 
 class Tolerance(Operator):
@@ -206,7 +206,7 @@ class Contains(Operator):
             return [compile_matcher(item) for item in node.items()]
         if node.is_map:
             return [compile_matcher(node)]
-        return _compiled(node)  # a substring
+        return compiled_arg(node)  # a substring
 
     def check(self, op: Op, actual: Any, path: str, scope: Scope, ops: Ops) -> str | None:
         if isinstance(actual, str) and not isinstance(op.arg, list):
@@ -245,7 +245,7 @@ class Contains(Operator):
         if not actual:
             return f"no item matches {shown}: the list is empty{more}"
         # Say why the nearest item is not it: that is usually the whole story.
-        tries = [(first.check(item, _join(path, j), scope), j) for j, item in enumerate(actual)]
+        tries = [(first.check(item, join_path(path, j), scope), j) for j, item in enumerate(actual)]
         closest, _ = min(tries, key=lambda t: len(t[0]))
         why = "; ".join(f"{m.path}: {m.message}" for m in closest[:3])
         return f"no item matches {shown}{more}; closest: {why} (among {len(actual)} items)"
@@ -275,7 +275,7 @@ class OneOf(Operator):
     schema: ClassVar[dict[str, Any]] = {"type": "array"}
 
     def compile(self, node: Node) -> Any:
-        value = _compiled(node)
+        value = compiled_arg(node)
         if not isinstance(value, list):
             raise ScenarioError(node.loc, "`$in` takes a list of values")
         return value
@@ -306,7 +306,7 @@ class Each(_Nested):
         if not isinstance(actual, list):
             return f"expected a list, got {show(actual)}"
         for index, item in enumerate(actual):
-            found = op.arg.check(item, _join(path, index), scope)
+            found = op.arg.check(item, join_path(path, index), scope)
             if found:
                 return f"item [{index}]: {found[0].path}: {found[0].message}"
         return None
@@ -347,7 +347,7 @@ class EqualTo(Operator):
 
 
 def _number_arg(node: Node, key: str) -> Any:
-    value = _compiled(node)
+    value = compiled_arg(node)
     if not (is_number(value) or _interp(value)):
         raise ScenarioError(node.loc, f"`{key}` takes a number, not a {node.kind}")
     return value

@@ -61,7 +61,7 @@ def show(value: Any) -> str:
     return text if len(text) <= 120 else text[:117] + "..."
 
 
-def _join(path: str, key: str | int) -> str:
+def join_path(path: str, key: str | int) -> str:
     if isinstance(key, int):
         return f"{path}[{key}]"
     return f"{path}.{key}" if path else str(key)
