@@ -12,7 +12,6 @@ import json
 import re
 import secrets
 import time
-from dataclasses import dataclass, field
 from typing import Any, Protocol
 from urllib.parse import quote
 
@@ -24,44 +23,9 @@ from payorch_cli.scenario.http import Exchange, ScenarioClient
 from payorch_cli.scenario.matchers import MISSING, Matcher, Mismatch, show
 from payorch_cli.scenario.model import EventExpectation, Instance, SaveRule, Step
 from payorch_cli.scenario.receiver import Delivery, Receiver
+from payorch_cli.scenario.results import Failure, InstanceResult, StepFailed, StepResult
 
 _SEGMENT = re.compile(r"[^.\[\]]+|\[\d+\]")
-
-
-@dataclass
-class Failure:
-    message: str
-    mismatches: list[Mismatch] = field(default_factory=list)
-    diff: list[str] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-
-
-@dataclass
-class StepResult:
-    step: Step
-    status: str  # passed | failed | skipped
-    duration: float = 0.0  # seconds
-    exchange: Exchange | None = None
-    credential: Credential | None = None
-    failure: Failure | None = None
-    note: str = ""
-
-
-@dataclass
-class InstanceResult:
-    instance: Instance
-    steps: list[StepResult] = field(default_factory=list)
-    duration: float = 0.0
-    error: str | None = None  # could not run at all (setup)
-    base_url: str = ""
-
-    @property
-    def passed(self) -> bool:
-        return self.error is None and all(s.status != "failed" for s in self.steps)
-
-    @property
-    def failed_step(self) -> StepResult | None:
-        return next((s for s in self.steps if s.status == "failed"), None)
 
 
 class Reporter(Protocol):
@@ -69,12 +33,6 @@ class Reporter(Protocol):
     def step_started(self, instance: Instance, step: Step) -> None: ...
     def step_finished(self, instance: Instance, result: StepResult) -> None: ...
     def instance_finished(self, result: InstanceResult) -> None: ...
-
-
-class StepFailed(Exception):
-    def __init__(self, failure: Failure) -> None:
-        super().__init__(failure.message)
-        self.failure = failure
 
 
 def extract(data: Any, path: str) -> Any:

@@ -8,22 +8,20 @@ saved by earlier steps, built-ins). A file with problems never starts running.
 
 from __future__ import annotations
 
-import difflib
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from payorch import bounded
-from payorch_cli.scenario.durations import DurationError, parse_duration
-from payorch_cli.scenario.expressions import ExprError, Interp, compile_string, compile_value, roots
+from payorch_cli.scenario.checks import Checker, CredentialCheck, did_you_mean
+from payorch_cli.scenario.expressions import ExprError, Interp, compile_string, roots
+from payorch_cli.scenario.files import discover, read_text
 from payorch_cli.scenario.matchers import (
     Equals,
     Matcher,
     ObjectMatcher,
     Op,
     Ops,
-    compile_matcher,
 )
 from payorch_cli.scenario.model import (
     BUILTINS,
@@ -44,7 +42,6 @@ from payorch_cli.scenario.source import (
     ScenarioError,
     ScenarioFileError,
     compose,
-    looks_like_scenario,
 )
 
 TOP_KEYS = ("scenario", "description", "tags", "as", "vars", "matrix", "steps")
@@ -87,8 +84,6 @@ METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS")
 IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 PATH = re.compile(r"^(?:[^.\[\]]+|\[\d+\])(?:\.[^.\[\]]+|\[\d+\]|\.\d+)*$")
 STATUS_CLASS = re.compile(r"^([1-5])xx$")
-# The server's rule for saved-state names (/_sim/state), checked before anything runs.
-STATE_NAME = re.compile(r"^[A-Za-z0-9_-][A-Za-z0-9._-]{0,63}$")
 
 SHORT_NAMES = {
     "create_payment": "create a payment",
@@ -111,117 +106,11 @@ PROVIDER_CALLBACK_KEYS = ("after", "outcome", "mode")
 PROVIDER_INCIDENT_KEYS = ("behaviour", "for", "in", "declineReason")
 PROVIDER_ACTIONS = ("set", "incident", "end_incidents")
 
-CredentialCheck = Callable[[str], str | None]  # name -> problem, or None if it resolves
 
-
-def _did_you_mean(key: str, options: Iterable[str]) -> str:
-    near = difflib.get_close_matches(key, list(options), 1, 0.6)
-    return f"; did you mean `{near[0]}`?" if near else ""
-
-
-class _Loader:
+class _Loader(Checker):
     def __init__(self, file: str, check_credential: CredentialCheck | None) -> None:
-        self.file = file
-        self.errors: list[ScenarioError] = []
-        self.check_credential = check_credential
+        super().__init__(file, check_credential)
         self._mentions_receiver = False  # a ${receiver...} anywhere makes the runner host one
-
-    # -- helpers -----------------------------------------------------------------------------
-
-    def error(self, loc: Loc, message: str) -> None:
-        self.errors.append(ScenarioError(loc, message))
-
-    def mapping(self, node: Node, what: str) -> list[tuple[str, Node, Node]] | None:
-        if not node.is_map:
-            self.error(node.loc, f"{what} must be a mapping, not a {node.kind}")
-            return None
-        try:
-            return list(node.entries())
-        except ScenarioError as exc:
-            self.errors.append(exc)
-            return None
-
-    def keys(
-        self, entries: list[tuple[str, Node, Node]], allowed: Iterable[str], what: str
-    ) -> dict[str, Node]:
-        allowed = list(allowed)
-        out = {}
-        for key, key_node, value in entries:
-            if key not in allowed:
-                self.error(
-                    key_node.loc,
-                    f"unknown key `{key}` in {what}"
-                    f"{_did_you_mean(key, allowed)} (allowed: {', '.join(allowed)})",
-                )
-            else:
-                out[key] = value
-        return out
-
-    def compiled(self, node: Node) -> Any:
-        try:
-            return compile_value(node.value())
-        except (ExprError, ScenarioError) as exc:
-            self.error(getattr(exc, "loc", node.loc), getattr(exc, "message", str(exc)))
-            return None
-
-    def string(self, node: Node, what: str) -> str | None:
-        if not (node.is_scalar and node.kind in ("string", "number")):
-            self.error(node.loc, f"{what} must be a string, not a {node.kind}")
-            return None
-        return str(node.raw.value)
-
-    def template(self, node: Node, what: str) -> Any:
-        text = self.string(node, what)
-        if text is None:
-            return None
-        try:
-            return compile_string(text)
-        except ExprError as exc:
-            self.error(node.loc, str(exc))
-            return None
-
-    def state_name(self, node: Node, what: str) -> str | None:
-        name = self.string(node, what)
-        if name is not None and not STATE_NAME.match(name):
-            self.error(
-                node.loc,
-                f"{what}: {name!r} is not a saved state's name (1 to 64 characters from "
-                "A-Z a-z 0-9 . _ -, not starting with a dot)",
-            )
-            return None
-        return name
-
-    def duration(self, node: Node, what: str) -> float | None:
-        if not node.is_scalar or node.kind not in ("string", "number"):
-            self.error(node.loc, f"{what} must be a duration like 90s, 5m, 25h or 2d")
-            return None
-        try:
-            return parse_duration(node.value())
-        except DurationError as exc:
-            self.error(node.loc, f"{what}: {exc}")
-            return None
-
-    def matcher(self, node: Node) -> Matcher | None:
-        try:
-            return compile_matcher(node)
-        except ScenarioError as exc:
-            self.errors.append(exc)
-            return None
-
-    def names(self, used: set[str], loc: Loc, defined: set[str], where: str) -> None:
-        for name in sorted(used - defined - set(BUILTINS)):
-            options = sorted(defined | set(BUILTINS))
-            self.error(
-                loc,
-                f"${{{name}}} is not defined {where}{_did_you_mean(name, options)} "
-                f"(defined here: {', '.join(options)})",
-            )
-
-    def credential(self, node: Node, value: Any) -> None:
-        if isinstance(value, str) and self.check_credential is not None:
-            problem = self.check_credential(value)
-            if problem:
-                self.error(node.loc, problem)
 
     # -- the file ----------------------------------------------------------------------------
 
@@ -341,7 +230,7 @@ class _Loader:
             for key in unknown:
                 self.error(
                     present[key][0].loc,
-                    f"unknown key `{key}` in step {index}{_did_you_mean(key, ALL_STEP_KEYS)}",
+                    f"unknown key `{key}` in step {index}{did_you_mean(key, ALL_STEP_KEYS)}",
                 )
             if not unknown:
                 what = "no action" if not kinds else f"{len(kinds)} actions ({', '.join(kinds)})"
@@ -419,7 +308,7 @@ class _Loader:
                 self.error(node.loc, "`balance` takes no arguments (write `balance: {}`)")
             return HttpCall("GET", "/me/balance")
         if kind == "get_payment":
-            path = self._id_path(node, "/payments/{}", "`get_payment` takes a transaction id")
+            path = self.id_path(node, "/payments/{}", "`get_payment` takes a transaction id")
             return HttpCall("GET", path) if path is not None else None
         posts = {
             "create_payment": "/payments",
@@ -451,7 +340,7 @@ class _Loader:
             if "payment" not in fields:
                 self.error(node.loc, "`refund` needs `payment` (a transaction id)")
                 return None
-            path = self._id_path(fields["payment"], "/payments/{}/refund", "`payment`")
+            path = self.id_path(fields["payment"], "/payments/{}/refund", "`payment`")
             body = {k: self.compiled(v) for k, v in fields.items() if k != "payment"}
             return HttpCall("POST", path, body=body, has_body=True) if path else None
         if kind == "simulate":
@@ -493,7 +382,7 @@ class _Loader:
             return None
         if "end_incidents" in fields:
             return self.end_incidents(fields["id"], fields["end_incidents"])
-        path = self._id_path(fields["id"], "/_sim/providers/{}", "`id`")
+        path = self.id_path(fields["id"], "/_sim/providers/{}", "`id`")
         if path is None:
             return None
         if "set" in fields:
@@ -503,7 +392,7 @@ class _Loader:
             body = self.provider_incident(fields["incident"])
             if body is None:
                 return None
-            incidents = self._id_path(fields["id"], "/_sim/providers/{}/incidents", "`id`")
+            incidents = self.id_path(fields["id"], "/_sim/providers/{}/incidents", "`id`")
             return HttpCall("POST", incidents, body=body, has_body=True)
         return HttpCall("GET", path)
 
@@ -511,7 +400,7 @@ class _Loader:
         """`end_incidents: true`: DELETE every incident of the provider; `end_incidents: inc_…`
         (or a saved `${…}`): that one."""
         if node.is_scalar and node.value() is True:
-            path = self._id_path(provider, "/_sim/providers/{}/incidents", "`id`")
+            path = self.id_path(provider, "/_sim/providers/{}/incidents", "`id`")
             return None if path is None else HttpCall("DELETE", path)
         if node.is_scalar and isinstance(node.value(), str):
             provider_id = self.string(provider, "`id`")
@@ -536,7 +425,7 @@ class _Loader:
         if isinstance(value, str) and value not in PROVIDER_BEHAVIOURS:
             self.error(
                 node.loc,
-                f"unknown behaviour `{value}`{_did_you_mean(value, PROVIDER_BEHAVIOURS)} "
+                f"unknown behaviour `{value}`{did_you_mean(value, PROVIDER_BEHAVIOURS)} "
                 f"(behaviours: {', '.join(PROVIDER_BEHAVIOURS)})",
             )
         return value
@@ -573,14 +462,6 @@ class _Loader:
             out["mode"] = self.compiled(fields["mode"])
         return out
 
-    def duration_or(self, node: Node, what: str, *, zero: bool = False) -> float | None:
-        """A duration; `null` (and `0` where `zero`) pass through as no delay / never."""
-        if node.is_null:
-            return None
-        if zero and node.is_scalar and node.value() in (0, "0", "0s"):
-            return 0.0
-        return self.duration(node, what)
-
     def provider_incident(self, node: Node) -> dict[str, Any] | None:
         entries = self.mapping(node, "`incident`")
         if entries is None:
@@ -612,18 +493,8 @@ class _Loader:
             self.error(node.loc, "`trace` takes one of `payment: TXN-…` or `payout: po_…`")
             return None
         target, value = next(iter(fields.items()))
-        path = self._id_path(value, f"/_sim/{target}s/{{}}/trace", f"`{target}`")
+        path = self.id_path(value, f"/_sim/{target}s/{{}}/trace", f"`{target}`")
         return HttpCall("GET", path) if path is not None else None
-
-    def _id_path(self, node: Node, pattern: str, what: str) -> Any:
-        text = self.string(node, what)
-        if text is None:
-            return None
-        try:
-            return compile_string(pattern.format(text))
-        except ExprError as exc:
-            self.error(node.loc, str(exc))
-            return None
 
     def simulate(self, node: Node) -> HttpCall | None:
         entries = self.mapping(node, "`simulate`")
@@ -657,7 +528,7 @@ class _Loader:
             if key in fields:
                 self.error(fields[key].loc, f"`{key}` goes with `deposit`")
         pattern = "/payments/{}/simulate" if target == "payment" else "/me/payout/send/{}/simulate"
-        path = self._id_path(fields[target], pattern, f"`{target}`")
+        path = self.id_path(fields[target], pattern, f"`{target}`")
         body = {"action": self.compiled(fields["action"])}
         return HttpCall("POST", path, body=body, has_body=True) if path else None
 
@@ -801,7 +672,7 @@ class _Loader:
             loc = fields["type"].loc if "type" in fields else node.loc
             self.error(
                 loc,
-                f"unknown event type `{name}`{_did_you_mean(name, EVENT_TYPES)} "
+                f"unknown event type `{name}`{did_you_mean(name, EVENT_TYPES)} "
                 f"(events: {', '.join(EVENT_TYPES)})",
             )
         out = EventExpectation(name, node.loc, absent=absent, within=1.0 if absent else 5.0)
@@ -950,51 +821,7 @@ def load_file(
     path: Path, check_credential: CredentialCheck | None = None, display: str | None = None
 ) -> Scenario:
     name = display or str(path)
-    try:
-        text = bounded.read_text(path)
-    except bounded.TooLargeError as exc:
-        raise ScenarioFileError([ScenarioError(Loc(name, 1, 1), str(exc))]) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ScenarioFileError([ScenarioError(Loc(name, 1, 1), f"cannot read: {exc}")]) from None
-    return load_text(text, name, check_credential)
+    return load_text(read_text(path, name), name, check_credential)
 
 
-NOT_A_SCENARIO = "no top-level `scenario:` key, so not a scenario file"
-
-
-def discover(
-    paths: Iterable[Path],
-) -> tuple[list[Path], list[ScenarioError], list[tuple[Path, str]]]:
-    """Scenario files under `paths`: a file named explicitly is taken as is; in a directory,
-    every *.yaml / *.yml with a top-level `scenario:` key. The other YAML files of a directory
-    are left alone and listed with the reason (hidden files and directories are not looked
-    at)."""
-    files: list[Path] = []
-    errors: list[ScenarioError] = []
-    skipped: list[tuple[Path, str]] = []
-    for path in paths:
-        if path.is_file():
-            files.append(path)
-        elif path.is_dir():
-            for candidate in sorted(path.rglob("*")):
-                hidden = any(part.startswith(".") for part in candidate.relative_to(path).parts)
-                if hidden or candidate.suffix not in (".yaml", ".yml") or not candidate.is_file():
-                    continue
-                try:
-                    text = bounded.read_text(candidate)
-                except bounded.TooLargeError as exc:
-                    skipped.append((candidate, str(exc)))
-                    continue
-                except UnicodeDecodeError:
-                    skipped.append((candidate, "not UTF-8 text"))
-                    continue
-                except OSError as exc:
-                    skipped.append((candidate, f"cannot read: {exc.strerror or exc}"))
-                    continue
-                if looks_like_scenario(text):
-                    files.append(candidate)
-                else:
-                    skipped.append((candidate, NOT_A_SCENARIO))
-        else:
-            errors.append(ScenarioError(Loc(str(path), 1, 1), "no such file or directory"))
-    return files, errors, skipped
+__all__ = ["discover", "load_file", "load_text"]
