@@ -16,6 +16,7 @@ from payorch_cli.scenario.matchers import Matcher, compile_matcher
 from payorch_cli.scenario.model import BUILTINS
 from payorch_cli.scenario.source import Loc, Node, ScenarioError
 
+IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 # The server's rule for saved-state names (/_sim/state), checked before anything runs.
 STATE_NAME = re.compile(r"^[A-Za-z0-9_-][A-Za-z0-9._-]{0,63}$")
 
