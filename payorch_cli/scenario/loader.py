@@ -36,8 +36,6 @@ class _Loader(StepChecker):
         super().__init__(file, check_credential)
         self._mentions_receiver = False  # a ${receiver...} anywhere makes the runner host one
 
-    # -- the file ----------------------------------------------------------------------------
-
     def scenario(self, root: Node) -> Scenario | None:
         entries = self.mapping(root, "a scenario file")
         if entries is None:
