@@ -12,7 +12,7 @@ from typing import Annotated
 import typer
 
 from payorch_cli.options import DEFAULT_DATA, DataDir, Fixtures
-from simulator.settings import DEFAULT_HOST, DEFAULT_PORT, REQUEST_LOG_SIZE
+from simulator.settings import BODY_TIMEOUT_SECONDS, DEFAULT_HOST, DEFAULT_PORT, REQUEST_LOG_SIZE
 
 # On SIGINT/SIGTERM, requests in flight get this long to finish; past it they are answered 503
 # service_unavailable (never dropped mid-write), so the process is gone well within 10 s.
@@ -50,6 +50,16 @@ def serve(
             "tail); 0 turns it off.",
         ),
     ] = REQUEST_LOG_SIZE,
+    body_timeout: Annotated[
+        float,
+        typer.Option(
+            "--body-timeout",
+            min=0,
+            metavar="SECONDS",
+            help="Seconds a request body has to arrive whole once its head is in; a slower one "
+            "is answered 408 request_timeout and its connection closed. 0: no limit.",
+        ),
+    ] = BODY_TIMEOUT_SECONDS,
 ) -> None:
     """Serve the API at /api/v1, checkout pages and the /_sim control plane."""
     import asyncio  # here, not at the top: 30 ms of every other command's start
@@ -68,6 +78,7 @@ def serve(
                 fsync=fsync,
                 loopback_webhooks=loopback_webhooks,
                 request_log=request_log,
+                body_timeout=body_timeout,
             )
         )
     except StoreLockedError as exc:
@@ -104,6 +115,7 @@ async def _serve(
     fsync: bool,
     loopback_webhooks: bool,
     request_log: int,
+    body_timeout: float,
 ) -> None:
     import asyncio
 
@@ -122,6 +134,7 @@ async def _serve(
         fsync=fsync,
         webhooks_loopback_only=loopback_webhooks,
         request_log=request_log,
+        body_timeout=body_timeout,
     )
     app = create_app(settings)
     # drain() has already finished or answered every request when cleanup() runs: the short

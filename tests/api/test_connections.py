@@ -1,9 +1,10 @@
 """Connections held by clients that are too slow, on raw sockets (the HTTP client libraries do
 not send a head one byte at a time or stop reading on request).
 
-Both bounds are per connection: a request head must arrive whole within `header_timeout`
-(simulator/http/server.py), and an event-stream reader that takes nothing for the stream's write
-timeout is cut off and its queued events dropped (simulator/events/stream.py).
+The bounds are per connection: a request head must arrive whole within `header_timeout`
+(simulator/http/server.py), its body within `body_timeout` (simulator/http/requests.py), and an
+event-stream reader that takes nothing for the stream's write timeout is cut off and its queued
+events dropped (simulator/events/stream.py).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from typing import Any
 
 from simulator.app import create_app
 from simulator.domain.requestlog import make_row
-from simulator.http.keys import BUS, REQUEST_LOG, REQUEST_TAIL, STREAM
+from simulator.http.keys import BUS, REQUEST_LOG, REQUEST_TAIL, RESET, STREAM
 from simulator.settings import Settings
 from tests.conftest import KEYS, Api
 
@@ -27,13 +28,14 @@ HEADER_TIMEOUT = 0.5
 SCOPE = ("mer_mercadoazul", "sandbox")
 
 
-async def server(aiohttp_client: Any, tmp_path: Path) -> Api:
+async def server(aiohttp_client: Any, tmp_path: Path, body_timeout: float = 10.0) -> Api:
     settings = Settings(
         data_dir=tmp_path / "data",
         tick_seconds=0,
         seed=1234,
         rate_limit=False,
         header_timeout=HEADER_TIMEOUT,
+        body_timeout=body_timeout,
     )
     return Api(await aiohttp_client(create_app(settings)))
 
@@ -134,6 +136,69 @@ async def test_a_prompt_client_keeps_its_connection_between_requests(
     writer.write(request())
     assert await response_status(reader) == 200
     writer.close()
+
+
+# -- request bodies ---------------------------------------------------------------------------
+
+TOKEN_BODY = json.dumps({"apiKey": KEYS.sandbox_pk, "secretKey": KEYS.sandbox_sk}).encode()
+
+
+async def start_trickle(api: Api) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    """A `POST /api/v1/auth/token` (no credential needed) whose head arrives whole and whose
+    body's first byte follows: the rest is the caller's to send, or not."""
+    reader, writer = await connect(api)
+    writer.write(
+        b"POST /api/v1/auth/token HTTP/1.1\r\nHost: localhost\r\n"
+        b"Content-Type: application/json\r\n"
+        + f"Content-Length: {len(TOKEN_BODY)}\r\n\r\n".encode()
+        + TOKEN_BODY[:1]
+    )
+    await writer.drain()
+    return reader, writer
+
+
+async def test_a_body_sent_one_byte_at_a_time_is_answered_408_and_cut_off(
+    aiohttp_client: Any, tmp_path: Path
+) -> None:
+    api = await server(aiohttp_client, tmp_path, body_timeout=0.3)
+    reader, writer = await start_trickle(api)
+    sending = asyncio.ensure_future(_trickle(writer, TOKEN_BODY[1:], every=0.05))
+    try:
+        head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 5)
+        body = await asyncio.wait_for(reader.read(), 5)  # then the server closes
+        assert not sending.done()  # still sending: the connection was cut mid-body
+    finally:
+        sending.cancel()
+        writer.close()
+    assert head.startswith(b"HTTP/1.1 408 "), head
+    assert b"connection: close" in head.lower()
+    error = json.loads(body)["error"]
+    assert error["code"] == "request_timeout" and error["type"] == "invalid_request_error"
+    assert error["details"]["timeoutSeconds"] == 0.3
+    assert 1 <= error["details"]["receivedBytes"] < len(TOKEN_BODY)
+
+
+async def test_a_body_still_arriving_holds_neither_a_reset_nor_a_ping(
+    aiohttp_client: Any, tmp_path: Path
+) -> None:
+    """The reset would wait up to its whole `wait_seconds` (here far beyond the test's guard)
+    for a request it counted as running: a request still reading its body is not one."""
+    api = await server(aiohttp_client, tmp_path, body_timeout=0)  # no deadline: it stays
+    api.client.server.app[RESET].wait_seconds = 600
+    reader, writer = await start_trickle(api)
+    try:
+        async with asyncio.timeout(30):  # a guard against hanging, not a measure
+            resetting = asyncio.ensure_future(api.post("/_sim/reset", KEYS.sandbox_sk, json={}))
+            status, body, _ = await api.get("/ping", KEYS.sandbox_sk)
+            assert status == 200, body
+            status, body, _ = await resetting
+            assert status == 200, body
+            # The body is still one byte short of its head's Content-Length all along.
+            assert not reader.at_eof()
+            writer.write(TOKEN_BODY[1:])  # it ends: the request runs, in the new world
+            assert await response_status(reader) == 200
+    finally:
+        writer.close()
 
 
 # -- event streams ----------------------------------------------------------------------------
