@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import email.parser
+import email.policy
 import json
 import re
 from typing import Any
@@ -110,6 +112,37 @@ async def read_body(request: web.Request, *, optional: bool = False) -> dict[str
         )
     _refuse_duplicate_keys(raw, body)
     return body
+
+
+async def read_form(request: web.Request) -> dict[str, str]:
+    """A posted HTML form's text fields (the first of a repeated name), url-encoded or multipart.
+
+    aiohttp reads a multipart form straight off the connection, which `receive_body` may have
+    read already: such a body is parsed here from the bytes read, by the standard library's MIME
+    parser (which records a malformed part as a defect rather than raising)."""
+    if request.content_type != "multipart/form-data":
+        form = await request.post()
+        return {
+            name: value for name, value in reversed(list(form.items())) if isinstance(value, str)
+        }
+    head = b"Content-Type: " + request.headers["Content-Type"].encode("latin-1") + b"\r\n\r\n"
+    message = email.parser.BytesParser(policy=email.policy.HTTP).parsebytes(
+        head + await request.read()
+    )
+    fields: dict[str, str] = {}
+    for part in message.walk() if message.is_multipart() else ():
+        name = part.get_param("name", header="content-disposition")
+        content = part.get_payload(decode=True)
+        if isinstance(name, str) and part.get_filename() is None and isinstance(content, bytes):
+            fields.setdefault(name, _decoded(content, part.get_content_charset()))
+    return fields
+
+
+def _decoded(content: bytes, charset: str | None) -> str:
+    try:
+        return content.decode(charset or "utf-8", "replace")
+    except LookupError:  # a charset Python does not know
+        return content.decode("utf-8", "replace")
 
 
 def _too_large(request: web.Request) -> ApiError:

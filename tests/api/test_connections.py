@@ -18,10 +18,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from simulator.app import create_app
 from simulator.domain.requestlog import make_row
 from simulator.http.keys import BUS, REQUEST_LOG, REQUEST_TAIL, RESET, STREAM
 from simulator.settings import Settings
+from tests.api.test_checkout import new_session
 from tests.conftest import KEYS, Api
 
 HEADER_TIMEOUT = 0.5
@@ -199,6 +202,38 @@ async def test_a_body_still_arriving_holds_neither_a_reset_nor_a_ping(
             assert await response_status(reader) == 200
     finally:
         writer.close()
+
+
+@pytest.mark.parametrize(
+    ("content_type", "body"),
+    [
+        ("application/x-www-form-urlencoded", b"paymentMethodId=1001"),
+        (
+            "multipart/form-data; boundary=XyZ",
+            b'--XyZ\r\nContent-Disposition: form-data; name="paymentMethodId"\r\n\r\n1001\r\n'
+            b'--XyZ\r\nContent-Disposition: form-data; name="paymentMethodId"\r\n\r\n1002\r\n'
+            b"--XyZ--\r\n",
+        ),
+    ],
+)
+async def test_a_form_whose_body_follows_its_head_is_still_read(
+    aiohttp_client: Any, tmp_path: Path, content_type: str, body: bytes
+) -> None:
+    """The body is read off the connection before the page's handler runs; aiohttp's own
+    multipart reader could not read it again (a 500 while that reader was used)."""
+    api = await server(aiohttp_client, tmp_path)
+    token = (await new_session(api, country="MX"))["sessionId"]
+    reader, writer = await connect(api)
+    writer.write(
+        f"POST /checkout/{token}/select HTTP/1.1\r\nHost: localhost\r\n"
+        f"Content-Type: {content_type}\r\nContent-Length: {len(body)}\r\n\r\n".encode()
+    )
+    await writer.drain()
+    await api.get("/ping", KEYS.sandbox_sk)  # by then the head is being handled
+    writer.write(body)
+    head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 5)
+    writer.close()
+    assert head.startswith(b"HTTP/1.1 303 "), head  # on to the payment page: the method was read
 
 
 # -- event streams ----------------------------------------------------------------------------
