@@ -35,6 +35,9 @@ class Settings:
     # Seconds a request body has to arrive whole once its head is in; then the request is
     # answered 408 request_timeout and the connection closed (simulator/http/requests.py). 0: none.
     body_timeout: float = BODY_TIMEOUT_SECONDS
+    # Seconds a live-stream reader (GET /_sim/events, /_sim/requests/stream) may take nothing
+    # while bytes wait for it before its connection is aborted (simulator/http/sse.py).
+    stream_stall_timeout: float = 10.0
     # Entries kept per payment or payout trace; past it the first 100 and the newest stay
     # (simulator/domain/trace.py).
     trace_limit: int = 500

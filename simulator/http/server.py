@@ -13,7 +13,8 @@ logs its traceback).
 
 A request body has its own deadline, enforced where it is read (`receive_body` in
 simulator/http/requests.py); when it passes, the request is answered and `drop_after_response`
-closes the connection at once instead of letting aiohttp read the rest of the body.
+closes the connection within a second instead of letting aiohttp read the rest of the body for
+ten.
 
 aiohttp builds that protocol itself, with no setting to pick another class, so `Application`
 (what `create_app` returns) makes the server that builds it. Both hooks are aiohttp internals
@@ -39,6 +40,9 @@ log = logging.getLogger(__name__)
 
 HEADER_TIMEOUT = 10.0  # seconds to send a whole request head (nginx: 60, Node: 60, ours: 10)
 KEEPALIVE_TIMEOUT = 75.0  # an idle kept-alive connection (nginx's default; above clients' own)
+# After answering a request whose body is refused, the rest of what the client sends is read and
+# dropped for this long before the connection closes (so the answer is not lost to a reset).
+REFUSED_LINGER_SECONDS = 1.0
 
 
 class ConnectionHandler(RequestHandler):
@@ -98,11 +102,11 @@ class ConnectionHandler(RequestHandler):
         return response
 
     def drop_after_response(self) -> None:
-        """Close the connection as soon as the current response is written, reading no more of
-        the request's body. (aiohttp reads an unread body for up to 10 s after the answer, its
-        "lingering" close, so that a client still sending gets the answer: a client trickling
-        a body would hold the connection that long again.)"""
-        self._lingering_time = 0.0
+        """Close the connection soon after the current response is written. aiohttp reads and
+        drops an unread body for up to 10 s after the answer (its "lingering" close: a socket
+        closed with unread bytes sends a reset, which can cost the client the answer), which
+        would give a client trickling a body that long again; here it gets 1 s."""
+        self._lingering_time = min(self._lingering_time, REFUSED_LINGER_SECONDS)
 
     def _awaiting_head(self) -> bool:
         """No request is being handled: the connection waits for the next request's head.

@@ -168,7 +168,9 @@ async def test_a_body_sent_one_byte_at_a_time_is_answered_408_and_cut_off(
     sending = asyncio.ensure_future(_trickle(writer, TOKEN_BODY[1:], every=0.05))
     try:
         head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 5)
-        body = await asyncio.wait_for(reader.read(), 5)  # then the server closes
+        length = int(head.lower().split(b"content-length:")[1].split(b"\r\n")[0])
+        body = await asyncio.wait_for(reader.readexactly(length), 5)
+        assert await closed_by_server(reader, within=5)
         assert not sending.done()  # still sending: the connection was cut mid-body
     finally:
         sending.cancel()
@@ -306,6 +308,103 @@ async def test_a_request_log_reader_that_stops_reading_is_cut_off_and_released(
             break
     await released(tail.readers, reader)
     writer.close()
+
+
+async def stall_server(aiohttp_client: Any, tmp_path: Path) -> Api:
+    settings = Settings(
+        data_dir=tmp_path / "data",
+        tick_seconds=0,
+        seed=1234,
+        rate_limit=False,
+        stream_stall_timeout=STALL,
+    )
+    return Api(await aiohttp_client(create_app(settings)))
+
+
+STALL = 0.3
+
+
+@pytest.mark.parametrize("path", ["/_sim/events", "/_sim/requests/stream"])
+async def test_a_stream_reader_that_stops_reading_small_frames_is_cut_off(
+    aiohttp_client: Any, tmp_path: Path, path: str
+) -> None:
+    """Small frames never block a write: the kernel's send buffer takes megabytes of them (it
+    grows by itself), so a reader that stopped reading kept its connection, 400 KB and more
+    queued for it. What the reader has taken is watched instead, whatever the volume."""
+    api = await stall_server(aiohttp_client, tmp_path)
+    app = api.client.server.app
+    count = app[STREAM].readers if path == "/_sim/events" else app[REQUEST_TAIL].readers
+    readers = (lambda: count(SCOPE)) if path == "/_sim/events" else count  # type: ignore[call-arg]
+    reader, writer = await open_stalled_stream(api, path)
+    assert readers() == 1
+    # About 300 KB in 1 KB frames: far below the queue's bound, far above what the reader's
+    # 4 KB window takes.
+    note = "x" * 1000
+    for number in range(300):
+        if path == "/_sim/events":
+            app[BUS].emit(*SCOPE, "payment.completed", {"id": f"TXN-{number}", "note": note})
+        else:
+            row = make_row(
+                f"req_{number}", 0.0, 0.0, "GET", "/api/v1/payments/" + note, "", 404, SCOPE[0],
+                SCOPE[1], 1.0, False, (), None, None,
+            )  # fmt: skip
+            app[REQUEST_LOG].record(row)
+        await asyncio.sleep(0)
+    await released(readers, reader)
+    writer.close()
+
+
+async def test_a_stream_reader_that_keeps_reading_is_never_cut_off(
+    aiohttp_client: Any, tmp_path: Path
+) -> None:
+    """Events keep coming for several stall periods, with quiet spells longer than one: a reader
+    taking them as they come (or with nothing to take) keeps its stream."""
+    api = await stall_server(aiohttp_client, tmp_path)
+    app = api.client.server.app
+    response = await api.client.get(
+        "/_sim/events", headers={"Authorization": f"Bearer {KEYS.sandbox_sk}"}
+    )
+    assert response.status == 200
+    received: list[str] = []
+
+    async def read() -> None:
+        while line := await response.content.readline():
+            if line.startswith(b"data: "):
+                received.append(json.loads(line[6:])["data"]["id"])
+
+    reading = asyncio.ensure_future(read())
+    note = "x" * 10_000
+    for burst in range(3):
+        for number in range(50):  # 500 KB a burst, well past the socket's buffers
+            app[BUS].emit(
+                *SCOPE, "payment.completed", {"id": f"TXN-{burst}-{number}", "note": note}
+            )
+            await asyncio.sleep(0)
+        await asyncio.sleep(STALL * 2)  # quiet: nothing waits for the reader, nothing to cut
+    for _ in range(100):
+        if len(received) == 150 or reading.done():
+            break
+        await asyncio.sleep(0.05)
+    assert app[STREAM].readers(SCOPE) == 1 and not reading.done()
+    assert received == [f"TXN-{b}-{n}" for b in range(3) for n in range(50)]
+    reading.cancel()
+    response.close()
+
+
+async def test_a_reader_whose_queue_passes_a_mebibyte_is_closed(
+    aiohttp_client: Any, tmp_path: Path
+) -> None:
+    """The queue of frames not yet written is bounded in bytes as well as in frames: 20 events
+    of 60 KB, far fewer than the 1,000 frames allowed, end the stream."""
+    api = await server(aiohttp_client, tmp_path)
+    app = api.client.server.app
+    with app[STREAM].subscribe(SCOPE) as queue:  # a reader whose writer never runs
+        for number in range(20):
+            app[BUS].emit(
+                *SCOPE, "payment.completed", {"id": f"TXN-{number}", "note": "x" * 60_000}
+            )
+            await asyncio.sleep(0)
+        assert queue.qsize() == 1 and queue.get_nowait() is None  # dropped, and ended
 
 
 # -- requests aiohttp cannot parse ------------------------------------------------------------
