@@ -14,6 +14,7 @@ aborted and its queue dropped. An idle stream (nothing waiting) is never a stall
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import socket
 import struct
 from collections.abc import Callable
@@ -77,17 +78,26 @@ async def write_frames(
         # connection, and what the server holds for it, once the handler has returned.
         await response.write_eof()
         await watch.flushed()
-    except ConnectionResetError:
+    except ConnectionError:
         pass  # the reader went away, or was cut off
     finally:
         watch.stop()
 
 
 def _cut(request: web.Request, queue: asyncio.Queue[Frame]) -> None:
-    """Abort the stalled reader's connection (close() would wait to flush to a reader who won't
-    read) and wake its writer, which then finds the connection gone."""
-    if request.transport is not None:
-        request.transport.abort()
+    """Reset the stalled reader's connection and wake its writer, which then finds it gone.
+
+    Reset, not closed: a close waits to flush to a reader who won't read, and even the event
+    loop's abort() only closes the socket, whose kernel keeps the unsent bytes and keeps
+    offering them to the reader (for minutes: it never sees the end). A zero linger makes the
+    close a reset, which drops them."""
+    transport = request.transport
+    if transport is not None:
+        sock = transport.get_extra_info("socket")
+        if sock is not None:
+            with contextlib.suppress(OSError):
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        transport.abort()
     while not queue.empty():
         queue.get_nowait()
     queue.put_nowait(None)
