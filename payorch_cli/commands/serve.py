@@ -13,7 +13,7 @@ from typing import Annotated, Any
 import typer
 
 from payorch_cli.options import DEFAULT_DATA, DataDir, Fixtures
-from simulator.settings import DEFAULT_HOST, DEFAULT_PORT, REQUEST_LOG_SIZE
+from simulator.settings import BODY_TIMEOUT_SECONDS, DEFAULT_HOST, DEFAULT_PORT, REQUEST_LOG_SIZE
 
 # On SIGINT/SIGTERM, requests in flight get this long to finish; past it they are answered 503
 # service_unavailable (never dropped mid-write), so the process is gone well within 10 s.
@@ -66,6 +66,16 @@ def serve(
             help="Print only the Listening line (the next steps it prints on a terminal go).",
         ),
     ] = False,
+    body_timeout: Annotated[
+        float,
+        typer.Option(
+            "--body-timeout",
+            min=0,
+            metavar="SECONDS",
+            help="Seconds a request body has to arrive whole once its head is in; a slower one "
+            "is answered 408 request_timeout and its connection closed. 0: no limit.",
+        ),
+    ] = BODY_TIMEOUT_SECONDS,
 ) -> None:
     """Serve the API, checkout pages and the /_sim control plane.
 
@@ -102,6 +112,7 @@ def serve(
                 loopback_webhooks=loopback_webhooks,
                 request_log=request_log,
                 output=output,
+                body_timeout=body_timeout,
             )
         )
     except StoreLockedError as exc:
@@ -177,6 +188,7 @@ async def _serve(
     loopback_webhooks: bool,
     request_log: int,
     output: Output,
+    body_timeout: float,
 ) -> None:
     import asyncio
 
@@ -195,6 +207,7 @@ async def _serve(
         fsync=fsync,
         webhooks_loopback_only=loopback_webhooks,
         request_log=request_log,
+        body_timeout=body_timeout,
     )
     app = create_app(settings)
     # drain() has already finished or answered every request when cleanup() runs: the short
