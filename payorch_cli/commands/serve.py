@@ -55,7 +55,8 @@ def serve(
         bool,
         typer.Option(
             "--log-requests",
-            help="Print one line per request on standard output, after the Listening line.",
+            help="Print one line per request on standard output, after the Listening line "
+            "(not those of payorch's own tools, such as the TUI's polling).",
         ),
     ] = False,
     quiet: Annotated[
@@ -171,7 +172,10 @@ class Output:
 
         def print_row(row: Row) -> None:
             # Synchronous, on the request path: opt-in, and a line is a few microseconds.
-            sys.stdout.write(layout.line(dict(Entry(row).summary())) + "\n")
+            summary = dict(Entry(row).summary())
+            if summary.get("tool") is not None:
+                return  # payorch's own tools (the TUI's polling...), as `logs tail` leaves them
+            sys.stdout.write(layout.line(summary) + "\n")
             sys.stdout.flush()
 
         app[REQUEST_LOG].subscribe(print_row)
