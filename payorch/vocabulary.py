@@ -60,7 +60,7 @@ PAYMENT_METHOD_SLUGS: tuple[str, ...] = (
 PAYMENT_SIMULATE_ACTIONS: tuple[str, ...] = ("paid", "failed", "expired", "refunded", "chargeback")
 
 # The actions of POST /me/payout/send/{id}/simulate (what each does:
-# simulator.domain.payouts.SIMULATE_ACTIONS).
+# simulator.domain.states.PAYOUT_SIMULATE_ACTIONS).
 PAYOUT_SIMULATE_ACTIONS: tuple[str, ...] = (
     "completed",
     "paid",

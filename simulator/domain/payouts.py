@@ -11,6 +11,7 @@ never sent to a provider.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
@@ -19,7 +20,7 @@ from simulator.clock import isoformat
 from simulator.domain.auth import Principal
 from simulator.domain.catalog import PayoutMethod
 from simulator.domain.context import DomainContext
-from simulator.domain.errors import ApiError, unknown_action
+from simulator.domain.errors import ApiError
 from simulator.domain.money import dec, usd
 from simulator.domain.payout_account import PayoutAccount, Scope, only_fields
 from simulator.domain.payout_ledger import AVAILABLE, RESERVED, PayoutLedger
@@ -33,6 +34,7 @@ from simulator.domain.ports import Table
 from simulator.domain.provider_callbacks import Callback, CallbackVerdict, judge
 from simulator.domain.provider_world import DUPLICATE_CALLBACK_GAP, CallbackPlan
 from simulator.domain.recipients import check_recipient, mask_account
+from simulator.domain.states import PAYOUT_SIMULATE_ACTIONS, Transition, payout_transition
 
 if TYPE_CHECKING:
     from simulator.domain.records import PayoutRecord
@@ -40,23 +42,10 @@ if TYPE_CHECKING:
 __all__ = ["SIMULATED_PROVIDER", "Dispatch", "PayoutSend", "PayoutService"]
 
 PAYOUT_STATUSES = ("processing", "completed", "failed")
-# simulate action -> resulting status (None = the spec's no-op `processing`).
-SIMULATE_ACTIONS: dict[str, str | None] = {
-    "completed": "completed",
-    "paid": "completed",
-    "failed": "failed",
-    "rejected": "failed",
-    "refunded": "failed",
-    "returned": "failed",
-    "processing": None,
-}
-# The failureReason a simulated failure reports, per action.
-SIMULATED_FAILURES = {
-    "failed": "provider_error",
-    "rejected": "rejected_by_beneficiary_bank",
-    "refunded": "refunded_by_provider",
-    "returned": "returned_by_beneficiary_bank",
-}
+# The payouts' transition table's rows a provider's answer applies (simulate and a provider's
+# callback name theirs).
+COMPLETED = PAYOUT_SIMULATE_ACTIONS["completed"]
+FAILED = PAYOUT_SIMULATE_ACTIONS["failed"]
 # The production payout provider's webhook, on the simulated clock.
 CALLBACK_JOB = "payout.provider_callback"
 
@@ -85,6 +74,11 @@ class PayoutService:
         self.ledger = ledger
         # Methods, currencies and the balance: what a send is checked and debited against.
         self.account = PayoutAccount(ctx, ledger)
+        # What each status the table reaches does to the money, besides the status.
+        self.effects: dict[str, Callable[[PayoutRecord, float], None]] = {
+            "completed": self._paid,
+            "failed": self._reversed,
+        }
         self._payouts = payouts
         self.provider: PayoutProvider = provider or SimulatedPayoutProvider(ctx.rng)
         self._by_scope: dict[Scope, list[str]] = {}
@@ -194,9 +188,8 @@ class PayoutService:
             if not dispatch.accepted:
                 # Answered synchronously (422), so no payout.failed event: nobody is waiting.
                 coverage.reach("payout.send_rejected")
-                self._fail(
-                    payout, dispatch.failure_reason or "rejected", emit=False, cause="provider"
-                )
+                reason = dispatch.failure_reason or "rejected"
+                self._move(payout, FAILED, cause="provider", reason=reason, emit=False)
             elif payout["environment"] == "production":
                 coverage.reach("payout.send")
                 self._await_provider(payout, dispatch.callback)
@@ -212,7 +205,7 @@ class PayoutService:
         here; never, with no callback: it stays processing)."""
         if callback is None or callback.after_seconds == 0:
             self.ctx.coverage.reach("payout.provider_completed")
-            self._complete(payout, cause="provider")
+            self._move(payout, COMPLETED, cause="provider")
             return
         self._save(payout)
         if callback.after_seconds is None:
@@ -239,7 +232,10 @@ class PayoutService:
         payout_id, outcome = payload["payoutId"], payload["outcome"]
         payout = self._payouts.get(payout_id)
         before = payout["status"] if payout is not None else None
-        target = "completed" if outcome in ("completed", "paid") else "failed"
+        transition = PAYOUT_SIMULATE_ACTIONS.get(outcome)
+        if transition is None or transition.becomes == transition.requires:
+            transition = FAILED  # an outcome that settles nothing fails it, as a provider error
+        target = transition.becomes
         callback = Callback(
             "payout",
             payout_id,
@@ -250,13 +246,8 @@ class PayoutService:
         verdict = judge(before, awaiting="processing", reports=target)
         if payout is not None and verdict.applied:
             callback.trace_received(self.ctx, payout)
-            if target == "completed":
-                self.ctx.coverage.reach("payout.provider_completed")
-                self._complete(payout, cause="provider_callback")
-            else:
-                self.ctx.coverage.reach("payout.provider_failed")
-                failure = SIMULATED_FAILURES.get(outcome, "provider_error")
-                self._fail(payout, failure, cause="provider_callback")
+            self.ctx.coverage.reach(f"payout.provider_{target}")
+            self._move(payout, transition, cause="provider_callback")
         callback.close(self.ctx, payout, verdict, before)
         return verdict
 
@@ -334,9 +325,38 @@ class PayoutService:
             record(scope, method.currency, "payout_debit", amount, RESERVED, now=now, ref=payout_id)
         return payout
 
-    def _complete(self, payout: PayoutRecord, *, cause: str = "provider") -> None:
-        now = self.ctx.now()
+    def _move(
+        self,
+        payout: PayoutRecord,
+        transition: Transition,
+        *,
+        cause: str,
+        reason: str | None = None,
+        emit: bool = True,
+    ) -> None:
+        """One row of the payouts' table: the status, the money it moves and its events
+        (`emit=False`: a rejection answered synchronously, which nobody waits for). A failure
+        reports `reason`, else the row's."""
         before = payout["status"]
+        if transition.becomes == before:
+            return  # the spec's no-op `processing`
+        now = self.ctx.now()
+        self.effects[transition.becomes](payout, now)
+        if transition.becomes == "failed":
+            failure = reason or transition.failure_reason
+            payout.update({"status": "failed", "failureReason": failure, "failedAt": now})
+            cause = f"{cause}: {failure}"
+        else:
+            payout.update({"status": "completed", "completedAt": now})
+        payout["updatedAt"] = now
+        self._save(payout)
+        self.ctx.trace.status_changed(payout, before, cause)
+        if emit:
+            for event_type in transition.events:
+                self._emit(payout, event_type)
+
+    def _paid(self, payout: PayoutRecord, now: float) -> None:
+        """Completion: the reserved debit leaves."""
         if payout["debited"]:
             self.ledger.record(
                 _scope_of(payout),
@@ -347,16 +367,9 @@ class PayoutService:
                 now=now,
                 ref=payout["id"],
             )
-        payout.update({"status": "completed", "completedAt": now, "updatedAt": now})
-        self._save(payout)
-        self.ctx.trace.status_changed(payout, before, cause)
-        self._emit(payout, "payout.completed")
 
-    def _fail(
-        self, payout: PayoutRecord, reason: str, *, emit: bool = True, cause: str = "provider"
-    ) -> None:
-        now = self.ctx.now()
-        before = payout["status"]
+    def _reversed(self, payout: PayoutRecord, now: float) -> None:
+        """Failure: the reserved debit goes back to available (the reversal)."""
         if payout["debited"]:
             scope, currency, amount = _scope_of(payout), payout["currency"], dec(payout["amount"])
             ref = payout["id"]
@@ -366,34 +379,23 @@ class PayoutService:
             self.ledger.record(
                 scope, currency, "payout_reversal", amount, AVAILABLE, now=now, ref=ref
             )
-        payout.update(
-            {"status": "failed", "failureReason": reason, "failedAt": now, "updatedAt": now}
-        )
-        self._save(payout)
-        self.ctx.trace.status_changed(payout, before, f"{cause}: {reason}")
-        if emit:
-            self._emit(payout, "payout.failed")
 
     def simulate(self, principal: Principal, payout_id: str, action: Any) -> PayoutRecord:
         if principal.environment != "sandbox":
             raise ApiError("simulate_sandbox_only")
-        if not isinstance(action, str) or action not in SIMULATE_ACTIONS:
-            raise unknown_action(SIMULATE_ACTIONS)
+        transition = payout_transition(action)
         payout = self.get(principal, payout_id)
-        if payout["status"] != "processing":
+        if payout["status"] != transition.requires:
             raise ApiError(
                 "invalid_request",
-                f"Payout {payout_id} is {payout['status']}; `{action}` requires processing.",
+                f"Payout {payout_id} is {payout['status']}; `{action}` requires "
+                f"{transition.requires}.",
                 param="action",
-                details={"status": payout["status"], "requiredStatus": "processing"},
+                details={"status": payout["status"], "requiredStatus": transition.requires},
             )
-        target = SIMULATE_ACTIONS[action]
-        self.ctx.coverage.reach(f"payout.simulate_{target or 'processing'}")
+        self.ctx.coverage.reach(f"payout.simulate_{transition.becomes}")
         self.ctx.trace.record(payout, "simulate", action=action)
-        if target == "completed":
-            self._complete(payout, cause="simulate")
-        elif target == "failed":
-            self._fail(payout, SIMULATED_FAILURES[action], cause="simulate")
+        self._move(payout, transition, cause="simulate")
         return payout
 
     # -- reads ---------------------------------------------------------------------------------

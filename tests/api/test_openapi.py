@@ -22,7 +22,11 @@ from simulator.domain.errors import CATALOGUE
 from simulator.domain.methods import CHANNELS
 from simulator.domain.ratelimit import TIER_QUOTAS
 from simulator.domain.refunds import MAX_REASON
-from simulator.domain.states import SIMULATE_ACTIONS, TRANSACTION_STATUSES
+from simulator.domain.states import (
+    PAYOUT_SIMULATE_ACTIONS,
+    SIMULATE_ACTIONS,
+    TRANSACTION_STATUSES,
+)
 from simulator.events.bus import API_VERSION
 from simulator.openapi.document import ALWAYS_CODES, AUTH_CODES, document, load_source, operations
 from tests.conftest import Api, Keys, assert_error
@@ -254,7 +258,7 @@ def test_deposit_account_limits_match_the_domain() -> None:
 
 def test_enumerations_match_the_domain() -> None:
     assert props("SimulateRequest")["action"]["enum"] == list(SIMULATE_ACTIONS)
-    assert props("PayoutSimulateRequest")["action"]["enum"] == list(payouts.SIMULATE_ACTIONS)
+    assert props("PayoutSimulateRequest")["action"]["enum"] == list(PAYOUT_SIMULATE_ACTIONS)
     assert SCHEMAS["EventType"]["enum"] == list(webhooks.EVENT_TYPES)
     assert props("PaymentData")["method"]["enum"] == list(PAYMENT_METHOD_SLUGS)
     events = SCHEMAS["Events"]["oneOf"][0]["items"]["enum"]

@@ -8,7 +8,7 @@ from __future__ import annotations
 from payorch.vocabulary import PAYMENT_SIMULATE_ACTIONS, PAYOUT_SIMULATE_ACTIONS
 from payorch_cli.commands.simulate import PaymentAction, PayoutAction
 from payorch_cli.tui.backend import SIMULATE_REQUIRES
-from simulator.domain import payouts, states
+from simulator.domain import states
 
 
 def test_payment_simulate_actions() -> None:
@@ -22,7 +22,7 @@ def test_the_tui_offers_an_action_only_from_the_status_it_requires() -> None:
 
 
 def test_payout_simulate_actions() -> None:
-    assert tuple(payouts.SIMULATE_ACTIONS) == PAYOUT_SIMULATE_ACTIONS
+    assert tuple(states.PAYOUT_SIMULATE_ACTIONS) == PAYOUT_SIMULATE_ACTIONS
     assert tuple(action.value for action in PayoutAction) == PAYOUT_SIMULATE_ACTIONS
 
 
