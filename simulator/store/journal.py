@@ -71,10 +71,8 @@ Not thread-safe: use one store from one thread (the server's event loop).
 from __future__ import annotations
 
 import errno
-import fcntl
 import logging
 import os
-import time
 import zlib
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -87,6 +85,18 @@ import orjson
 from tinydb.storages import Storage
 
 from simulator.memory import no_gc
+from simulator.store.dirlock import LOCK, DirLock
+from simulator.store.errors import StoreCorruptError, StoreError, StoreLockedError
+from simulator.store.files import (
+    SNAPSHOT,
+    close_quietly,
+    encode_and_write_snapshot,
+    fsync_dir,
+    read_range,
+    write_all,
+    write_snapshot,
+)
+from simulator.store.journal_format import Doc, Op, Tables, decode_line, encode_op, encode_tables
 from simulator.store.snapshot import (
     INFO_TABLE,
     Encoded,
@@ -99,6 +109,8 @@ from simulator.store.snapshot import (
 )
 
 __all__ = [
+    "LOCK",
+    "SNAPSHOT",
     "Doc",
     "JournalStorage",
     "Op",
@@ -109,14 +121,7 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-Doc = dict[str, Any]
-#: One write: (table, doc_id, doc); ``doc=None`` deletes the document.
-Op = tuple[str, str, Doc | None]
-Tables = dict[str, dict[str, Doc]]
-
-SNAPSHOT: Final = "snapshot.json"
 JOURNAL: Final = "journal.log"
-LOCK: Final = "LOCK"
 DEFAULT_COMPACT_EVERY: Final = 50_000
 # Lines alone miss a journal of few, large lines (a document rewritten whole at every write):
 # bytes bound it too.  Compacting once the journal holds as many bytes as the snapshot keeps
@@ -124,64 +129,6 @@ DEFAULT_COMPACT_EVERY: Final = 50_000
 # journal byte; the floor keeps a small store from compacting every few writes.
 DEFAULT_COMPACT_RATIO: Final = 1.0
 DEFAULT_COMPACT_MIN_BYTES: Final = 16 * 1024 * 1024
-
-
-class StoreError(Exception):
-    """Base class of the store's own errors."""
-
-
-class StoreLockedError(StoreError):
-    """The data dir is already opened by another process (or another Store)."""
-
-    def __init__(self, data_dir: Path, pid: int | None) -> None:
-        self.data_dir = data_dir
-        self.pid = pid
-        who = f"pid {pid}" if pid is not None else "pid unknown"
-        super().__init__(
-            f"data dir {data_dir} is in use by another payorch server ({who}); "
-            "stop it or pass --data-dir"
-        )
-
-
-class StoreCorruptError(StoreError):
-    """The snapshot or a journal line (other than a torn last one) is unreadable."""
-
-
-class _DirLock:
-    """Exclusive ``flock`` on ``data_dir/LOCK``.
-
-    flock (not a pid file) because the kernel drops it when the holder dies, even by
-    SIGKILL, so a crashed server never leaves a stale lock behind.  The pid written
-    into the file is informational only (it makes the error message actionable).
-    """
-
-    def __init__(self, data_dir: Path) -> None:
-        path = data_dir / LOCK
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError as exc:
-            pid = _read_pid(fd)
-            os.close(fd)
-            if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
-                raise StoreLockedError(data_dir, pid) from None
-            raise
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
-        self._fd: int | None = fd
-
-    def release(self) -> None:
-        if self._fd is not None:
-            fd, self._fd = self._fd, None
-            fcntl.flock(fd, fcntl.LOCK_UN)
-            os.close(fd)
-
-
-def _read_pid(fd: int) -> int | None:
-    try:
-        return int(os.pread(fd, 32, 0).decode().strip())
-    except (OSError, ValueError):
-        return None
 
 
 class _Missing:
@@ -256,7 +203,7 @@ class JournalStorage(Storage):
         self._executor: ThreadPoolExecutor | None = None  # its thread, made at the first one
         # fsync mode: a replaced journal's directory entry is not yet durable (retried per write).
         self._dir_unsynced = False
-        self._lock: _DirLock | None = None
+        self._lock: DirLock | None = None
         self._closed = False
         self._broken: str | None = None
         #: Bumped on every in-memory change; lets collections drop tinydb's query cache.
@@ -278,7 +225,7 @@ class JournalStorage(Storage):
         self._check_writable()
         if self._batch is not None:
             raise StoreError("a full rewrite is not allowed inside a batch")
-        self.write_encoded(_encode_tables(orjson.loads(orjson.dumps(data))))  # validated as JSON
+        self.write_encoded(encode_tables(orjson.loads(orjson.dumps(data))))  # validated as JSON
 
     def export(self) -> Encoded:
         """A consistent copy of everything as stored bytes: a shallow copy of each table (the
@@ -302,7 +249,7 @@ class JournalStorage(Storage):
         self._wait_for_compaction()
         mark = self._mark()
         pieces = encode_snapshot(new_data, mark) if snapshot is None else reheader(snapshot, mark)
-        _write_snapshot(self._dir, pieces)
+        write_snapshot(self._dir, pieces)
         self._snapshot_size = sum(map(len, pieces))
         self._data = new_data  # what a restart reads from now on
         self.generation += 1
@@ -359,7 +306,7 @@ class JournalStorage(Storage):
         anything changes.
         """
         self._check_writable()
-        encoded = [_encode(op) for op in ops]
+        encoded = [encode_op(op) for op in ops]
         if not encoded:
             return
         if self._batch is not None:
@@ -391,7 +338,7 @@ class JournalStorage(Storage):
         self._wait_for_compaction()
         mark = self._mark()
         pieces = encode_snapshot(self._data, mark)
-        _write_snapshot(self._dir, pieces)
+        write_snapshot(self._dir, pieces)
         self._snapshot_size = sum(map(len, pieces))
         self._trim(mark, self._lines)
 
@@ -460,7 +407,7 @@ class JournalStorage(Storage):
 
     def _open_files(self, data_dir: Path) -> None:
         data_dir.mkdir(parents=True, exist_ok=True)
-        self._lock = _DirLock(data_dir)
+        self._lock = DirLock(data_dir)
         try:
             for leftover in (SNAPSHOT, JOURNAL):  # of a compaction cut short by a crash
                 (data_dir / (leftover + ".tmp")).unlink(missing_ok=True)
@@ -470,7 +417,7 @@ class JournalStorage(Storage):
             self._inode = os.fstat(self._fd).st_ino
             skipped = self._replay(journal, covered)
             if self._fsync:
-                _fsync_dir(data_dir)  # make the journal's directory entry durable
+                fsync_dir(data_dir)  # make the journal's directory entry durable
             if self._lines or skipped or legacy:
                 # Start with an empty journal (amortised over the run), and a snapshot written
                 # by an earlier version becomes one that loads without decoding its documents.
@@ -528,7 +475,7 @@ class JournalStorage(Storage):
         first = raw.count(b"\n", 0, start) + 1
         with no_gc():
             for lineno, line in enumerate(lines, start=first):
-                for table, doc_id, doc in _decode_line(path, lineno, line):
+                for table, doc_id, doc in decode_line(path, lineno, line):
                     self._apply(table, doc_id, None if doc is None else compact_bytes(doc))
         self._lines = len(lines)
         self._size = end
@@ -549,7 +496,7 @@ class JournalStorage(Storage):
                 os.fsync(fd)
                 if self._dir_unsynced:  # the journal was replaced: the file must be the one found
                     assert self._dir is not None
-                    _fsync_dir(self._dir)
+                    fsync_dir(self._dir)
                     self._dir_unsynced = False
         except BaseException as exc:
             # Cut any partial line off so the journal stays replayable; if even that
@@ -588,7 +535,7 @@ class JournalStorage(Storage):
         if self._executor is None:
             self._executor = ThreadPoolExecutor(1, thread_name_prefix="store-compaction")
         try:
-            future = self._executor.submit(_encode_and_write_snapshot, self._dir, tables, mark)
+            future = self._executor.submit(encode_and_write_snapshot, self._dir, tables, mark)
         except RuntimeError:  # the interpreter is shutting down: close() compacts
             log.warning("store compaction not started: the interpreter is exiting")
             self._retry_later()
@@ -645,10 +592,10 @@ class JournalStorage(Storage):
         assert self._dir is not None and self._fd is not None and self._batch is None
         journal = self._dir / JOURNAL
         tmp = self._dir / (JOURNAL + ".tmp")
-        tail = _read_range(journal, mark.size, self._size)
+        tail = read_range(journal, mark.size, self._size)
         fd = os.open(tmp, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_TRUNC, 0o644)
         try:
-            _write_all(fd, tail)
+            write_all(fd, tail)
             if self._fsync:
                 os.fsync(fd)
             os.replace(tmp, journal)
@@ -664,12 +611,12 @@ class JournalStorage(Storage):
         self._compact_at = self._compact_every
         self._compact_bytes_at = self.compaction_bytes()
         if self._executor is None:
-            _close_quietly(old)
+            close_quietly(old)
         else:  # its last close frees the file's pages: milliseconds, which the loop need not wait
-            self._executor.submit(_close_quietly, old)
+            self._executor.submit(close_quietly, old)
         if self._fsync:
             try:
-                _fsync_dir(self._dir)
+                fsync_dir(self._dir)
             except OSError:
                 log.exception("fsync of the data dir failed; retried at the next write")
                 self._dir_unsynced = True
@@ -692,125 +639,3 @@ class _BatchScope:
         tb: TracebackType | None,
     ) -> None:
         self._storage._end(self._mark, failed=exc_type is not None)
-
-
-def _encode_tables(data: Tables) -> Encoded:
-    return {
-        name: {doc_id: compact_bytes(doc) for doc_id, doc in docs.items()}
-        for name, docs in data.items()
-    }
-
-
-def _encode(op: Op) -> tuple[bytes, bytes | None]:
-    """Serialise one op: its journal fragment and the doc's own bytes (kept in memory)."""
-    table, doc_id, doc = op
-    if not isinstance(table, str) or not isinstance(doc_id, str):
-        raise TypeError(f"table and doc_id must be str, got {table!r}, {doc_id!r}")
-    if table == INFO_TABLE:
-        raise ValueError(f"the table name {INFO_TABLE!r} is reserved")
-    if doc is not None and not isinstance(doc, dict):
-        raise TypeError(f"a document must be a dict, got {type(doc).__name__}")
-    raw = None if doc is None else compact_bytes(doc)  # TypeError on non-JSON values
-    head = orjson.dumps([table, doc_id])[:-1]
-    fragment = head + b"," + (b"null" if raw is None else raw) + b"]"
-    return fragment, raw
-
-
-def _decode_line(path: Path, lineno: int, line: bytes) -> list[Op]:
-    """Parse and validate a whole line before any of it is applied."""
-
-    def corrupt(why: str) -> StoreCorruptError:
-        return StoreCorruptError(
-            f"{path}: line {lineno} is corrupt ({why}); only a torn last line is "
-            "recovered automatically; restore the data dir from a backup or remove "
-            "the line by hand"
-        )
-
-    try:
-        ops = orjson.loads(line)
-    except orjson.JSONDecodeError as exc:
-        raise corrupt(str(exc)) from None
-    if not isinstance(ops, list) or not ops:
-        raise corrupt("not a list of ops")
-    decoded: list[Op] = []
-    for op in ops:
-        if not (
-            isinstance(op, list)
-            and len(op) == 3
-            and isinstance(op[0], str)
-            and isinstance(op[1], str)
-            and (op[2] is None or isinstance(op[2], dict))
-        ):
-            raise corrupt(f"bad op {op!r:.80}")
-        decoded.append((op[0], op[1], op[2]))
-    return decoded
-
-
-def _encode_and_write_snapshot(data_dir: Path, tables: Encoded, mark: JournalMark) -> None:
-    """The compaction thread's work: it touches nothing but its arguments and the snapshot files."""
-    _write_snapshot(data_dir, encode_snapshot(tables, mark, pause=_let_the_loop_run))
-
-
-def _let_the_loop_run() -> None:
-    # A sleep, not sleep(0): that gives up the GIL for so short a time that this thread
-    # mostly takes it back before the waiting one wakes.
-    time.sleep(0.0001)
-
-
-def _write_snapshot(data_dir: Path, pieces: Sequence[bytes]) -> None:
-    """Put a snapshot in place atomically and durably (fsync, rename, fsync the dir)."""
-    path = data_dir / SNAPSHOT
-    tmp = data_dir / (SNAPSHOT + ".tmp")
-    try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-        try:
-            for piece in pieces:
-                _write_all(fd, piece)
-            os.fsync(fd)  # always: the journal is about to lose the lines it holds
-        finally:
-            os.close(fd)
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    _fsync_dir(data_dir)
-
-
-def _close_quietly(fd: int) -> None:
-    try:
-        os.close(fd)
-    except OSError:
-        log.exception("closing the replaced journal failed")
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view) :]
-
-
-def _read_range(path: Path, start: int, end: int) -> bytes:
-    """Bytes [start, end) of the file; OSError if it is shorter."""
-    if start == end:
-        return b""
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        parts = []
-        at = start
-        while at < end:
-            part = os.pread(fd, end - at, at)
-            if not part:
-                raise OSError(errno.EIO, f"{path} is shorter than the store wrote ({at}/{end})")
-            parts.append(part)
-            at += len(part)
-    finally:
-        os.close(fd)
-    return b"".join(parts)
-
-
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
