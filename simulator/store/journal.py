@@ -75,7 +75,7 @@ import logging
 import os
 import zlib
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import wait as wait_for
 from pathlib import Path
 from types import TracebackType
@@ -97,13 +97,13 @@ from simulator.store.files import (
     write_snapshot,
 )
 from simulator.store.journal_format import Doc, Op, Tables, decode_line, encode_op, encode_tables
+from simulator.store.pending import MISSING, Batch, Compaction, Missing
+from simulator.store.recovery import read_snapshot, replay_start
 from simulator.store.snapshot import (
     INFO_TABLE,
     Encoded,
     JournalMark,
-    SnapshotError,
     compact_bytes,
-    decode_snapshot,
     encode_snapshot,
     reheader,
 )
@@ -129,35 +129,6 @@ DEFAULT_COMPACT_EVERY: Final = 50_000
 # journal byte; the floor keeps a small store from compacting every few writes.
 DEFAULT_COMPACT_RATIO: Final = 1.0
 DEFAULT_COMPACT_MIN_BYTES: Final = 16 * 1024 * 1024
-
-
-class _Missing:
-    """Undo-log marker: the document did not exist before the write."""
-
-
-_MISSING: Final = _Missing()
-
-
-class _Batch:
-    """Pending state of an open batch: encoded ops to write, and an undo log."""
-
-    __slots__ = ("fragments", "undo")
-
-    def __init__(self) -> None:
-        self.fragments: list[bytes] = []
-        # (table, doc_id, previous doc or _MISSING), in application order.
-        self.undo: list[tuple[str, str, bytes | _Missing]] = []
-
-
-class _Compaction:
-    """A snapshot being written by the compaction thread, of the state at journal byte `mark`."""
-
-    __slots__ = ("future", "lines", "mark")
-
-    def __init__(self, future: Future[None], mark: JournalMark, lines: int) -> None:
-        self.future = future
-        self.mark = mark
-        self.lines = lines  # journal lines up to the mark
 
 
 class JournalStorage(Storage):
@@ -189,7 +160,7 @@ class JournalStorage(Storage):
         self._compact_ratio = compact_ratio
         self._compact_min_bytes = compact_min_bytes
         self._data: Encoded = {}
-        self._batch: _Batch | None = None
+        self._batch: Batch | None = None
         self._batch_depth = 0
         self._lines = 0  # lines in the journal file
         self._compact_at = compact_every  # _lines value that starts a compaction
@@ -199,7 +170,7 @@ class JournalStorage(Storage):
         self._crc = 0  # CRC-32 of those bytes (a snapshot records it with its mark)
         self._inode = 0  # the journal file's
         self._fd: int | None = None
-        self._compaction: _Compaction | None = None  # running in the background
+        self._compaction: Compaction | None = None  # running in the background
         self._executor: ThreadPoolExecutor | None = None  # its thread, made at the first one
         # fsync mode: a replaced journal's directory entry is not yet durable (retried per write).
         self._dir_unsynced = False
@@ -346,7 +317,7 @@ class JournalStorage(Storage):
 
     def _begin(self) -> int:
         if self._batch is None:
-            self._batch = _Batch()
+            self._batch = Batch()
         self._batch_depth += 1
         return len(self._batch.undo)
 
@@ -370,28 +341,28 @@ class JournalStorage(Storage):
             raise
         self._maybe_compact()
 
-    def _undo(self, batch: _Batch, mark: int) -> None:
+    def _undo(self, batch: Batch, mark: int) -> None:
         while len(batch.undo) > mark:
             table, doc_id, previous = batch.undo.pop()
             docs = self._data.setdefault(table, {})
-            if isinstance(previous, _Missing):
+            if isinstance(previous, Missing):
                 docs.pop(doc_id, None)
             else:
                 # A deleted doc comes back at the end of the insertion order.
                 docs[doc_id] = previous
             for listener in self.rollback_listeners:
-                restored = None if isinstance(previous, _Missing) else orjson.loads(previous)
+                restored = None if isinstance(previous, Missing) else orjson.loads(previous)
                 listener(table, doc_id, restored)
         del batch.fragments[mark:]
         self.generation += 1
 
     # -- internals ---------------------------------------------------------------
 
-    def _apply(self, table: str, doc_id: str, doc: bytes | None) -> bytes | _Missing:
+    def _apply(self, table: str, doc_id: str, doc: bytes | None) -> bytes | Missing:
         docs = self._data.get(table)
         if docs is None:
             docs = self._data[table] = {}
-        previous = docs.get(doc_id, _MISSING)
+        previous = docs.get(doc_id, MISSING)
         if doc is None:
             docs.pop(doc_id, None)
         else:
@@ -433,17 +404,10 @@ class JournalStorage(Storage):
     def _load_snapshot(self, path: Path) -> tuple[bool, JournalMark | None]:
         """Load the snapshot, if any: (written by an earlier version: rewrite it, its journal
         mark)."""
-        try:
-            raw = path.read_bytes()
-        except FileNotFoundError:
+        loaded = read_snapshot(path)
+        if loaded is None:
             return False, None
-        try:
-            self._data, legacy, covered = decode_snapshot(raw)
-        except SnapshotError as exc:
-            raise StoreCorruptError(
-                f"{path} is corrupt: {exc}; restore the data dir from a backup"
-            ) from None
-        self._snapshot_size = len(raw)
+        self._data, legacy, covered, self._snapshot_size = loaded
         self._compact_bytes_at = self.compaction_bytes()
         return legacy, covered
 
@@ -458,19 +422,7 @@ class JournalStorage(Storage):
             # appends do not glue onto the fragment.
             log.warning("%s: dropping a torn last line (%d bytes)", path, len(raw) - end)
             os.ftruncate(self._fd, end)
-        # The store stopped after a snapshot was put in place and before the journal lost the
-        # lines that the snapshot holds (its mark names this file and its first bytes): skip
-        # them.  Replaying them too would give the same documents, but one deleted and written
-        # again would move to the end of its table's order.
-        start = 0
-        if (
-            covered is not None
-            and covered.inode == self._inode
-            and 0 < covered.size <= end
-            and raw[covered.size - 1] == ord("\n")
-            and zlib.crc32(memoryview(raw)[: covered.size]) == covered.crc32
-        ):
-            start = covered.size
+        start = replay_start(raw, end, covered, self._inode)
         lines = raw[start:end].split(b"\n")[:-1]
         first = raw.count(b"\n", 0, start) + 1
         with no_gc():
@@ -540,7 +492,7 @@ class JournalStorage(Storage):
             log.warning("store compaction not started: the interpreter is exiting")
             self._retry_later()
             return
-        self._compaction = _Compaction(future, mark, self._lines)
+        self._compaction = Compaction(future, mark, self._lines)
 
     def _finish_compaction(self) -> None:
         """The background snapshot is in place: drop the lines it holds from the journal."""
