@@ -11,25 +11,25 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Literal
 
+from payorch.vocabulary import (
+    PROVIDER_BEHAVIOURS_BY_KIND,
+    PROVIDER_CALLBACK_MODES,
+    PROVIDER_CALLBACK_OUTCOMES_BY_KIND,
+)
+
 Environment = Literal["sandbox", "production"]
 Tier = Literal["starter", "standard", "premium"]
 Channel = Literal["ONLINE", "CASH", "CREDIT_CARD"]
 Flow = Literal["direct", "hosted"]
 ProviderKind = Literal["payin", "payout"]
-# What a provider does with a production call: the pay-in and the payout sets (provider_world.py
-# explains each); a provider is scripted only with its own kind's behaviours.
-ProviderBehaviour = Literal["accept", "decline", "no_instructions", "outage", "timeout", "reject"]
-PAYIN_BEHAVIOURS: tuple[ProviderBehaviour, ...] = (
-    "accept",
-    "decline",
-    "outage",
-    "no_instructions",
-    "timeout",
-)
-PAYOUT_BEHAVIOURS: tuple[ProviderBehaviour, ...] = ("accept", "reject", "outage")
-CALLBACK_MODES = ("once", "duplicate")
-PAYIN_CALLBACK_OUTCOMES = ("paid", "failed")
-PAYOUT_CALLBACK_OUTCOMES = ("completed", "failed", "rejected", "refunded", "returned")
+# What a provider does with a production call (provider_world.py explains each): the table is
+# payorch.vocabulary's; a provider is scripted only with its own kind's behaviours.
+ProviderBehaviour = str  # one of PROVIDER_BEHAVIOURS
+PAYIN_BEHAVIOURS: tuple[ProviderBehaviour, ...] = PROVIDER_BEHAVIOURS_BY_KIND["payin"]
+PAYOUT_BEHAVIOURS: tuple[ProviderBehaviour, ...] = PROVIDER_BEHAVIOURS_BY_KIND["payout"]
+CALLBACK_MODES = PROVIDER_CALLBACK_MODES
+PAYIN_CALLBACK_OUTCOMES = PROVIDER_CALLBACK_OUTCOMES_BY_KIND["payin"]
+PAYOUT_CALLBACK_OUTCOMES = PROVIDER_CALLBACK_OUTCOMES_BY_KIND["payout"]
 
 ENVIRONMENTS: tuple[Environment, ...] = ("sandbox", "production")
 # Provider decline reasons that are issuer/risk declines, reported as 402 with their own code.

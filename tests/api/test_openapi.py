@@ -374,3 +374,12 @@ def test_include_takes_the_handler_values() -> None:
         assert pattern.search(good), good
     for bad in ("stat", "statsstats", "stats,x", "a"):
         assert not pattern.search(bad), bad
+
+
+def test_a_vocabulary_the_document_names_must_exist() -> None:
+    from simulator.openapi.document import DocumentError, build
+
+    source = load_source()
+    source["components"]["schemas"]["EventType"]["x-vocabulary"] = "EVENT_TYPOS"
+    with pytest.raises(DocumentError, match="EVENT_TYPOS"):
+        build(source)
