@@ -45,6 +45,17 @@ CATALOGUE_CARD_DECLINES = frozenset(
     }
 )
 
+# Pay-in decline reasons: the issuer/risk declines the spec names (a card charge gets their 402),
+# and `do_not_honor`, the acquirer's own refusal (the cascade moves on).
+PAYIN_DECLINE_REASONS = (*sorted(CATALOGUE_CARD_DECLINES), "do_not_honor")
+PAYOUT_REJECT_REASONS = (
+    "rejected_by_provider",
+    "rejected_by_beneficiary_bank",
+    "invalid_account",
+    "account_closed",
+    "compliance_rejected",
+)
+
 
 @dataclass(frozen=True, slots=True)
 class KeyPair:
