@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 
 from payorch.vocabulary import PAYMENT_METHOD_SLUGS
 from payorch_cli.main import app
-from simulator.domain import checkout_request, deposits, payment_request, payouts, webhooks
+from simulator.domain import checkout_request, deposit_request, payment_request, payouts, webhooks
 from simulator.domain.deliveries import DELIVERY_STATUSES
 from simulator.domain.errors import CATALOGUE
 from simulator.domain.methods import CHANNELS
@@ -248,12 +248,15 @@ def test_checkout_limits_match_the_domain() -> None:
 
 def test_deposit_account_limits_match_the_domain() -> None:
     schema = props("DepositAccountCreate")
-    for field, limit in deposits.TEXT_LIMITS.items():
+    for field, limit in deposit_request.TEXT_LIMITS.items():
         assert schema[field]["maxLength"] == limit, field
-    assert set(schema) == set(deposits.ACCOUNT_FIELDS)
-    assert schema["metadata"]["maxProperties"] == deposits.METADATA_MAX_KEYS
-    assert schema["metadata"]["additionalProperties"]["maxLength"] == deposits.METADATA_MAX_VALUE
-    assert schema["metadata"]["propertyNames"]["maxLength"] == deposits.METADATA_MAX_KEY
+    assert set(schema) == set(deposit_request.ACCOUNT_FIELDS)
+    assert schema["metadata"]["maxProperties"] == deposit_request.METADATA_MAX_KEYS
+    assert (
+        schema["metadata"]["additionalProperties"]["maxLength"]
+        == deposit_request.METADATA_MAX_VALUE
+    )
+    assert schema["metadata"]["propertyNames"]["maxLength"] == deposit_request.METADATA_MAX_KEY
 
 
 def test_enumerations_match_the_domain() -> None:
