@@ -9,28 +9,34 @@ the merchant and environment (like /me/balance), whichever shop's key is used.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from decimal import ROUND_DOWN, Decimal, InvalidOperation
+from decimal import ROUND_DOWN, Decimal
 from typing import Any
 
 from simulator.clock import isoformat
 from simulator.domain.auth import Principal
 from simulator.domain.catalog import PayoutMethod, RecipientField
 from simulator.domain.context import DomainContext
-from simulator.domain.errors import PAYOUTS, ApiError, invalid_request
+from simulator.domain.errors import ApiError, invalid_request
 from simulator.domain.ledger import AVAILABLE as PAYIN_AVAILABLE
 from simulator.domain.ledger import Ledger
-from simulator.domain.money import ZERO, parse_amount, quantum, round_to, usd
+from simulator.domain.money import ZERO, quantum, usd
 from simulator.domain.payout_ledger import (
     AVAILABLE,
     CurrencyBalance,
     PayoutLedger,
     sort_currencies,
 )
+from simulator.domain.payout_request import (
+    amount_invalid,
+    parse_fund_request,
+    parse_payout_amount,
+    parse_swap_request,
+    parse_transfer_request,
+)
 from simulator.domain.views import absolute
 
 RATE_SHOWN = 8  # decimal places of `rate` / `midRate` in quotes (conversions use the exact rate)
 HUNDRED = Decimal(100)
-MAX_AMOUNT = Decimal(10) ** 12  # major units of any currency
 
 
 Scope = tuple[str, str]
@@ -152,9 +158,9 @@ class PayoutAccount:
     def fund_sandbox(self, principal: Principal, body: dict[str, Any]) -> dict[str, Any]:
         if principal.environment != "sandbox":
             raise ApiError("fund_sandbox_only")
-        only_fields(body, ("currency", "amount"))
-        currency = self._payout_currency(principal, body.get("currency"), "currency")
-        amount = self.amount(body.get("amount"), currency)
+        request = parse_fund_request(body)
+        currency = self._payout_currency(principal, request.currency, "currency")
+        amount = self.amount(request.amount, currency)
         now = self.ctx.now()
         self.ledger.record(principal.scope, currency, "sandbox_fund", amount, AVAILABLE, now=now)
         return {
@@ -165,14 +171,7 @@ class PayoutAccount:
 
     def transfer(self, principal: Principal, body: dict[str, Any]) -> dict[str, Any]:
         """Move USD from the pay-in available balance to the payout USD balance, atomically."""
-        only_fields(body, ("amount", "currency"))
-        if body.get("currency") not in (None, "USD"):  # null is absent
-            raise invalid_request(
-                "Transfers move USD (the pay-in balance's currency); swap afterwards.",
-                [{"path": "currency", "message": "must be USD"}],
-                param="currency",
-            )
-        amount = self.amount(body.get("amount"), "USD")
+        amount = self.amount(parse_transfer_request(body), "USD")
         now = self.ctx.now()
         scope = principal.scope
         transfer_id = self._new_id("ptr_")
@@ -219,15 +218,15 @@ class PayoutAccount:
         rate = mid * (1 - fx.markup_pct / HUNDRED)
         converted = (value * rate).quantize(quantum(fx.decimals(target)), rounding=ROUND_DOWN)
         if converted <= 0:
-            raise _amount_invalid(
+            raise amount_invalid(
                 f"{value} {source} converts to less than the smallest unit of {target}.",
                 converted=converted,
             )
         return Quote(source, target, value, mid, rate, fx.markup_pct, converted)
 
     def swap(self, principal: Principal, body: dict[str, Any]) -> dict[str, Any]:
-        only_fields(body, ("from", "to", "amount"))
-        quote = self.quote(principal, body.get("from"), body.get("to"), body.get("amount"))
+        request = parse_swap_request(body)
+        quote = self.quote(principal, request.source, request.target, request.amount)
         now = self.ctx.now()
         scope = principal.scope
         swap_id = self._new_id("psw_")
@@ -290,37 +289,13 @@ class PayoutAccount:
         return currency
 
     def amount(self, raw: Any, currency: str, *, from_query: bool = False) -> Decimal:
-        """A positive amount with no more decimals than `currency` has, else 422 amount_invalid
-        (payout endpoints answer 422 where pay-ins answer 400); absent is 400 missing_field.
-        Only a query string (a swap quote) may carry the number as text."""
-        if raw is None:
-            raise ApiError("missing_field", "`amount` is required.", param="amount")
-        if from_query and isinstance(raw, str):
-            try:
-                raw = Decimal(raw.strip())
-            except InvalidOperation:
-                raise _amount_invalid("`amount` must be a number.") from None
-        try:
-            amount = parse_amount(raw)
-        except ApiError as error:
-            raise _amount_invalid(error.message) from None
-        # Far above any real payout, and keeps Decimal arithmetic inside its 28 digits.
-        if amount > MAX_AMOUNT:
-            raise _amount_invalid(f"`amount` may be at most {MAX_AMOUNT:,} {currency}.")
+        """`raw` as an amount of `currency` (payout_request.parse_payout_amount says the rules)."""
         decimals = self.ctx.fx.decimals(currency)
-        if round_to(amount, decimals) != amount:
-            raise _amount_invalid(f"{currency} amounts have {decimals} decimal places at most.")
-        return amount
+        return parse_payout_amount(raw, currency, decimals, from_query=from_query)
 
     def _new_id(self, prefix: str) -> str:
         # From the app's generator, like transaction ids (reproducible under a seed).
         return f"{prefix}{self.ctx.rng.getrandbits(96):024x}"
-
-
-def _amount_invalid(message: str, **details: Any) -> ApiError:
-    return ApiError(
-        "amount_invalid", message, param="amount", details=details or None, surface=PAYOUTS
-    )
 
 
 def _field_json(field: RecipientField) -> dict[str, Any]:
@@ -333,13 +308,3 @@ def _field_json(field: RecipientField) -> dict[str, Any]:
     if field.options is not None:
         entry["options"] = [{"value": o.value, "label": o.label} for o in field.options]
     return entry
-
-
-def only_fields(body: dict[str, Any], allowed: tuple[str, ...]) -> None:
-    unknown = sorted(set(body) - set(allowed))
-    if unknown:
-        raise invalid_request(
-            f"Unknown field(s): {', '.join(unknown)} (allowed: {', '.join(allowed)}).",
-            [{"path": key, "message": "unknown field"} for key in unknown],
-            param=unknown[0],
-        )

@@ -22,7 +22,7 @@ from simulator.domain.catalog import PayoutMethod
 from simulator.domain.context import DomainContext
 from simulator.domain.errors import ApiError
 from simulator.domain.money import dec, usd
-from simulator.domain.payout_account import PayoutAccount, Scope, only_fields
+from simulator.domain.payout_account import PayoutAccount, Scope
 from simulator.domain.payout_ledger import AVAILABLE, RESERVED, PayoutLedger
 from simulator.domain.payout_provider import (
     SIMULATED_PROVIDER,
@@ -30,6 +30,7 @@ from simulator.domain.payout_provider import (
     PayoutProvider,
     SimulatedPayoutProvider,
 )
+from simulator.domain.payout_request import parse_send_request
 from simulator.domain.ports import Table
 from simulator.domain.provider_callbacks import Callback, CallbackVerdict, judge
 from simulator.domain.provider_world import DUPLICATE_CALLBACK_GAP, CallbackPlan
@@ -92,12 +93,10 @@ class PayoutService:
     ) -> tuple[PayoutMethod, Decimal, dict[str, str]]:
         """Every check of POST /me/payout/send that needs no balance: the provider is never
         called for a request that fails one of them."""
-        only_fields(body, ("methodId", "amount", "recipient"))
-        if body.get("methodId") is None:
-            raise ApiError("missing_field", "`methodId` is required.", param="methodId")
-        method = self.account.method(principal, body["methodId"])
-        amount = self.account.amount(body.get("amount"), method.currency)
-        recipient = check_recipient(method, body.get("recipient"))
+        request = parse_send_request(body)
+        method = self.account.method(principal, request.method_id)
+        amount = self.account.amount(request.amount, method.currency)
+        recipient = check_recipient(method, request.recipient)
         amount_usd = usd(amount / self.ctx.fx.rate(method.currency))
         if not method.min_usd <= amount_usd <= method.max_usd:
             bound = "min" if amount_usd < method.min_usd else "max"
