@@ -80,3 +80,13 @@ async def test_garbage_answers_become_notifications(garbage_url: str) -> None:
             await settle(pilot)
         assert app.is_running
         assert table.status_of("TXN-X") == "5"
+
+
+def test_the_app_is_the_host_its_screens_expect() -> None:
+    """Screens know the app by its shape (`Host`), not by importing it (the app imports them):
+    the app must keep every member they use."""
+    from payorch_cli.tui.app import PayorchApp
+    from payorch_cli.tui.screens.base import Host
+    from tests.tui.fakes import FakeBackend
+
+    assert isinstance(PayorchApp(FakeBackend(), monotonic=lambda: 0.0), Host)

@@ -9,19 +9,46 @@ else when it is shown again), or everything must be reloaded (reconnect, another
 from __future__ import annotations
 
 import contextlib
+from collections import deque
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol, cast, runtime_checkable
 
 from textual.app import ComposeResult
+from textual.message import Message
 from textual.screen import Screen
 
+from payorch_cli.tui.backend import Backend, Identity
 from payorch_cli.tui.widgets.footer import FittingFooter
 from payorch_cli.tui.widgets.header import StatusHeader
 
-if TYPE_CHECKING:
-    from payorch_cli.tui.app import PayorchApp
-
 STALE_KINDS = frozenset({"balance", "deliveries", "transactions"})
+
+
+@runtime_checkable
+class Host(Protocol):
+    """What screens use of the app that runs them (`PayorchApp`, which imports the screens, so it
+    is named here by its shape): the session, what the live stream taught it, and its actions."""
+
+    backend: Backend
+    identity: Identity | None
+    connection: str
+    chargebacks: set[str]
+    event_log: deque[dict[str, Any]]
+
+    @property
+    def online(self) -> bool: ...
+
+    def register_view(self, view: LiveScreen) -> None: ...
+
+    def unregister_view(self, view: LiveScreen) -> None: ...
+
+    def post_message(self, message: Message) -> bool: ...
+
+    def open_transaction(self, transaction_id: str) -> None: ...
+
+    def request_simulate(self, transaction_id: str, action: str) -> None: ...
+
+    def request_replay(self, delivery: dict[str, Any]) -> None: ...
 
 
 class LiveScreen(Screen[None]):
@@ -34,8 +61,9 @@ class LiveScreen(Screen[None]):
         self._reload_timer: Any = None
 
     @property
-    def payorch(self) -> PayorchApp:
-        return self.app  # type: ignore[return-value]  # Textual types Screen.app as App; these screens run in PayorchApp
+    def payorch(self) -> Host:
+        # Textual types Screen.app as App; these screens run in PayorchApp, a Host.
+        return cast(Host, self.app)
 
     def compose_header(self) -> ComposeResult:
         yield StatusHeader()
