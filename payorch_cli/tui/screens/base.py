@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 from collections import deque
 from collections.abc import Callable
+from collections.abc import Set as AbstractSet
 from typing import Any, Protocol, cast, runtime_checkable
 
 from textual.app import ComposeResult
@@ -21,7 +22,21 @@ from payorch_cli.tui.backend import Backend, Identity
 from payorch_cli.tui.widgets.footer import FittingFooter
 from payorch_cli.tui.widgets.header import StatusHeader
 
-STALE_KINDS = frozenset({"balance", "deliveries", "transactions"})
+# What each happening makes stale: the app marks the kinds, each screen reloads those it
+# `WATCHES` (refetched now if it is showing, else when it is shown again). The one table of both.
+STALE_AFTER: dict[str, frozenset[str]] = {
+    # Any event from the live stream (a transaction event also updates its row directly).
+    "event": frozenset({"balance", "deliveries"}),
+    # A simulate action the TUI sent (the stream brings the same change; kept right without it).
+    "simulated": frozenset({"balance", "deliveries"}),
+    # A webhook delivery replayed from the Deliveries screen.
+    "replayed": frozenset({"deliveries"}),
+    # The simulated clock moved: settlements, releases, retries and incidents may have run.
+    "clock_moved": frozenset({"balance", "deliveries", "transactions"}),
+    # A transaction changed under a filtered list: the page says whether it still belongs.
+    "filtered_row_changed": frozenset({"transactions"}),
+}
+STALE_KINDS: frozenset[str] = frozenset().union(*STALE_AFTER.values())
 
 
 @runtime_checkable
@@ -52,8 +67,15 @@ class Host(Protocol):
 
 
 class LiveScreen(Screen[None]):
-    # Which kinds of staleness this screen cares about.
+    # Which kinds of staleness (STALE_KINDS) this screen cares about.
     WATCHES: frozenset[str] = frozenset()
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        # A misspelt kind would never be marked: refuse it when the screen is defined.
+        unknown = cls.WATCHES - STALE_KINDS
+        if unknown:
+            raise TypeError(f"{cls.__name__} watches unknown stale kinds {sorted(unknown)}")
 
     def __init__(self) -> None:
         super().__init__()
@@ -88,7 +110,7 @@ class LiveScreen(Screen[None]):
     def apply_transaction(self, tx: dict[str, Any]) -> None:
         """A transaction's current view (from an event or a fetch)."""
 
-    def mark_stale(self, kinds: set[str], *, soon: float = 0.1) -> None:
+    def mark_stale(self, kinds: AbstractSet[str], *, soon: float = 0.1) -> None:
         wanted = kinds & self.WATCHES
         if not wanted:
             return
