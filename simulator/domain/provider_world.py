@@ -42,6 +42,20 @@ SANDBOX_PROVIDER_ID = "prv_sandbox"
 DEFAULT_REASON = {"payin": "do_not_honor", "payout": "rejected_by_provider"}
 
 Outcome = Literal["accepted", "declined", "unavailable", "timed_out", "no_instructions"]
+# What a provider answers a call under each behaviour of its kind (payorch.vocabulary's table):
+# accepted with its callback plan, declined with the reason in force, unavailable (no answer),
+# timed out (as any provider slower than the platform's timeout), no instructions.
+ANSWERS: dict[str, dict[str, Outcome]] = {
+    "payin": {
+        "accept": "accepted",
+        "decline": "declined",
+        "outage": "unavailable",
+        "no_instructions": "no_instructions",
+        "timeout": "timed_out",
+    },
+    "payout": {"accept": "accepted", "reject": "declined", "outage": "unavailable"},
+}
+TIMED_OUT = f"no answer within {PROVIDER_TIMEOUT_SECONDS:g} s"
 COUNTS = (
     "charges",
     "accepted",
@@ -140,7 +154,7 @@ class ProviderState:
         """Take these overrides: the live provider and its answers follow."""
         self.overrides = overrides
         live = self.live = _apply(self.fixture, overrides)
-        accepting = live.behaviour == "accept" and not _too_slow(live)
+        accepting = ANSWERS[live.kind][live.behaviour] == "accepted" and not _too_slow(live)
         self.accepts = (
             Answer(live, "accepted", callback=_callback_plan(live)) if accepting else None
         )
@@ -340,7 +354,8 @@ class ProviderWorld:
         applied."""
         live = state.live
         behaviour, reason = self.effective(live.id)
-        if behaviour == "accept" and not _too_slow(live) and self._draw_declines(state):
+        accepting = ANSWERS["payin"][behaviour] == "accepted"
+        if accepting and not _too_slow(live) and self._draw_declines(state):
             return Answer(live, "declined", live.decline_reason or DEFAULT_REASON["payin"])
         return _payin_answer(live, behaviour, reason, state.accepts)
 
@@ -350,9 +365,10 @@ class ProviderWorld:
         state = self._states[provider_id]
         live = state.live
         behaviour, reason = self.effective(provider_id)
-        if behaviour == "outage":
+        outcome = ANSWERS["payout"][behaviour]
+        if outcome == "unavailable":
             answer = Answer(live, "unavailable", "provider_unavailable")
-        elif behaviour == "reject":
+        elif outcome == "declined":
             answer = Answer(live, "declined", reason or DEFAULT_REASON["payout"])
         elif refused is not None:
             answer = Answer(live, "declined", refused)
@@ -396,7 +412,7 @@ class ProviderWorld:
         changes = parse_provider_patch(body, kind)
         overrides = {**state.overrides, **changes}
         live = _apply(state.fixture, overrides)
-        if live.behaviour in ("decline", "reject") and live.decline_reason is None:
+        if _declines(kind, live.behaviour) and live.decline_reason is None:
             overrides["declineReason"] = DEFAULT_REASON[kind]
         state.script(overrides)
         if "seed" in changes or "declineRate" in changes:
@@ -413,7 +429,7 @@ class ProviderWorld:
         request = parse_incident_request(body, kind)
         behaviour, duration, starts_in = request.behaviour, request.duration, request.starts_in
         reason = request.decline_reason
-        if behaviour in ("decline", "reject") and reason is None:
+        if _declines(kind, behaviour) and reason is None:
             reason = state.live.decline_reason or DEFAULT_REASON[kind]
         now = self._now()
         incident = Incident(
@@ -498,16 +514,22 @@ def _payin_answer(
     live: Provider, behaviour: str, reason: str | None, accepts: Answer | None
 ) -> Answer:
     """A pay-in provider's answer to a charge under `behaviour` (a decline-rate draw aside)."""
-    if behaviour == "outage":
+    outcome = ANSWERS["payin"][behaviour]
+    if outcome == "unavailable":
         return Answer(live, "unavailable")
-    if behaviour == "timeout" or _too_slow(live):
-        return Answer(live, "timed_out", f"no answer within {PROVIDER_TIMEOUT_SECONDS:g} s")
-    if behaviour == "decline":
+    if outcome == "timed_out" or _too_slow(live):
+        return Answer(live, "timed_out", TIMED_OUT)
+    if outcome == "declined":
         return Answer(live, "declined", reason or DEFAULT_REASON["payin"])
-    if behaviour == "no_instructions":
-        return Answer(live, "no_instructions")
-    # An incident may make a provider scripted otherwise accept: its answer is built here.
-    return accepts or Answer(live, "accepted", callback=_callback_plan(live))
+    if outcome == "accepted":
+        # An incident may make a provider scripted otherwise accept: its answer is built here.
+        return accepts or Answer(live, "accepted", callback=_callback_plan(live))
+    return Answer(live, outcome)
+
+
+def _declines(kind: str, behaviour: str) -> bool:
+    """The behaviour's answers carry a decline reason (its own, else the kind's default)."""
+    return ANSWERS[kind][behaviour] == "declined"
 
 
 def _too_slow(provider: Provider) -> bool:

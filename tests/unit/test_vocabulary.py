@@ -53,10 +53,15 @@ def test_provider_behaviours_are_the_vocabularys_everywhere() -> None:
     from payorch_cli.commands.providers import Behaviour, CallbackMode, CallbackOutcome
     from payorch_cli.scenario.loader import PROVIDER_BEHAVIOURS as SCENARIO_BEHAVIOURS
     from simulator.domain import catalog
+    from simulator.domain.provider_world import ANSWERS
     from simulator.openapi.document import document
 
     assert PROVIDER_BEHAVIOURS_BY_KIND["payin"] == catalog.PAYIN_BEHAVIOURS
     assert PROVIDER_BEHAVIOURS_BY_KIND["payout"] == catalog.PAYOUT_BEHAVIOURS
+    # The world says what each behaviour of each kind answers, for exactly those behaviours.
+    assert {
+        kind: tuple(answers) for kind, answers in ANSWERS.items()
+    } == PROVIDER_BEHAVIOURS_BY_KIND
     assert tuple(b.value for b in Behaviour) == PROVIDER_BEHAVIOURS
     assert tuple(o.value for o in CallbackOutcome) == PROVIDER_CALLBACK_OUTCOMES
     assert tuple(m.value for m in CallbackMode) == PROVIDER_CALLBACK_MODES
