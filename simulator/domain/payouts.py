@@ -25,7 +25,6 @@ from simulator.domain.money import dec, usd
 from simulator.domain.payout_account import PayoutAccount, Scope
 from simulator.domain.payout_ledger import AVAILABLE, RESERVED, PayoutLedger
 from simulator.domain.payout_provider import (
-    SIMULATED_PROVIDER,
     Dispatch,
     PayoutProvider,
     SimulatedPayoutProvider,
@@ -39,8 +38,6 @@ from simulator.domain.states import PAYOUT_SIMULATE_ACTIONS, Transition, payout_
 
 if TYPE_CHECKING:
     from simulator.domain.records import PayoutRecord
-
-__all__ = ["SIMULATED_PROVIDER", "Dispatch", "PayoutSend", "PayoutService"]
 
 PAYOUT_STATUSES = ("processing", "completed", "failed")
 # The payouts' transition table's rows a provider's answer applies (simulate and a provider's
@@ -242,7 +239,7 @@ class PayoutService:
             outcome,
             int(payload.get("delivery", 1)),
         )
-        verdict = judge(before, awaiting="processing", reports=target)
+        verdict = judge(before, awaiting=transition.requires, reports=target)
         if payout is not None and verdict.applied:
             callback.trace_received(self.ctx, payout)
             self.ctx.coverage.reach(f"payout.provider_{target}")
