@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from payorch import bounded
+from payorch import bounded, vocabulary
 from payorch_cli.scenario.durations import DurationError, parse_duration
 from payorch_cli.scenario.expressions import ExprError, Interp, compile_string, compile_value, roots
 from payorch_cli.scenario.matchers import (
@@ -105,7 +105,7 @@ SHORT_NAMES = {
 }
 # The simulated providers (design.md 1.5): what `provider: {set: ...}` and `{incident: ...}`
 # take, in the scenario's words (durations like the other steps) -> the control plane's.
-PROVIDER_BEHAVIOURS = ("accept", "decline", "outage", "no_instructions", "timeout", "reject")
+PROVIDER_BEHAVIOURS = vocabulary.PROVIDER_BEHAVIOURS
 PROVIDER_SET_KEYS = ("behaviour", "declineRate", "declineReason", "seed", "latency", "callback")
 PROVIDER_CALLBACK_KEYS = ("after", "outcome", "mode")
 PROVIDER_INCIDENT_KEYS = ("behaviour", "for", "in", "declineReason")
