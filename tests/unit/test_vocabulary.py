@@ -41,7 +41,7 @@ def test_the_tui_confirmations_name_the_events_the_table_fires() -> None:
 def test_provider_behaviours_are_the_vocabularys_everywhere() -> None:
     """One table (payorch.vocabulary) for what a provider can be scripted to do: the provider
     world checks against it (through the catalogue), the CLI offers it, the OpenAPI document
-    enumerates it (filled when built) and the scenario loader's copy agrees with it."""
+    enumerates it (filled when built) and the scenario steps take it."""
     from payorch.vocabulary import (
         ACCEPTING_BEHAVIOUR,
         OUTAGE_BEHAVIOUR,
@@ -65,7 +65,7 @@ def test_provider_behaviours_are_the_vocabularys_everywhere() -> None:
     assert tuple(b.value for b in Behaviour) == PROVIDER_BEHAVIOURS
     assert tuple(o.value for o in CallbackOutcome) == PROVIDER_CALLBACK_OUTCOMES
     assert tuple(m.value for m in CallbackMode) == PROVIDER_CALLBACK_MODES
-    assert set(SCENARIO_BEHAVIOURS) == set(PROVIDER_BEHAVIOURS)
+    assert SCENARIO_BEHAVIOURS == PROVIDER_BEHAVIOURS
     schemas = document()["components"]["schemas"]
     assert schemas["SimProviderBehaviour"]["enum"] == list(PROVIDER_BEHAVIOURS)
     update = schemas["SimProviderUpdate"]["properties"]
