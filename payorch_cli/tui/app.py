@@ -13,6 +13,7 @@ from __future__ import annotations
 import time
 from collections import deque
 from collections.abc import Callable, Iterable
+from collections.abc import Set as AbstractSet
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -36,7 +37,7 @@ from payorch_cli.tui.messages import (
     StreamOpened,
     StreamRefused,
 )
-from payorch_cli.tui.screens.base import LiveScreen
+from payorch_cli.tui.screens.base import STALE_AFTER, LiveScreen
 from payorch_cli.tui.screens.deliveries import DeliveriesScreen, DeliveryScreen
 from payorch_cli.tui.screens.detail import TransactionScreen
 from payorch_cli.tui.screens.dialogs import AdvanceClockDialog, ConfirmDialog, KeySwitcher
@@ -164,7 +165,7 @@ class PayorchApp(App[None]):
         self.connection, self.connection_detail = state, detail
         self._paint_headers()
 
-    def stale(self, kinds: set[str]) -> None:
+    def stale(self, kinds: AbstractSet[str]) -> None:
         for view in list(self._views):
             view.mark_stale(kinds)
 
@@ -216,7 +217,7 @@ class PayorchApp(App[None]):
         self.clock = message
         self._paint_headers()
         if moved:  # someone advanced it: settlements, releases and retries may have run
-            self.stale({"balance", "deliveries", "transactions"})
+            self.stale(STALE_AFTER["clock_moved"])
 
     def _tick_clock(self) -> None:
         if self.clock is not None:
@@ -310,7 +311,7 @@ class PayorchApp(App[None]):
             if kind.startswith("payment.") or kind == "chargeback.created":
                 self.apply_transaction(data)
                 self.latencies.append(time.perf_counter() - message.received)
-        self.stale({"balance", "deliveries"})
+        self.stale(STALE_AFTER["event"])
 
     def apply_transaction(self, tx: dict[str, Any]) -> None:
         for view in list(self._views):
@@ -392,7 +393,7 @@ class PayorchApp(App[None]):
         # The stream brings the same change; applying the fetched view too keeps the screen
         # right even while the stream is down.
         self.apply_transaction(tx)
-        self.stale({"balance", "deliveries"})
+        self.stale(STALE_AFTER["simulated"])
         self.notify(events or "no events", title=what)
 
     def request_replay(self, delivery: dict[str, Any]) -> None:
@@ -415,7 +416,7 @@ class PayorchApp(App[None]):
         self.call_from_thread(self._replayed, f"{delivery_id}: {status} in {present.latency(last)}")
 
     def _replayed(self, summary: str) -> None:
-        self.stale({"deliveries"})
+        self.stale(STALE_AFTER["replayed"])
         self.notify(summary, title="Replayed")
 
     def action_advance_clock(self) -> None:
@@ -451,7 +452,7 @@ class PayorchApp(App[None]):
         self.call_from_thread(self._advanced, seconds, present.full_time(now))
 
     def _advanced(self, seconds: float, now: str) -> None:
-        self.stale({"balance", "deliveries", "transactions"})
+        self.stale(STALE_AFTER["clock_moved"])
         self.notify(f"now {now}", title=f"Clock {present.duration(seconds)}")
 
     def action_switch_key(self) -> None:

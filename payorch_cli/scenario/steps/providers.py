@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from payorch import vocabulary
 from payorch_cli.scenario.checks import did_you_mean
 from payorch_cli.scenario.durations import format_duration
 from payorch_cli.scenario.expressions import ExprError, compile_string
@@ -16,7 +17,7 @@ from payorch_cli.scenario.steps.reading import StepChecker, duration_schema
 
 # What `provider: {set: ...}` and `{incident: ...}` take, in the scenario's words (durations
 # like the other steps) -> the control plane's.
-PROVIDER_BEHAVIOURS = ("accept", "decline", "outage", "no_instructions", "timeout", "reject")
+PROVIDER_BEHAVIOURS = vocabulary.PROVIDER_BEHAVIOURS
 PROVIDER_SET_KEYS = ("behaviour", "declineRate", "declineReason", "seed", "latency", "callback")
 PROVIDER_CALLBACK_KEYS = ("after", "outcome", "mode")
 PROVIDER_INCIDENT_KEYS = ("behaviour", "for", "in", "declineReason")

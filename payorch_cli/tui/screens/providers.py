@@ -19,6 +19,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.widgets import Static
 
+from payorch.vocabulary import OUTAGE_BEHAVIOUR
 from payorch_cli.client import ApiError
 from payorch_cli.render.providers import clock_time, ended_text, is_disturbed
 from payorch_cli.tui.messages import Failed
@@ -132,12 +133,14 @@ class ProvidersScreen(LiveScreen):
     @work(thread=True, group="provider-action", exit_on_error=False)
     def _start_outage(self, provider_id: str) -> None:
         try:
-            incident = self.payorch.backend.start_incident(provider_id, "outage", OUTAGE_SECONDS)
+            incident = self.payorch.backend.start_incident(
+                provider_id, OUTAGE_BEHAVIOUR, OUTAGE_SECONDS
+            )
         except ApiError as exc:
             self.payorch.post_message(Failed(f"Outage on {provider_id}", exc))
             return
         until = clock_time(incident.get("endsAt"))
-        self.deliver(self._acted, f"outage until {until} (simulated)", provider_id)
+        self.deliver(self._acted, f"{OUTAGE_BEHAVIOUR} until {until} (simulated)", provider_id)
 
     def action_end_incidents(self) -> None:
         # No question asked, as for `o`: it touches the selected provider alone, and the notice
