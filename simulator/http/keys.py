@@ -36,6 +36,7 @@ from simulator.store.saved import SavedStates
 
 if TYPE_CHECKING:  # it imports these keys
     from simulator.http.reset import ServerReset  # noqa: F401 (named in a type argument below)
+    from simulator.worlds import Worlds  # noqa: F401 (named in a type argument below)
 
 SETTINGS = web.AppKey("settings", Settings)
 CLOCK = web.AppKey("clock", SimClock)
@@ -91,3 +92,10 @@ RAW_BODY = web.RequestKey("raw_body", bytes)
 SAVED_STATES = web.AppKey("saved_states", SavedStates)
 # One save or delete of a saved state at a time ("exists? then write" must not interleave).
 SAVED_STATES_LOCK = web.AppKey("saved_states_lock", asyncio.Lock)
+
+# Namespaces (simulator/worlds.py): the world's name (`default` for the front's own), the
+# registry of the other worlds (on the front only), and, on a request served by a namespace other
+# than `default`, the prefix its URLs carry (`/ns/{name}`).
+NAMESPACE = web.AppKey("namespace", str)
+WORLDS = web.AppKey["Worlds"]("worlds")
+URL_PREFIX = web.RequestKey("url_prefix", str)

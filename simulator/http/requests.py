@@ -15,7 +15,7 @@ from aiohttp import web
 
 from simulator.domain.checkout import buyer_ip
 from simulator.domain.errors import ApiError
-from simulator.http.keys import BODY, RAW_BODY, SETTINGS
+from simulator.http.keys import BODY, RAW_BODY, SETTINGS, URL_PREFIX
 from simulator.jsonio import JSONDecodeError, loads
 from simulator.openapi.validation import QUERY_INTEGER
 
@@ -179,7 +179,14 @@ def query_choice(request: web.Request, name: str, choices: tuple[str, ...]) -> s
 
 
 def base_url(request: web.Request) -> str:
-    return f"{request.scheme}://{request.host}"
+    """The origin the caller reached, with the namespace's `/ns/{name}` when the request is
+    another namespace's: every URL a namespace hands out routes back to it."""
+    return f"{request.scheme}://{request.host}{request.get(URL_PREFIX, '')}"
+
+
+def path_prefix(request: web.Request) -> str:
+    """What a path the server hands out starts with: `/ns/{name}` in another namespace."""
+    return request.get(URL_PREFIX, "")
 
 
 def page_params(request: web.Request, *, max_limit: int = 100) -> tuple[int, int]:
