@@ -98,8 +98,8 @@ with warnings.catch_warnings():  # see simulator/http/server.py: aiohttp warns o
             try:
                 return _prefix_links(await self._in_world(world, request), prefix)
             except web.HTTPRedirection as redirect:
-                location = redirect.location
-                if isinstance(location, str) and _root_relative(location):
+                location = redirect.headers.get(hdrs.LOCATION, "")
+                if _root_relative(location):
                     redirect.headers[hdrs.LOCATION] = prefix + location
                 raise
             finally:
