@@ -11,6 +11,7 @@ from payorch_cli.commands import clock, keys, openapi, scenario, serve, simulate
 from payorch_cli.commands import coverage as coverage_command
 from payorch_cli.commands import listen as listen_command
 from payorch_cli.commands import logs as logs_command
+from payorch_cli.commands import ns as ns_command
 from payorch_cli.commands import providers as providers_command
 from payorch_cli.commands import record as record_command
 from payorch_cli.commands import reset as reset_command
@@ -42,6 +43,7 @@ app.command("coverage")(coverage_command.coverage)
 app.command("record")(record_command.record)
 app.command("trace")(trace_command.trace)
 app.add_typer(providers_command.app, name="providers")
+app.add_typer(ns_command.app, name="ns")
 
 
 if __name__ == "__main__":  # pragma: no cover

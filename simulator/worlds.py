@@ -33,7 +33,14 @@ from aiohttp import web
 
 from simulator.domain.catalog import Catalog
 from simulator.domain.errors import ApiError
-from simulator.domain.namespaces import DEFAULT, check_name, key_rows, keyed_for, valid_name
+from simulator.domain.namespaces import (
+    DEFAULT,
+    SECRET_FILE,
+    check_name,
+    key_rows,
+    keyed_for,
+    valid_name,
+)
 from simulator.http.keys import IN_FLIGHT
 from simulator.jsonio import dumps, loads
 from simulator.settings import Settings
@@ -41,7 +48,6 @@ from simulator.settings import Settings
 log = logging.getLogger(__name__)
 
 META = "namespace.json"
-SECRET = ".secret"  # not a valid name: no namespace can be called that
 DELETED = ".deleted-"  # a namespace being deleted, renamed out of the way first
 DELETE_WAIT_SECONDS = 15.0
 
@@ -345,7 +351,7 @@ class Worlds:
                     else hashlib.sha256(f"namespaces/{self._seed}".encode()).digest()
                 )
             else:
-                self._secret = self._read_or_make_secret(self._root / SECRET)
+                self._secret = self._read_or_make_secret(self._root / SECRET_FILE)
         return self._secret
 
     def _read_or_make_secret(self, path: Path) -> bytes:
@@ -353,7 +359,7 @@ class Worlds:
             return bytes.fromhex(path.read_text().strip())
         path.parent.mkdir(parents=True, exist_ok=True)
         secret = secrets.token_bytes(32)
-        temporary = path.with_name(f"{SECRET}.{secrets.token_hex(4)}.tmp")
+        temporary = path.with_name(f"{SECRET_FILE}.{secrets.token_hex(4)}.tmp")
         temporary.write_text(secret.hex())
         try:
             os.link(temporary, path)  # fails if another process made it first: use theirs

@@ -29,6 +29,9 @@ DEFAULT = "default"
 NAME_RULE = "[a-z0-9][a-z0-9-]{0,39}"
 _NAME = re.compile(NAME_RULE)
 PATH_PREFIX = "/ns/"
+# Beside the namespaces' directories (<data dir>/namespaces/): the key of their key derivation.
+# Not a valid name, so no namespace can be called that.
+SECRET_FILE = ".secret"
 # The start of a credential of a namespace: the group is the name.
 _CREDENTIAL = re.compile(r"(?:[sp]k_(?:test|live)_|rt_)?ns_(" + NAME_RULE + ")_")
 # The same, after `Authorization: Bearer ` (the scheme is case-insensitive, as auth reads it).
