@@ -39,5 +39,5 @@ class Settings:
     # Namespaces (simulator/worlds.py): at most this many worlds besides `default` stay in
     # memory (the least recently used is unloaded first), and one unused this many seconds of
     # real time is unloaded; either comes back on its next request.
-    namespaces_in_memory: int = 64
+    namespaces_in_memory: int = 1000
     namespace_unload_seconds: float = 300.0

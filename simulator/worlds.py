@@ -100,6 +100,7 @@ class Worlds:
         self._active: dict[str, int] = {}  # requests being handled, per loaded world
         self._locks: dict[str, asyncio.Lock] = {}
         self._secret: bytes | None = None
+        self._catalogs: dict[str, Catalog] = {}
         # What is known of each namespace (all of them without a data dir; on disk, those read
         # since start: the expiry index is filled by a scan in the background).
         self._known: dict[str, Namespace] = {}
@@ -197,6 +198,7 @@ class Worlds:
                 return False
             world = self._loaded.pop(name, None)
             self._known.pop(name, None)
+            self._catalogs.pop(name, None)
             if world is not None:
                 await self._stop(world, wait=True)
             if self._root is not None:
@@ -208,7 +210,13 @@ class Worlds:
         return True
 
     def catalog_of(self, name: str) -> Catalog:
-        return keyed_for(self._catalog, self._namespace_secret(), name)
+        """Namespace `name`'s catalog (its keys derived once, then kept while it exists)."""
+        catalog = self._catalogs.get(name)
+        if catalog is None:
+            catalog = self._catalogs[name] = keyed_for(
+                self._catalog, self._namespace_secret(), name
+            )
+        return catalog
 
     # -- loading and unloading ----------------------------------------------------------------
 

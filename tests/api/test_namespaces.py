@@ -341,3 +341,33 @@ async def test_an_idle_namespace_is_deleted_after_its_lifetime(api: Api) -> None
         status, body, _ = await api.get("/ping", a.sk)
         assert_error(status, body, 401, "invalid_api_key")
         assert (await api.get("/ping", kept.sk))[0] == 200
+
+
+async def test_an_unused_world_leaves_memory_and_comes_back(
+    aiohttp_client: Any, tmp_path: Path
+) -> None:
+    from freezegun import freeze_time
+
+    settings = Settings(
+        data_dir=tmp_path / "data", tick_seconds=0, rate_limit=False, namespace_unload_seconds=60
+    )
+    client: TestClient = await aiohttp_client(create_app(settings))
+    api = Api(client)
+    with freeze_time(real_asyncio=True) as frozen:
+        a = await create(api, "nap")
+        paid = await api.pay(a.sk)
+        await api.advance(3600, a.sk)
+
+        async def loaded() -> bool:
+            _, body, _ = await api.get("/_sim/namespaces/nap", DEFAULT_SK)
+            return bool(body["loaded"])
+
+        assert await loaded()
+        frozen.tick(61)
+        await api.get("/_sim/namespaces", DEFAULT_SK)  # runs the sweep, as the timer does
+        assert not await loaded()
+        status, body, _ = await api.get(f"/payments/{paid['transactionId']}", a.sk)
+        assert status == 200, body
+        _, clock, _ = await api.get("/_sim/clock", a.sk)
+        assert clock["offsetSeconds"] >= 3600  # its clock was kept on disk
+        assert await loaded()
