@@ -80,7 +80,8 @@ class Client:
         self.timeout = timeout
         self._conn: http.client.HTTPConnection | None = None
         self._root = self._prefix = urlsplit(self.base_url).path.rstrip("/")
-        namespace = namespace or os.environ.get(NAMESPACE_ENV) or None
+        if namespace is None and "/ns/" not in self._root + "/":  # a base URL in one already
+            namespace = os.environ.get(NAMESPACE_ENV) or None
         self.namespace = None if namespace == DEFAULT_NAMESPACE else namespace
         self._key_resolved = self.namespace is None
         if self.namespace is not None:

@@ -6,6 +6,7 @@ nothing matched; 3 the --base-url server is unreachable.
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from pathlib import Path
@@ -72,7 +73,8 @@ def run(
     api_key: ApiKey = None,
     as_json: Json = False,
 ) -> None:
-    """Run scenarios. Without --base-url each one gets its own in-process simulator."""
+    """Run scenarios. Without --base-url each one gets its own in-process simulator; with it,
+    `--namespace auto` runs each one in a fresh namespace of that server (deleted after)."""
     from payorch_cli.render.coverage import merge as merge_coverage
     from payorch_cli.render.report import summary_line
     from payorch_cli.scenario.reporters import (
@@ -118,7 +120,13 @@ def run(
     reports: list[dict[str, Any]] | None = [] if coverage else None
     try:
         results, starts = run_instances(
-            instances, reporter, credentials, options.base_url, options.api_key, reports
+            instances,
+            reporter,
+            credentials,
+            options.base_url,
+            options.api_key,
+            reports,
+            namespace=_namespace(options.namespace),
         )
         if reports is not None and options.base_url:
             reports.append(
@@ -160,6 +168,12 @@ def run(
         if merged is not None:
             _print_coverage(merged, console)
     raise typer.Exit(ExitStatus.OK if all(r.passed for r in results) else ExitStatus.ERROR)
+
+
+def _namespace(option: str | None) -> str | None:
+    from payorch_cli.client import NAMESPACE_ENV
+
+    return option or os.environ.get(NAMESPACE_ENV) or None
 
 
 def _print_coverage(report: dict[str, Any], console: Any) -> None:
