@@ -77,6 +77,7 @@ class Client:
     ) -> None:
         self.base_url = (base_url or os.environ.get(BASE_URL_ENV) or DEFAULT_BASE_URL).rstrip("/")
         self._api_key = api_key or os.environ.get(API_KEY_ENV) or DEFAULT_API_KEY
+        self.given_key = self._api_key  # before a namespace's swap
         self.timeout = timeout
         self._conn: http.client.HTTPConnection | None = None
         self._root = self._prefix = urlsplit(self.base_url).path.rstrip("/")
