@@ -369,7 +369,7 @@ async def test_an_unused_world_leaves_memory_and_comes_back(
         status, body, _ = await api.get(f"/payments/{paid['transactionId']}", a.sk)
         assert status == 200, body
         _, clock, _ = await api.get("/_sim/clock", a.sk)
-        assert clock["offsetSeconds"] >= 3600  # its clock was kept on disk
+        assert clock["offsetSeconds"] > 3500  # its clock was kept on disk
         assert await loaded()
 
 
