@@ -33,7 +33,7 @@ from simulator.domain.namespaces import (
     split_path,
     valid_name,
 )
-from simulator.http.keys import URL_PREFIX, WORLDS
+from simulator.http.keys import REQUEST_URL_PREFIX, URL_PREFIX, WORLDS
 from simulator.http.responses import REQUEST_ID_HEADER, error_response
 from simulator.http.server import Application
 
@@ -107,7 +107,7 @@ with warnings.catch_warnings():  # see simulator/http/server.py: aiohttp warns o
                 return _refuse(
                     ApiError("invalid_api_key", f"Unknown or deleted namespace {name!r}.")
                 )
-            prefix = world[URL_PREFIX]
+            prefix = request[REQUEST_URL_PREFIX] = world[URL_PREFIX]
             try:
                 return _prefix_links(await self._in_world(world, request), prefix)
             except web.HTTPRedirection as redirect:

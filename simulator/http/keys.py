@@ -95,7 +95,8 @@ SAVED_STATES_LOCK = web.AppKey("saved_states_lock", asyncio.Lock)
 
 # Namespaces (simulator/worlds.py): the world's name (`default` for the front's own), the
 # registry of the other worlds, and the prefix the URLs a world hands out carry (`/ns/{name}`;
-# "" for `default`).
+# "" for `default`), which the front also puts on each request it hands to that world.
 NAMESPACE = web.AppKey("namespace", str)
 WORLDS = web.AppKey["Worlds"]("worlds")
 URL_PREFIX = web.AppKey("url_prefix", str)
+REQUEST_URL_PREFIX = web.RequestKey("url_prefix", str)

@@ -15,7 +15,7 @@ from aiohttp import web
 
 from simulator.domain.checkout import buyer_ip
 from simulator.domain.errors import ApiError
-from simulator.http.keys import BODY, RAW_BODY, SETTINGS, URL_PREFIX
+from simulator.http.keys import BODY, RAW_BODY, REQUEST_URL_PREFIX, SETTINGS
 from simulator.jsonio import JSONDecodeError, loads
 from simulator.openapi.validation import QUERY_INTEGER
 
@@ -180,10 +180,11 @@ def query_choice(request: web.Request, name: str, choices: tuple[str, ...]) -> s
 
 def base_url(request: web.Request) -> str:
     """The origin the caller reached, with `/ns/{name}` when the request is another namespace's
-    than `default`: every URL a namespace hands out routes back to it. (Read from the world,
-    not the request: a request mapping's `get` of a missing key raises and catches a KeyError,
-    thousands of instructions on every `default` request.)"""
-    return f"{request.scheme}://{request.host}{request.app[URL_PREFIX]}"
+    than `default` (the front puts it on the request): every URL a namespace hands out routes
+    back to it. Read from the request's own dict: `request.get` of a missing key raises and
+    catches a KeyError, and `request.app[...]` is two calls more, on every `default` request
+    (docs/performance.md, namespaces)."""
+    return f"{request.scheme}://{request.host}{request._state.get(REQUEST_URL_PREFIX, '')}"
 
 
 def page_params(request: web.Request, *, max_limit: int = 100) -> tuple[int, int]:
