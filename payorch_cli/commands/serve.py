@@ -214,15 +214,16 @@ async def _serve(
         # What start-up built (modules, fixtures, compiled schemas, indexes) lives as long as
         # the server: out of the collector's sight, full collections stop re-walking it.
         gc.freeze()
+        # Before the first line: a tool may signal the server as soon as it has read it.
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, stop.set)
         # The first line, exactly so: tools wait for it and read the port from it.
         sys.stdout.write(f"Listening on http://{host}:{real_port}\n")
         sys.stdout.flush()
         output.started(app, f"http://{host}:{real_port}")
         sys.stdout.flush()
-        stop = asyncio.Event()
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(sig, stop.set)
         await stop.wait()
         # Graceful: stop listening (new connections are refused), then let the requests in
         # flight finish within the grace; those that cannot are answered 503, never dropped.
