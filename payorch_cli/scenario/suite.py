@@ -163,7 +163,7 @@ def in_namespace(
     from payorch_cli.client import Client
 
     key = api_key if api_key and api_key.startswith("sk_test_") else None
-    client = Client(base_url, key, namespace="default")
+    client = Client(base_url, key, namespace="default", tool="scenario")
     fresh = namespace == "auto"
     name = f"scenario-{secrets.token_hex(6)}" if fresh else namespace
     try:

@@ -117,7 +117,7 @@ class Backend:
     ) -> None:
         # Applies the env/default fallbacks once; in a namespace, asks the server for the key's
         # counterpart there (so call it off the UI thread).
-        probe = Client(base_url, api_key, namespace=namespace)
+        probe = Client(base_url, api_key, namespace=namespace, tool="tui")
         self.root_url = probe.base_url
         self.namespace = probe.namespace
         self.given_key = probe.given_key  # what a switch to another namespace starts from
