@@ -13,7 +13,7 @@ from typing import Annotated, Any
 import typer
 
 from payorch_cli.options import DEFAULT_DATA, DataDir, Fixtures
-from simulator.settings import DEFAULT_HOST, DEFAULT_PORT, REQUEST_LOG_SIZE
+from simulator.settings import BODY_TIMEOUT_SECONDS, DEFAULT_HOST, DEFAULT_PORT, REQUEST_LOG_SIZE
 
 # On SIGINT/SIGTERM, requests in flight get this long to finish; past it they are answered 503
 # service_unavailable (never dropped mid-write), so the process is gone well within 10 s.
@@ -55,7 +55,8 @@ def serve(
         bool,
         typer.Option(
             "--log-requests",
-            help="Print one line per request on standard output, after the Listening line.",
+            help="Print one line per request on standard output, after the Listening line "
+            "(not those of payorch's own tools, such as the TUI's polling).",
         ),
     ] = False,
     quiet: Annotated[
@@ -66,6 +67,16 @@ def serve(
             help="Print only the Listening line (the next steps it prints on a terminal go).",
         ),
     ] = False,
+    body_timeout: Annotated[
+        float,
+        typer.Option(
+            "--body-timeout",
+            min=0,
+            metavar="SECONDS",
+            help="Seconds a request body has to arrive whole once its head is in; a slower one "
+            "is answered 408 request_timeout and its connection closed. 0: no limit.",
+        ),
+    ] = BODY_TIMEOUT_SECONDS,
 ) -> None:
     """Serve the API, checkout pages and the /_sim control plane.
 
@@ -102,6 +113,7 @@ def serve(
                 loopback_webhooks=loopback_webhooks,
                 request_log=request_log,
                 output=output,
+                body_timeout=body_timeout,
             )
         )
     except StoreLockedError as exc:
@@ -160,7 +172,10 @@ class Output:
 
         def print_row(row: Row) -> None:
             # Synchronous, on the request path: opt-in, and a line is a few microseconds.
-            sys.stdout.write(layout.line(dict(Entry(row).summary())) + "\n")
+            summary = dict(Entry(row).summary())
+            if summary.get("tool") is not None:
+                return  # payorch's own tools (the TUI's polling...), as `logs tail` leaves them
+            sys.stdout.write(layout.line(summary) + "\n")
             sys.stdout.flush()
 
         app[REQUEST_LOG].subscribe(print_row)
@@ -177,6 +192,7 @@ async def _serve(
     loopback_webhooks: bool,
     request_log: int,
     output: Output,
+    body_timeout: float,
 ) -> None:
     import asyncio
 
@@ -195,6 +211,7 @@ async def _serve(
         fsync=fsync,
         webhooks_loopback_only=loopback_webhooks,
         request_log=request_log,
+        body_timeout=body_timeout,
     )
     app = create_app(settings)
     # drain() has already finished or answered every request when cleanup() runs: the short

@@ -44,11 +44,13 @@ from simulator.http.keys import (
     REQUEST_ID,
     REQUEST_LOG,
     RESET,
+    SETTINGS,
     STOPPING,
     STORE,
 )
-from simulator.http.requests import base_url, read_body
+from simulator.http.requests import base_url, read_body, receive_body
 from simulator.http.responses import REQUEST_ID_HEADER, error_response
+from simulator.http.server import ConnectionHandler, log_refused
 
 log = logging.getLogger(__name__)
 
@@ -155,6 +157,10 @@ async def request_middleware(request: web.Request, handler: Handler) -> web.Stre
 async def _answer(
     request: web.Request, app: web.Application, handler: Handler, request_id: str
 ) -> web.StreamResponse:
+    if not request.content.is_eof():  # the body is still arriving (a small one comes whole)
+        refusal = await receive_body(request, app[SETTINGS].body_timeout)
+        if refusal is not None:
+            return _refuse_connection(refusal, request)
     reset = app[RESET]
     if not reset.gate_open:  # a reset is running: this request runs after it, in the new world
         if reset.swapping and getattr(request.match_info.handler, "refuses_to_wait", False):
@@ -195,6 +201,19 @@ async def _answer(
             in_flight.pop(task, None)
     response.headers[REQUEST_ID_HEADER] = request_id
     return response
+
+
+def _refuse_connection(error: ApiError, request: web.Request) -> web.Response:
+    """A request whose body could not be had (too slow, unreadable): answered, one line in the
+    server's output, and its connection closed without reading the rest."""
+    why = (error.details or {}).get("reason") or error.message
+    log_refused(
+        request.remote, error.status, f"{request.method} {request.path}: {why}", request[REQUEST_ID]
+    )
+    protocol = request.protocol
+    if isinstance(protocol, ConnectionHandler):
+        protocol.drop_after_response()
+    return _render(error, request)
 
 
 def _keep_provider_calls(app: web.Application) -> None:

@@ -45,7 +45,7 @@ from simulator.http.pages.instructions import (
     status_text,
     test_badge,
 )
-from simulator.http.requests import base_url, client_ip
+from simulator.http.requests import base_url, client_ip, read_form
 from simulator.http.responses import json_response
 from simulator.i18n import N_, PageLocale
 
@@ -160,7 +160,7 @@ async def select_page(request: web.Request) -> web.StreamResponse:
     a short form for exactly those fields, which posts back here.
     """
     token = request.match_info["token"]
-    form = await request.post()
+    form = await read_form(request)
     typed = {name: v for name in FORM_FIELDS.values() if isinstance(v := form.get(name), str)}
     posted = form.get("paymentMethodId")
     method_id = posted if isinstance(posted, str) else None
