@@ -36,7 +36,7 @@ from simulator.domain.namespaces import (
 from simulator.http.keys import REQUEST_URL_PREFIX, SETTINGS, URL_PREFIX, WORLDS
 from simulator.http.requests import receive_body
 from simulator.http.responses import REQUEST_ID_HEADER, error_response
-from simulator.http.server import Application
+from simulator.http.server import Application, ConnectionHandler, log_refused
 
 # The two endpoints that carry their credential in the body (keys, or a refresh token).
 CREDENTIAL_IN_BODY = frozenset({"/api/v1/auth/token", "/api/v1/auth/refresh"})
@@ -152,10 +152,22 @@ async def _body_namespace(
         return None, None
     refusal = await receive_body(request, timeout)
     if refusal is not None:
-        response = _refuse(refusal)
-        response.force_close()
-        return None, response
+        return None, _refuse_connection(refusal, request)
     return of_body(await request.read()), None
+
+
+def _refuse_connection(error: ApiError, request: web.Request) -> web.Response:
+    """A body that could not be had (too slow, unreadable), answered as the request middleware
+    answers one: one line in the server's output, the connection closed unread."""
+    request_id = "req_" + token_hex(12)
+    why = (error.details or {}).get("reason") or error.message
+    log_refused(request.remote, error.status, f"{request.method} {request.path}: {why}", request_id)
+    protocol = request.protocol
+    if isinstance(protocol, ConnectionHandler):
+        protocol.drop_after_response()
+    response = error_response(error, request_id)
+    response.headers[REQUEST_ID_HEADER] = request_id
+    return response
 
 
 def _root_relative(url: str) -> bool:
