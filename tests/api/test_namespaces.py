@@ -411,3 +411,15 @@ async def test_a_pages_redirect_stays_in_its_namespace(api: Api) -> None:
     )
     assert response.status == 303, await response.text()
     assert response.headers["Location"].startswith("/ns/pages/c/")
+
+
+async def test_without_a_data_dir_namespaces_live_in_memory(aiohttp_client: Any) -> None:
+    settings = Settings(data_dir=None, tick_seconds=0, seed=3, rate_limit=False)
+    api = Api(await aiohttp_client(create_app(settings)))
+    a = await create(api, "mem")
+    paid = await api.pay(a.sk)
+    assert (await api.get(f"/payments/{paid['transactionId']}", a.sk))[0] == 200
+    assert (await api.get(f"/payments/{paid['transactionId']}", DEFAULT_SK))[0] == 404
+    assert (await api.call("DELETE", "/_sim/namespaces/mem", DEFAULT_SK))[0] == 204
+    status, body, _ = await api.get("/ping", a.sk)
+    assert_error(status, body, 401, "invalid_api_key")

@@ -76,3 +76,9 @@ def test_namespace_option_and_environment_reach_every_command(server: Server) ->
     assert Client(server.url).get("/payments")["data"] == []
     unknown = run("clock", "show", "--namespace", "nobody", "--base-url", server.url)
     assert unknown.returncode == 1 and "namespace_not_found" in unknown.stderr
+
+
+def test_keys_of_a_namespace_the_data_dir_does_not_have(tmp_path: Path) -> None:
+    result = run("keys", "--namespace", "nobody", "--data-dir", str(tmp_path / "data"))
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert result.stderr.count("\n") == 1 and "no namespace 'nobody'" in result.stderr
