@@ -63,7 +63,7 @@ from simulator.clock import isoformat
 from simulator.domain.errors import ApiError
 
 DEFAULT_CAPACITY = 10_000
-MAX_DEPTH = 64  # levels of a JSON body walked for masking; a deeper one is shown as text
+MAX_DEPTH = 256  # levels of a JSON body walked for masking; a deeper one is shown as text
 MAX_BODY = 64 * 1024  # bytes of each body kept; the rest is cut (`truncated`)
 BODY_BUDGET = 128 * 1024 * 1024  # bytes of bodies kept in all; past it the oldest entries go
 KEPT_HEADERS = ("Idempotency-Key", "Sandbox-Simulate")

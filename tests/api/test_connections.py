@@ -335,7 +335,7 @@ async def test_a_stream_reader_that_stops_reading_small_frames_is_cut_off(
     api = await stall_server(aiohttp_client, tmp_path)
     app = api.client.server.app
     count = app[STREAM].readers if path == "/_sim/events" else app[REQUEST_TAIL].readers
-    readers = (lambda: count(SCOPE)) if path == "/_sim/events" else count  # type: ignore[call-arg]
+    readers = (lambda: count(SCOPE)) if path == "/_sim/events" else count  # type: ignore[call-arg]  # the two readers' counts take different arguments
     sock = await raw_stalled_stream(api, path)
     assert readers() == 1
     # About 300 KB in 1 KB frames: far below the queue's bound, far above what the reader's
