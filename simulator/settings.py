@@ -43,3 +43,8 @@ class Settings:
     trace_limit: int = 500
     # Requests kept in the request log (GET /_sim/requests); 0 turns it off.
     request_log: int = REQUEST_LOG_SIZE
+    # Namespaces (simulator/worlds.py): at most this many worlds besides `default` stay in
+    # memory (the least recently used is unloaded first), and one unused this many seconds of
+    # real time is unloaded; either comes back on its next request.
+    namespaces_in_memory: int = 1000
+    namespace_unload_seconds: float = 300.0

@@ -6,6 +6,7 @@ nothing matched; 3 the --base-url server is unreachable.
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from pathlib import Path
@@ -72,7 +73,8 @@ def run(
     api_key: ApiKey = None,
     as_json: Json = False,
 ) -> None:
-    """Run scenarios. Without --base-url each one gets its own in-process simulator."""
+    """Run scenarios. Without --base-url each one gets its own in-process simulator; with it,
+    `--namespace auto` runs each one in a fresh namespace of that server (deleted after)."""
     from payorch_cli.render.coverage import merge as merge_coverage
     from payorch_cli.render.report import summary_line
     from payorch_cli.scenario.reporters import (
@@ -104,8 +106,10 @@ def run(
         what = f"matched -k {keyword!r}" if keyword else f"found in {', '.join(map(str, paths))}"
         raise _fail(f"payorch scenario run: no scenario {what}", ExitStatus.USAGE)
     isolated: list[Any] = []
+    namespace = _namespace(options.namespace)
     if options.base_url:
-        instances, isolated = split_isolated(instances)
+        if namespace != "auto":  # with `auto` each scenario has a namespace of its own
+            instances, isolated = split_isolated(instances)
         if not instances:
             raise _fail(
                 f"payorch scenario run: every selected scenario ({len(isolated)}) is "
@@ -128,7 +132,13 @@ def run(
     reports: list[dict[str, Any]] | None = [] if coverage else None
     try:
         results, starts = run_instances(
-            instances, reporter, credentials, options.base_url, options.api_key, reports
+            instances,
+            reporter,
+            credentials,
+            options.base_url,
+            options.api_key,
+            reports,
+            namespace=namespace,
         )
         if reports is not None and options.base_url:
             reports.append(
@@ -181,13 +191,21 @@ def run(
     raise typer.Exit(ExitStatus.OK if all(r.passed for r in results) else ExitStatus.ERROR)
 
 
+def _namespace(option: str | None) -> str | None:
+    from payorch_cli.client import NAMESPACE_ENV
+
+    return option or os.environ.get(NAMESPACE_ENV) or None
+
+
 def _isolation_advice(ctx: typer.Context) -> str:
     """What to do about scenarios that need a server of their own: without --base-url each gets
     a fresh in-process simulator; `--namespace auto` (a namespace of its own on the shared
     server) is offered only where this command has that option."""
-    names = {param.name for param in ctx.command.params}
-    namespaces = " or with --namespace auto (a namespace each)" if "namespace" in names else ""
-    return f"run them without --base-url (a fresh simulator each){namespaces}"
+    del ctx  # every command that runs scenarios against a server takes --namespace (options.py)
+    return (
+        "run them without --base-url (a fresh simulator each) or with --namespace auto (a "
+        "namespace each)"
+    )
 
 
 def _print_coverage(report: dict[str, Any], console: Any) -> None:

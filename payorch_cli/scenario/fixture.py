@@ -82,10 +82,19 @@ class Events:
 
 
 class Payorch:
-    def __init__(self, base_url: str, credentials: Credentials, stop: Any = None) -> None:
+    def __init__(
+        self,
+        base_url: str,
+        credentials: Credentials,
+        stop: Any = None,
+        default: Credential | None = None,
+        namespace: str | None = None,
+    ) -> None:
         self.base_url = base_url
         self.keys = credentials
-        self.default: Credential = credentials.default(None)
+        self.default: Credential = default or credentials.default(None)
+        # The namespace this handle works in (`payorch_namespace`); None: the server's default.
+        self.namespace = namespace
         self.client = Client(base_url, self.default.key, tool=None)  # the user's own test
         self._stop = stop
         self._events: Events | None = None

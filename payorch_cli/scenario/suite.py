@@ -4,7 +4,9 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+import secrets
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -103,16 +105,23 @@ def run_instances(
     base_url: str | None,
     api_key: str | None,
     coverage: list[dict[str, Any]] | None = None,
+    namespace: str | None = None,
 ) -> tuple[list[InstanceResult], list[float]]:
     """Results, and the start time (ms) of each in-process simulator booted. With `coverage` (a
     list), each in-process simulator's GET /_sim/coverage is appended to it before it stops (a
-    --base-url server's is read by the caller after the run)."""
+    --base-url server's is read by the caller after the run). `namespace` (with `base_url`):
+    run in that namespace, or with `auto` each instance in a fresh namespace of its own,
+    deleted after it."""
     results: list[InstanceResult] = []
     starts: list[float] = []
     default = credentials.default(api_key)
     run_id = None
     for instance in instances:
-        if base_url is not None:
+        if base_url is not None and namespace not in (None, "default"):
+            with in_namespace(base_url, credentials, default, namespace, api_key) as space:
+                runner = Runner(space.base_url, space.credentials, space.default, reporter, run_id)
+                results.append(runner.run(instance))
+        elif base_url is not None:
             runner = Runner(base_url, credentials, default, reporter, run_id)
             results.append(runner.run(instance))
         else:
@@ -130,6 +139,43 @@ def run_instances(
                 simulator.stop()
         run_id = runner.run_id  # one ${run.id} for the whole run
     return results, starts
+
+
+@dataclass
+class Space:
+    """Where a scenario runs inside a namespace: its base URL (with `/ns/{name}`) and keys."""
+
+    name: str
+    base_url: str
+    credentials: Credentials
+    default: Credential
+
+
+@contextmanager
+def in_namespace(
+    base_url: str,
+    credentials: Credentials,
+    default: Credential,
+    namespace: str,
+    api_key: str | None,
+) -> Iterator[Space]:
+    """Namespace `namespace` of the server (`auto`: a fresh one, deleted afterwards)."""
+    from payorch_cli.client import Client
+
+    key = api_key if api_key and api_key.startswith("sk_test_") else None
+    client = Client(base_url, key, namespace="default", tool="scenario")
+    fresh = namespace == "auto"
+    name = f"scenario-{secrets.token_hex(6)}" if fresh else namespace
+    try:
+        created = client.namespace_call("PUT" if fresh else "GET", name)
+        spaced = credentials.in_namespace(created["keys"])
+        own = spaced.by_name.get(default.name) or spaced.by_key.get(default.key or "") or default
+        yield Space(name, f"{base_url.rstrip('/')}/ns/{name}", spaced, own)
+    finally:
+        if fresh:
+            with suppress(Exception):  # the run's outcome is what matters; a leftover expires
+                client.namespace_call("DELETE", name)
+        client.close()
 
 
 def merchants_coverage(

@@ -7,6 +7,8 @@ looked up through `Catalog`'s dict indexes (never scanned on the hot path).
 
 from __future__ import annotations
 
+import copy as copy_module
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Literal
@@ -307,6 +309,16 @@ class Catalog:
                     )
             for pair in merchant.legacy_keys:
                 self._add(Credential(merchant, None, pair.environment, None, pair.secret))
+
+    def rekeyed(self, derive: Callable[[str], str]) -> Catalog:
+        """This catalog with every key replaced by `derive(key)` (a namespace's keys): the
+        merchants, methods, providers and FX are the same objects, shared, not copied."""
+        copy = copy_module.copy(self)
+        copy.credentials, copy.by_secret, copy.by_publishable = [], {}, {}
+        for c in self.credentials:
+            publishable = derive(c.publishable) if c.publishable else None
+            copy._add(Credential(c.merchant, c.shop, c.environment, publishable, derive(c.secret)))
+        return copy
 
     def _add(self, credential: Credential) -> None:
         self.credentials.append(credential)

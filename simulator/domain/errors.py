@@ -176,6 +176,7 @@ CATALOGUE: dict[str, ErrorSpec] = {
     ),
     "webhook_not_found": ErrorSpec(404, _INVALID, "No such webhook subscription."),
     "snapshot_not_found": ErrorSpec(404, _INVALID, "No saved state has that name."),
+    "namespace_not_found": ErrorSpec(404, _INVALID, "No namespace has that name."),
     "request_not_found": ErrorSpec(
         404, _INVALID, "No such request in the request log (it keeps the latest only)."
     ),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from aiohttp import web
 
@@ -59,6 +59,9 @@ class WorldGate(Protocol):
 
     async def restore(self, loaded: Loaded) -> None: ...
 
+
+if TYPE_CHECKING:  # it imports nothing of this module
+    from simulator.worlds import Worlds  # noqa: F401 (named in a type argument below)
 
 SETTINGS = web.AppKey("settings", Settings)
 CLOCK = web.AppKey("clock", SimClock)
@@ -117,3 +120,11 @@ BODY_TOO_LARGE = web.RequestKey("body_too_large", bool)
 SAVED_STATES = web.AppKey("saved_states", SavedStates)
 # One save or delete of a saved state at a time ("exists? then write" must not interleave).
 SAVED_STATES_LOCK = web.AppKey("saved_states_lock", asyncio.Lock)
+
+# Namespaces (simulator/worlds.py): the world's name (`default` for the front's own), the
+# registry of the other worlds, and the prefix the URLs a world hands out carry (`/ns/{name}`;
+# "" for `default`), which the front also puts on each request it hands to that world.
+NAMESPACE = web.AppKey("namespace", str)
+WORLDS = web.AppKey["Worlds"]("worlds")
+URL_PREFIX = web.AppKey("url_prefix", str)
+REQUEST_URL_PREFIX = web.RequestKey("url_prefix", str)

@@ -21,7 +21,7 @@ from aiohttp.http_exceptions import HttpProcessingError
 
 from simulator.domain.checkout import buyer_ip
 from simulator.domain.errors import ApiError
-from simulator.http.keys import BODY, BODY_TOO_LARGE, RAW_BODY, SETTINGS
+from simulator.http.keys import BODY, BODY_TOO_LARGE, RAW_BODY, REQUEST_URL_PREFIX, SETTINGS
 from simulator.jsonio import JSONDecodeError, loads
 from simulator.openapi.validation import QUERY_INTEGER
 
@@ -256,7 +256,12 @@ def query_choice(request: web.Request, name: str, choices: tuple[str, ...]) -> s
 
 
 def base_url(request: web.Request) -> str:
-    return f"{request.scheme}://{request.host}"
+    """The origin the caller reached, with `/ns/{name}` when the request is another namespace's
+    than `default` (the front puts it on the request): every URL a namespace hands out routes
+    back to it. Read from the request's own dict: `request.get` of a missing key raises and
+    catches a KeyError, and `request.app[...]` is two calls more, on every `default` request
+    (docs/performance.md, namespaces)."""
+    return f"{request.scheme}://{request.host}{request._state.get(REQUEST_URL_PREFIX, '')}"
 
 
 def page_params(request: web.Request, *, max_limit: int = 100) -> tuple[int, int]:

@@ -32,8 +32,13 @@ class DirLock:
             if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
                 raise StoreLockedError(data_dir, pid) from None
             raise
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        owner = f"{os.getpid()}\n".encode()
+        os.pwrite(fd, owner, 0)
+        # Cut what a longer pid left only when there is some: truncating a file that has blocks
+        # costs milliseconds on ext4, on every open (a namespace's world opens its store each
+        # time it is loaded).
+        if os.fstat(fd).st_size > len(owner):
+            os.ftruncate(fd, len(owner))
         self._fd: int | None = fd
 
     def release(self) -> None:

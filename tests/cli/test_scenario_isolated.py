@@ -1,5 +1,6 @@
 """Scenarios tagged `isolated` against a shared server (`--base-url`, `--payorch-base-url`): not
-run and failed with plain diffs, but skipped with a sentence that says why and what to do."""
+run and failed with plain diffs, but skipped with a sentence that says why and what to do; with
+`--namespace auto` (and in the pytest plugin) run in a fresh namespace of their own."""
 
 from __future__ import annotations
 
@@ -24,7 +25,10 @@ EXACT = """\
       - request: {method: GET, path: /payments}
         expect: {json: {pagination: {total: 0}}}
 """
-ADVICE = "run them without --base-url (a fresh simulator each)"
+ADVICE = (
+    "run them without --base-url (a fresh simulator each) or with --namespace auto (a "
+    "namespace each)"
+)
 
 
 def shared_server(payorch: Payorch) -> None:
@@ -90,12 +94,23 @@ def test_without_base_url_isolated_scenarios_run(tmp_path: Path) -> None:
     assert "\n1 passed, 0 failed in " in result.stdout and "skipped" not in result.stdout
 
 
-def test_the_pytest_plugin_skips_them_against_a_shared_server(
+def test_the_pytest_plugin_runs_them_in_a_namespace_of_a_shared_server(
     tmp_path: Path, payorch: Payorch
 ) -> None:
     shared_server(payorch)
     root = project(tmp_path, {"scenarios/exact.yaml": EXACT})
     done = pytest_run(root, "-rs", "--payorch-base-url", payorch.base_url)
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "1 skipped" in done.stdout
-    assert "tagged `isolated`" in done.stdout and "without --payorch-base-url" in done.stdout
+    assert "1 passed" in done.stdout and "skipped" not in done.stdout
+
+
+def test_namespace_auto_runs_them_against_a_shared_server(tmp_path: Path, payorch: Payorch) -> None:
+    shared_server(payorch)
+    write(tmp_path, "a.yaml", PASSING)
+    write(tmp_path, "exact.yaml", EXACT)
+    result = runner.invoke(
+        app,
+        ["--base-url", payorch.base_url, "scenario", "run", str(tmp_path), "--namespace", "auto"],
+    )
+    assert result.exit_code == 0, result.output
+    assert "\n2 passed, 0 failed in " in result.stdout and "skipped" not in result.stdout
