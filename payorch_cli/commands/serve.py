@@ -12,6 +12,7 @@ from typing import Annotated
 import typer
 
 from payorch_cli.options import DEFAULT_DATA, DataDir, Fixtures
+from simulator.cluster import SECRET_ENV
 from simulator.settings import DEFAULT_HOST, DEFAULT_PORT, REQUEST_LOG_SIZE
 
 # On SIGINT/SIGTERM, requests in flight get this long to finish; past it they are answered 503
@@ -50,8 +51,64 @@ def serve(
             "tail); 0 turns it off.",
         ),
     ] = REQUEST_LOG_SIZE,
+    workers: Annotated[
+        str,
+        typer.Option(
+            "--workers",
+            metavar="N|auto",
+            help="Serve through nginx in front of N worker processes (auto: one per core); "
+            "each namespace lives in one of them. 1: one process, no proxy.",
+        ),
+    ] = "1",
+    print_proxy_config: Annotated[
+        bool,
+        typer.Option(
+            "--print-proxy-config",
+            help="Print the nginx configuration for the --worker addresses and exit "
+            "(docs/deploy.md).",
+        ),
+    ] = False,
+    worker_addresses: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--worker", metavar="HOST:PORT", help="A worker's address (--print-proxy-config)."
+        ),
+    ] = None,
+    listen: Annotated[
+        str,
+        typer.Option(
+            "--listen", metavar="[ADDRESS:]PORT", help="The proxy's port (--print-proxy-config)."
+        ),
+    ] = str(DEFAULT_PORT),
+    peers: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--peer",
+            metavar="URL",
+            help="A sibling worker's origin, when this server is one worker of several "
+            "(docs/deploy.md).",
+        ),
+    ] = None,
+    public_url: Annotated[
+        str | None,
+        typer.Option(
+            "--public-url",
+            metavar="URL",
+            help="The origin clients reach this server by (a proxy's), for URLs it hands out.",
+        ),
+    ] = None,
 ) -> None:
     """Serve the API at /api/v1, checkout pages and the /_sim control plane."""
+    from payorch_cli.commands.serve_workers import print_config, serve_workers, worker_count_of
+
+    if print_proxy_config:
+        print_config(worker_addresses or [], listen)
+        return
+    count = worker_count_of(workers)
+    if count > 1:
+        options = _forwarded(fixtures, no_rate_limit, fsync, loopback_webhooks, request_log)
+        serve_workers(host, port, data_dir, count, options)
+        return
     import asyncio  # here, not at the top: 30 ms of every other command's start
 
     from simulator.fixture_loader import FixtureError
@@ -68,6 +125,8 @@ def serve(
                 fsync=fsync,
                 loopback_webhooks=loopback_webhooks,
                 request_log=request_log,
+                peers=tuple(peers or ()),
+                public_url=public_url,
             )
         )
     except StoreLockedError as exc:
@@ -104,8 +163,11 @@ async def _serve(
     fsync: bool,
     loopback_webhooks: bool,
     request_log: int,
+    peers: tuple[str, ...] = (),
+    public_url: str | None = None,
 ) -> None:
     import asyncio
+    import os
 
     from aiohttp import web
 
@@ -122,6 +184,9 @@ async def _serve(
         fsync=fsync,
         webhooks_loopback_only=loopback_webhooks,
         request_log=request_log,
+        peers=peers,
+        public_url=public_url,
+        namespace_secret=_namespace_secret(os.environ.get(SECRET_ENV)),
     )
     app = create_app(settings)
     # drain() has already finished or answered every request when cleanup() runs: the short
@@ -137,7 +202,7 @@ async def _serve(
         real_port = sockets[0].getsockname()[1] if sockets else port
         from simulator.http.keys import CONTEXT
 
-        app[CONTEXT].public_url = f"http://{host}:{real_port}"
+        app[CONTEXT].public_url = public_url or f"http://{host}:{real_port}"
         # What start-up built (modules, fixtures, compiled schemas, indexes) lives as long as
         # the server: out of the collector's sight, full collections stop re-walking it.
         gc.freeze()
@@ -154,3 +219,26 @@ async def _serve(
         await drain(app, SHUTDOWN_GRACE_SECONDS)
     finally:
         await runner.cleanup()
+
+
+def _forwarded(
+    fixtures: Path | None, no_rate_limit: bool, fsync: bool, loopback_webhooks: bool, log: int
+) -> list[str]:
+    """The options every worker of `--workers N` is started with (the same as the server's)."""
+    options = ["--request-log", str(log)]
+    if fixtures is not None:
+        options += ["--fixtures", str(fixtures.resolve())]
+    flags = {"--no-rate-limit": no_rate_limit, "--fsync": fsync}
+    flags["--loopback-webhooks"] = loopback_webhooks
+    return options + [flag for flag, on in flags.items() if on]
+
+
+def _namespace_secret(given: str | None) -> bytes | None:
+    """The workers' shared key (from the supervisor or a deployment); None: the data dir's."""
+    if not given:
+        return None
+    try:
+        return bytes.fromhex(given)
+    except ValueError:
+        typer.echo(f"payorch serve: {SECRET_ENV} is not hexadecimal", err=True)
+        raise typer.Exit(2) from None
