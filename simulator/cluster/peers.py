@@ -53,6 +53,7 @@ async def _ask(session: aiohttp.ClientSession, peer: str) -> list[dict[str, Any]
 
 
 def merged(own: list[dict[str, Any]], siblings: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """`default` first, then by name (as one server lists them)."""
-    rows = own + siblings
-    return sorted(rows, key=lambda row: (row["name"] != DEFAULT, row["name"]))
+    """`default` first, then by name (as one server lists them). A name seen twice is kept once:
+    a deployment may give every worker the same list of peers, itself included."""
+    rows = {row["name"]: row for row in reversed(own + siblings)}
+    return sorted(rows.values(), key=lambda row: (row["name"] != DEFAULT, row["name"]))
