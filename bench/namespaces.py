@@ -13,11 +13,13 @@ One run, real servers (`payorch serve`, fresh data dir, --no-rate-limit):
 4. start-up: `payorch serve` to "Listening on" with --namespaces namespaces on disk, against an
    empty data dir (min/median/max over --rounds).
 5. spread: POST /payments over --spread namespaces (each request with the next namespace's key)
-   against the same load with one namespace's key, 4 keep-alive connections, --requests each;
-   the ratio of the throughputs (target >= 0.9).
+   against the same load with one namespace's key, 4 keep-alive connections, --requests each,
+   rounds alternated; the ratio of the throughputs and of the server's CPU time per request
+   (target >= 0.9).
 6. clock: POST /_sim/clock/advance by 30 days in one namespace holding 10 payments, on the
-   server with --namespaces namespaces, against a server with that namespace alone; with the
-   server's CPU time for the call (the other namespaces' worlds do nothing: no scheduler,
+   server with --namespaces namespaces, against a server with that namespace alone (each after
+   a warm-up advance of another namespace); with the server's CPU time for the call, and
+   another namespace's clock offset after it (the others' worlds do nothing: no scheduler,
    clock or job of theirs is touched).
 
     python bench/namespaces.py [--namespaces 1000] [--spread 100] [--requests 500] [--rounds 3]
@@ -178,40 +180,55 @@ def main() -> None:
                 f"{statistics.median(times):.3f} s, max {max(times):.3f} s"
             )
 
-        # Spread: the same load over many namespaces and over one.
+        # Spread: the same load over many namespaces and over one, rounds alternated so that
+        # the machine's drift falls on both; wall-clock throughput and the server's CPU time per
+        # request (the steadier figure on a shared machine).
         proc, port, _ = start(serve_cmd(data))
         spread_keys = keys[: args.spread]
         throughput(port, spread_keys, 50)  # every world of the spread loaded, warm
-        throughput(port, spread_keys[:1], 50)
-        one = statistics.median(
-            [throughput(port, spread_keys[:1], args.requests) for _ in range(args.rounds)]
-        )
-        many = statistics.median(
-            [throughput(port, spread_keys, args.requests) for _ in range(args.rounds)]
-        )
+        rates: dict[str, list[float]] = {"one": [], "many": []}
+        cpu_per: dict[str, list[float]] = {"one": [], "many": []}
+        for _ in range(args.rounds):
+            for label, chosen in (("one", spread_keys[:1]), ("many", spread_keys)):
+                cpu = cpu_s(proc.pid)
+                rates[label].append(throughput(port, chosen, args.requests))
+                cpu_per[label].append((cpu_s(proc.pid) - cpu) / (4 * args.requests) * 1000)
+        one, many = statistics.median(rates["one"]), statistics.median(rates["many"])
+        cpu_one, cpu_many = statistics.median(cpu_per["one"]), statistics.median(cpu_per["many"])
         print(
             f"POST /payments: {args.spread} namespaces {many:.0f} req/s, one namespace "
-            f"{one:.0f} req/s: ratio {many / one:.2f}"
+            f"{one:.0f} req/s: ratio {many / one:.2f}; server CPU per request {cpu_many:.2f} "
+            f"vs {cpu_one:.2f} ms: throughput ratio by CPU {cpu_one / cpu_many:.2f}"
         )
+        stop(proc)
 
-        # Clock: 30 days in one namespace, among n, against the same namespace alone (its world
-        # loaded first in both: the figure is the advance's own work).
-        Conn(port).timed("GET", "/api/v1/ping", keys[-1])
+        # Clock: 30 days in one namespace holding 10 payments, on the server with n namespaces,
+        # against a server with that namespace alone. Each server first advances another
+        # namespace the same way (the first advance of a process pays for code paths run once),
+        # then the measured one; the other namespaces' clocks are read after.
+        proc, port, _ = start(serve_cmd(data))
+        advance(port, proc.pid, keys[-2])
         ms, cpu = advance(port, proc.pid, keys[-1])
+        _, raw = Conn(port).call("GET", "/_sim/clock", keys[0])
+        others = json.loads(raw)["offsetSeconds"]
         stop(proc)
         alone = work / "alone"
         proc, port, _ = start(serve_cmd(alone))
         conn = Conn(port)
-        _, raw = conn.call("PUT", "/_sim/namespaces/bench-alone", SK)
-        key = shop_key(json.loads(raw))
-        for _ in range(10):
-            conn.timed("POST", "/api/v1/payments", key, BODY)
-        ms_alone, cpu_alone = advance(port, proc.pid, key)
+        pair = []
+        for name in ("warm", "alone"):
+            _, raw = conn.call("PUT", f"/_sim/namespaces/bench-{name}", SK)
+            pair.append(shop_key(json.loads(raw)))
+            for _ in range(10):
+                conn.timed("POST", "/api/v1/payments", pair[-1], BODY)
+        advance(port, proc.pid, pair[0])
+        ms_alone, cpu_alone = advance(port, proc.pid, pair[1])
         stop(proc)
         print(
             f"clock advance 30 days in one namespace: among {n}: {ms:.1f} ms "
             f"(server CPU {cpu * 1000:.0f} ms); alone: {ms_alone:.1f} ms "
-            f"(server CPU {cpu_alone * 1000:.0f} ms)"
+            f"(server CPU {cpu_alone * 1000:.0f} ms); another namespace's clock after: "
+            f"offset {others:.1f} s"
         )
     finally:
         shutil.rmtree(work, ignore_errors=True)

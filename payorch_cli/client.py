@@ -23,7 +23,7 @@ DEFAULT_BASE_URL = "http://127.0.0.1:8080"
 DEFAULT_API_KEY = "sk_test_19g744zrbw5buqxqpxp5w4gj"  # the fixture sandbox secret key
 BASE_URL_ENV = "PAYORCH_BASE_URL"
 API_KEY_ENV = "PAYORCH_API_KEY"
-NAMESPACE_ENV = "PAYORCH_NAMESPACE"
+NAMESPACE_ENV = "PAYORCH_NAMESPACE"  # read by the commands (options.py), not by every Client
 DEFAULT_NAMESPACE = "default"
 
 
@@ -64,7 +64,7 @@ def _connection(url: str, timeout: float | None) -> tuple[http.client.HTTPConnec
 
 
 class Client:
-    """`namespace` (or PAYORCH_NAMESPACE): every request goes under `/ns/{name}`, and a key of
+    """`namespace`: every request goes under `/ns/{name}`, and a key of
     `default` (the fixture key by default) is swapped, on first use, for its counterpart in that
     namespace (asked of the server: a namespace's keys cannot be computed from its name)."""
 
@@ -77,11 +77,10 @@ class Client:
     ) -> None:
         self.base_url = (base_url or os.environ.get(BASE_URL_ENV) or DEFAULT_BASE_URL).rstrip("/")
         self._api_key = api_key or os.environ.get(API_KEY_ENV) or DEFAULT_API_KEY
+        self.given_key = self._api_key  # before a namespace's swap
         self.timeout = timeout
         self._conn: http.client.HTTPConnection | None = None
         self._root = self._prefix = urlsplit(self.base_url).path.rstrip("/")
-        if namespace is None and "/ns/" not in self._root + "/":  # a base URL in one already
-            namespace = os.environ.get(NAMESPACE_ENV) or None
         self.namespace = None if namespace == DEFAULT_NAMESPACE else namespace
         self._key_resolved = self.namespace is None
         if self.namespace is not None:

@@ -13,6 +13,7 @@ explicit root-level flag.
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -269,10 +270,15 @@ def resolve(
     as_json: bool = False,
 ) -> Globals:
     """The command-level values over the root-level ones (the environment comes after both)."""
+    from payorch_cli.client import NAMESPACE_ENV  # standard library only, like this module
+
     root = ctx.find_root().obj if ctx is not None else None
     root = root if isinstance(root, Globals) else Globals()
     return Globals(
-        base_url or root.base_url, api_key or root.api_key, as_json or root.json, root.namespace
+        base_url or root.base_url,
+        api_key or root.api_key,
+        as_json or root.json,
+        root.namespace or os.environ.get(NAMESPACE_ENV) or None,
     )
 
 

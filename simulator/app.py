@@ -173,6 +173,7 @@ def _compose(
     """Everything one world is, put on `app`: the store and clock, the services (`_build`), the
     request log and live streams, saved states, the reset gate and the background."""
     app[keys.NAMESPACE] = namespace
+    app[keys.URL_PREFIX] = "" if namespace == DEFAULT else PATH_PREFIX + namespace
     app[keys.SETTINGS] = settings
     app[keys.CLOCK] = clock or SimClock(_meta(store)[1])
     app[keys.STORE] = store

@@ -206,7 +206,6 @@ class Worlds:
                 graveyard = self._root / f"{DELETED}{name}-{secrets.token_hex(4)}"
                 directory.rename(graveyard)  # atomic: from here the name is free
                 await asyncio.to_thread(shutil.rmtree, graveyard, True)
-        self._locks.pop(name, None)
         return True
 
     def catalog_of(self, name: str) -> Catalog:

@@ -28,7 +28,8 @@ def tui(
     api_key: ApiKeys = None,
     fixtures: Fixtures = None,
 ) -> None:
-    """A live console of transactions, balances and webhook deliveries (keyboard-first)."""
+    """A live console of transactions, balances and webhook deliveries (keyboard-first).
+    --namespace NAME watches that namespace (n switches)."""
     keys = list(api_key or [])
     globals_ = resolve(ctx, base_url, keys[0] if keys else None)
     if globals_.api_key and globals_.api_key not in keys:
@@ -36,4 +37,4 @@ def tui(
 
     from payorch_cli.tui.app import run
 
-    run(globals_.base_url, keys, fixtures)
+    run(globals_.base_url, keys, fixtures, globals_.namespace)

@@ -39,7 +39,12 @@ from payorch_cli.tui.messages import (
 from payorch_cli.tui.screens.base import LiveScreen
 from payorch_cli.tui.screens.deliveries import DeliveriesScreen, DeliveryScreen
 from payorch_cli.tui.screens.detail import TransactionScreen
-from payorch_cli.tui.screens.dialogs import AdvanceClockDialog, ConfirmDialog, KeySwitcher
+from payorch_cli.tui.screens.dialogs import (
+    AdvanceClockDialog,
+    ConfirmDialog,
+    KeySwitcher,
+    NamespaceDialog,
+)
 from payorch_cli.tui.screens.main import MAIN_SCREENS
 from payorch_cli.tui.screens.transactions import TransactionsScreen
 from payorch_cli.tui.stream import Envelope, EventStreamReader, Garbled, Opened
@@ -68,6 +73,7 @@ class PayorchApp(App[None]):
         *(Binding(main.key, f"switch_mode({main.mode!r})", main.title) for main in MAIN_SCREENS),
         Binding("a", "advance_clock", "Clock+"),
         Binding("k", "switch_key", "Key"),
+        Binding("n", "switch_namespace", "Namespace", show=False),  # in the palette too
         Binding("r", "refresh", "Refresh", show=False),
         Binding("q", "quit", "Quit"),
     ]
@@ -455,8 +461,29 @@ class PayorchApp(App[None]):
     def switch_key(self, api_key: str) -> None:
         if api_key == self.backend.api_key:
             return
+        self._use_backend(Backend(self.backend.root_url, api_key, namespace=self.backend.namespace))
+
+    def action_switch_namespace(self) -> None:
+        def chosen(name: str | None) -> None:
+            if name is not None and name != (self.backend.namespace or "default"):
+                self._open_namespace(name)
+
+        self.push_screen(NamespaceDialog(self.backend.namespace), chosen)
+
+    @work(thread=True, group="namespace", exit_on_error=False)
+    def _open_namespace(self, name: str) -> None:
+        """The same key's counterpart in namespace `name` (asked of the server), then every
+        view reloads from there."""
+        try:
+            backend = Backend(self.backend.root_url, self.backend.given_key, namespace=name)
+        except ApiError as exc:
+            self.post_message(Failed(f"Namespace {name}", exc))
+            return
+        self.call_from_thread(self._use_backend, backend)
+
+    def _use_backend(self, backend: Backend) -> None:
         self._stop_stream()
-        old, self.backend = self.backend, Backend(self.backend.base_url, api_key)
+        old, self.backend = self.backend, backend
         old.close()
         self._was_live = False
         self._start_session()
@@ -527,6 +554,7 @@ class PayorchApp(App[None]):
             )
         yield SystemCommand("Advance clock…", "key a", self.action_advance_clock)
         yield SystemCommand("Switch merchant / environment…", "key k", self.action_switch_key)
+        yield SystemCommand("Switch namespace…", "key n", self.action_switch_namespace)
         yield SystemCommand("Refresh everything", "key r", self.action_refresh)
 
 
@@ -534,7 +562,13 @@ def _escape(text: str) -> str:
     return text.replace("[", r"\[")
 
 
-def run(base_url: str | None, keys: list[str], fixtures: Path | None = None) -> None:
-    """Start the TUI on the first key; the others are offered by the key switcher."""
-    backend = Backend(base_url or "", keys[0] if keys else "")
+def run(
+    base_url: str | None,
+    keys: list[str],
+    fixtures: Path | None = None,
+    namespace: str | None = None,
+) -> None:
+    """Start the TUI on the first key (in `namespace`); the others are offered by the key
+    switcher."""
+    backend = Backend(base_url or "", keys[0] if keys else "", namespace=namespace)
     PayorchApp(backend, keys=keys[1:], fixtures=fixtures).run()

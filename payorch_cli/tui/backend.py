@@ -112,10 +112,18 @@ def _int(value: Any, default: int) -> int:
 
 class Backend:
     # Above the server's 10 s webhook attempt timeout: a replay answers after its attempt.
-    def __init__(self, base_url: str, api_key: str, timeout: float = 15.0) -> None:
-        probe = Client(base_url, api_key)  # applies the env/default fallbacks once
-        self.base_url = probe.base_url
+    def __init__(
+        self, base_url: str, api_key: str, timeout: float = 15.0, namespace: str | None = None
+    ) -> None:
+        # Applies the env/default fallbacks once; in a namespace, asks the server for the key's
+        # counterpart there (so call it off the UI thread).
+        probe = Client(base_url, api_key, namespace=namespace)
+        self.root_url = probe.base_url
+        self.namespace = probe.namespace
+        self.given_key = probe.given_key  # what a switch to another namespace starts from
+        self.base_url = probe.base_url + (f"/ns/{probe.namespace}" if probe.namespace else "")
         self.api_key = probe.api_key
+        probe.close()
         self.timeout = timeout
         self._idle: list[Client] = []
         self._lock = threading.Lock()

@@ -8,8 +8,8 @@ the world becomes the request's `request.app`, and the world's middleware and th
 as they do in `default`. Handlers never know which world they serve.
 
 With a prefix the request is cloned with the prefix cut from its path, so that routes, the
-request log and error messages read the same in every namespace; `URL_PREFIX` puts the prefix
-back into every URL the world hands out (`base_url`).
+request log and error messages read the same in every namespace; the world's `URL_PREFIX` puts
+the prefix back into every URL it hands out (`base_url`), however the request was routed.
 """
 
 from __future__ import annotations
@@ -46,11 +46,20 @@ with warnings.catch_warnings():  # see simulator/http/server.py: aiohttp warns o
         """The server's application: `default`'s world, and the door to every other one."""
 
         async def _handle(self, request: web.Request) -> web.StreamResponse:
-            path = request.rel_url.raw_path
-            if path.startswith(PATH_PREFIX):
-                return await self._prefixed(request, path)
-            name = of_authorization(request.headers.get(hdrs.AUTHORIZATION))
-            if name is None and path in CREDENTIAL_IN_BODY and request.method == hdrs.METH_POST:
+            # The default path, kept short: every request of today's clients takes it.
+            if request.raw_path.startswith(PATH_PREFIX):
+                return await self._prefixed(request, request.rel_url.raw_path)
+            authorization = request.headers.get(hdrs.AUTHORIZATION)
+            name = (
+                of_authorization(authorization)
+                if authorization is not None and "ns_" in authorization
+                else None
+            )
+            if (
+                name is None
+                and request.method == hdrs.METH_POST
+                and request.rel_url.raw_path in CREDENTIAL_IN_BODY
+            ):
                 name = await _body_namespace(request)
             if name is None:
                 return await super()._handle(request)
@@ -81,8 +90,6 @@ with warnings.catch_warnings():  # see simulator/http/server.py: aiohttp warns o
             self, request: web.Request, name: str, *, prefixed: bool
         ) -> web.StreamResponse:
             if name == DEFAULT:
-                if prefixed:
-                    request[URL_PREFIX] = PATH_PREFIX + DEFAULT
                 return await super()._handle(request)
             worlds = self[WORLDS]
             world = await worlds.enter(name) if valid_name(name) else None
@@ -94,7 +101,7 @@ with warnings.catch_warnings():  # see simulator/http/server.py: aiohttp warns o
                 return _refuse(
                     ApiError("invalid_api_key", f"Unknown or deleted namespace {name!r}.")
                 )
-            prefix = request[URL_PREFIX] = PATH_PREFIX + name
+            prefix = world[URL_PREFIX]
             try:
                 return _prefix_links(await self._in_world(world, request), prefix)
             except web.HTTPRedirection as redirect:

@@ -94,8 +94,8 @@ SAVED_STATES = web.AppKey("saved_states", SavedStates)
 SAVED_STATES_LOCK = web.AppKey("saved_states_lock", asyncio.Lock)
 
 # Namespaces (simulator/worlds.py): the world's name (`default` for the front's own), the
-# registry of the other worlds (on the front only), and, on a request served by a namespace other
-# than `default`, the prefix its URLs carry (`/ns/{name}`).
+# registry of the other worlds, and the prefix the URLs a world hands out carry (`/ns/{name}`;
+# "" for `default`).
 NAMESPACE = web.AppKey("namespace", str)
 WORLDS = web.AppKey["Worlds"]("worlds")
-URL_PREFIX = web.RequestKey("url_prefix", str)
+URL_PREFIX = web.AppKey("url_prefix", str)

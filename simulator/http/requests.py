@@ -179,14 +179,11 @@ def query_choice(request: web.Request, name: str, choices: tuple[str, ...]) -> s
 
 
 def base_url(request: web.Request) -> str:
-    """The origin the caller reached, with the namespace's `/ns/{name}` when the request is
-    another namespace's: every URL a namespace hands out routes back to it."""
-    return f"{request.scheme}://{request.host}{request.get(URL_PREFIX, '')}"
-
-
-def path_prefix(request: web.Request) -> str:
-    """What a path the server hands out starts with: `/ns/{name}` in another namespace."""
-    return request.get(URL_PREFIX, "")
+    """The origin the caller reached, with `/ns/{name}` when the request is another namespace's
+    than `default`: every URL a namespace hands out routes back to it. (Read from the world,
+    not the request: a request mapping's `get` of a missing key raises and catches a KeyError,
+    thousands of instructions on every `default` request.)"""
+    return f"{request.scheme}://{request.host}{request.app[URL_PREFIX]}"
 
 
 def page_params(request: web.Request, *, max_limit: int = 100) -> tuple[int, int]:

@@ -23,6 +23,8 @@ async def create_namespace(request: web.Request) -> web.Response:
     name = check_name(request.match_info["name"])
     body = await read_json(request, optional=True)
     idle = body.get("idleSeconds")
+    if isinstance(idle, float) and idle.is_integer():
+        idle = int(idle)  # 3600.0 is the JSON integer 3600 (JSON Schema counts it as one)
     if idle is not None and (not isinstance(idle, int) or isinstance(idle, bool) or idle < 1):
         raise ApiError(
             "invalid_request",
