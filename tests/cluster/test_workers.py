@@ -176,3 +176,30 @@ def test_logs_tail_record_and_scenarios_work_through_the_front(
     assert result.returncode == 0, result.stdout + result.stderr
     report = json.loads(result.stdout)
     assert report["failed"] == 0 and report["passed"] >= 2
+
+
+def test_a_namespace_credential_manages_as_on_one_process(cluster: Cluster) -> None:
+    """A credential of namespace `mine` (on one worker) creating a namespace the other worker
+    owns: created; showing or deleting it: 403; an unknown namespace's key: 401."""
+    mine, _ = one_per_worker(cluster, "caller")
+    elsewhere = next(
+        f"made-{i}" for i in range(1000)
+        if cluster.owner(f"made-{i}") != cluster.owner(mine.name)
+    )  # fmt: skip
+    made = cluster.call("PUT", f"/_sim/namespaces/{elsewhere}", mine.sk)
+    assert made.status == 201, made.body
+    assert made.json()["name"] == elsewhere
+    space = Space(elsewhere, made.json())
+    assert cluster.call("GET", "/api/v1/ping", space.sk).status == 200  # usable at once
+    for method in ("GET", "DELETE"):
+        for path in (f"/_sim/namespaces/{elsewhere}",
+                     f"/ns/{mine.name}/_sim/namespaces/{elsewhere}"):  # fmt: skip
+            refused = cluster.call(method, path, mine.sk)
+            assert refused.status == 403, refused.body
+            assert refused.json()["error"]["code"] == "forbidden"
+    # The caller's own worker judges its credential: no key, an unknown namespace's key.
+    bare = cluster.call("GET", f"/ns/{mine.name}/_sim/namespaces/{elsewhere}")
+    assert bare.status == 401 and bare.json()["error"]["code"] == "missing_credentials"
+    unknown = cluster.call("PUT", "/_sim/namespaces/some-other", "sk_test_ns_nobody_x")
+    assert unknown.status == 401 and unknown.json()["error"]["code"] == "invalid_api_key"
+    assert cluster.call("DELETE", f"/_sim/namespaces/{elsewhere}", DEFAULT_SK).status == 204

@@ -78,12 +78,17 @@ def _visible(request: web.Request, worlds: Worlds) -> Namespace:
     name = check_name(request.match_info["name"])
     caller = request.app[NAMESPACE]
     if caller not in (DEFAULT, name):
-        raise ApiError(
-            "forbidden",
-            f"A credential of namespace {caller!r} manages only {caller!r}; use `default`'s.",
-            param="name",
-        )
+        raise not_yours(caller)
     namespace = worlds.find(name)
     if namespace is None:
         raise not_found(name)
     return namespace
+
+
+def not_yours(caller: str) -> ApiError:
+    """403 for a credential of `caller` showing or deleting another namespace."""
+    return ApiError(
+        "forbidden",
+        f"A credential of namespace {caller!r} manages only {caller!r}; use `default`'s.",
+        param="name",
+    )
