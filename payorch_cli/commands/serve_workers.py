@@ -37,10 +37,11 @@ def print_config(workers: list[str], listen: str) -> None:
 def serve_workers(host: str, port: int, data_dir: Path, count: int, options: list[str]) -> None:
     import asyncio
 
-    from simulator.cluster.supervisor import ClusterError, Supervisor, find_nginx
+    from simulator.cluster.supervisor import ClusterError, Supervisor, check_layout, find_nginx
 
     try:
         nginx = find_nginx()
+        check_layout(data_dir, count)
     except ClusterError as exc:
         _bad(str(exc))
     try:

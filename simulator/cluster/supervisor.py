@@ -123,6 +123,30 @@ def namespace_secret(data_dir: Path) -> bytes:
     return secret
 
 
+def check_layout(data_dir: Path, count: int) -> None:
+    """A data dir is served by the number of workers it was first served by: a namespace's
+    worker is its name's hash modulo that number, so another number would look for namespaces
+    where they are not."""
+    path = data_dir / "workers" / "count"
+    try:
+        before = int(path.read_text().strip())
+    except FileNotFoundError:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f"{count}\n")
+        return
+    except ValueError:
+        return  # unreadable: nothing to hold the new start to
+    if before != count:
+        raise LayoutError(
+            f"{data_dir} is served by {before} workers (its namespaces are placed by that "
+            f"number): start it with --workers {before}, or use another --data-dir"
+        )
+
+
+class LayoutError(ClusterError):
+    """The data dir was made by another number of workers (a usage error: exit 2)."""
+
+
 class Supervisor:
     def __init__(
         self,

@@ -109,3 +109,13 @@ def test_without_nginx_a_one_line_error_says_how_to_install_it(tmp_path: Path) -
 def test_a_bad_worker_count_is_a_usage_error(value: str) -> None:
     status, _, errors = payorch("serve", "--workers", value)
     assert status == 2 and "--workers takes a number of workers" in errors
+
+
+@needs_nginx
+def test_a_data_dir_keeps_its_number_of_workers(tmp_path: Path) -> None:
+    from simulator.cluster.supervisor import check_layout
+
+    check_layout(tmp_path, 3)
+    status, _, errors = payorch("serve", "--workers", "2", "--data-dir", str(tmp_path))
+    assert status == 2 and errors.count("\n") == 1
+    assert "is served by 3 workers" in errors and "--workers 3" in errors
