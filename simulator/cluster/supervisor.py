@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ctypes
 import os
 import secrets
 import shutil
@@ -42,6 +43,19 @@ START_TIMEOUT_SECONDS = 60.0  # a worker's start, under load (typically well und
 STOP_TIMEOUT_SECONDS = 8.0  # workers drain within 5 s (serve's grace); the rest is margin
 RESTART_BACKOFF_SECONDS = 1.0  # at most one restart a second of a worker that keeps dying
 WORKER_HOST = "127.0.0.1"
+
+
+def _die_with_parent() -> None:
+    """In the child, before exec: SIGTERM it when the supervisor dies, even by kill -9, so that
+    no worker or nginx outlives it (Linux's PR_SET_PDEATHSIG; elsewhere nothing)."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+    except (OSError, AttributeError):
+        pass
+
+
+_PR_SET_PDEATHSIG = 1
 
 
 class ClusterError(Exception):
@@ -231,6 +245,7 @@ class Supervisor:
             stdout=asyncio.subprocess.PIPE,
             env=self.env,
             start_new_session=True,  # a Ctrl-C reaches the supervisor, which stops them in order
+            preexec_fn=_die_with_parent,
         )
         worker.process = process
         assert process.stdout is not None
@@ -290,6 +305,7 @@ class Supervisor:
             stdout=asyncio.subprocess.DEVNULL,
             stderr=asyncio.subprocess.DEVNULL,
             start_new_session=True,
+            preexec_fn=_die_with_parent,
         )
         deadline = time.monotonic() + START_TIMEOUT_SECONDS
         while not await _accepts(self.host, self.port):

@@ -127,3 +127,19 @@ def call_refused(url: str) -> bool:
     except OSError:
         return True
     return False
+
+
+def test_nothing_outlives_a_supervisor_killed_with_kill_9(tmp_path: Path) -> None:
+    cluster = Cluster(tmp_path / "data", 2)
+    try:
+        workers = cluster.worker_pids()
+        assert len(workers) == 2
+        cluster.proc.kill()
+        cluster.proc.wait(timeout=10)
+        wait(
+            lambda: all(not Path(f"/proc/{p}").exists() or _zombie(p) for p in workers.values()),
+            "the workers end with their supervisor",
+        )
+        wait(lambda: call_refused(cluster.url), "nginx ends with its supervisor")
+    finally:
+        cluster.kill()

@@ -6,7 +6,10 @@ CLI and scenarios unchanged against it."""
 from __future__ import annotations
 
 import json
+import os
 import signal
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,6 +18,8 @@ import pytest
 from tests.cli.test_listen import exit_code
 from tests.cli.test_logs import start_tail, wait_until_tailing
 from tests.cli.test_ns import run
+from tests.cli.test_ns_plugin import NAMESPACE_TEST
+from tests.cli.test_plugin import QUIET, project
 from tests.cluster.cluster import DEFAULT_SK, Cluster, Space, needs_nginx
 
 pytestmark = needs_nginx
@@ -203,3 +208,21 @@ def test_a_namespace_credential_manages_as_on_one_process(cluster: Cluster) -> N
     unknown = cluster.call("PUT", "/_sim/namespaces/some-other", "sk_test_ns_nobody_x")
     assert unknown.status == 401 and unknown.json()["error"]["code"] == "invalid_api_key"
     assert cluster.call("DELETE", f"/_sim/namespaces/{elsewhere}", DEFAULT_SK).status == 204
+
+
+def test_the_payorch_namespace_fixture_works_through_the_front(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    """Tests in fresh namespaces of a multi-worker server, spread over its workers."""
+    before = cluster.call("GET", "/_sim/namespaces", DEFAULT_SK).json()["data"]
+    root = project(tmp_path / "project", {"test_ns.py": NAMESPACE_TEST})
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:xdist", "-v", "--payorch-base-url",
+         cluster.url],
+        cwd=root, capture_output=True, text=True, timeout=120,
+        env={**os.environ, "PYTEST_ADDOPTS": QUIET},
+    )  # fmt: skip
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "4 passed" in result.stdout, result.stdout
+    after = cluster.call("GET", "/_sim/namespaces", DEFAULT_SK).json()["data"]
+    assert [r["name"] for r in after] == [r["name"] for r in before]  # each one deleted after
