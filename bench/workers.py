@@ -203,28 +203,31 @@ def wrk_round(binary: str, port: int, script: Path, seconds: int, connections: i
     return Round(rps, elapsed, cpu)
 
 
-def measure(label: str, binary: str, port: int, script: Path, pids: dict[str, list[int]],
-            args: argparse.Namespace) -> dict[str, object]:  # fmt: skip
-    wrk_round(binary, port, script, 2, args.connections, pids)  # warm-up
-    rounds = [
-        wrk_round(binary, port, script, args.seconds, args.connections, pids)
-        for _ in range(args.rounds)
-    ]
-    rps = [r.rps for r in rounds]
-    low, median, high = spread(rps)
-    total = sum(r.rps * r.seconds for r in rounds)
-    wall = sum(r.seconds for r in rounds)
-    cpu = {p: sum(r.cpu.get(p, 0.0) for r in rounds) for p in ("workers", "nginx", "wrk", "others")}
-    per_request_ms = {p: 1000 * cpu[p] / total for p in ("workers", "nginx", "wrk")}
-    cores = {p: cpu[p] / wall for p in cpu}
-    print(
-        f"{label:<28} {median:8.0f} req/s ({low:.0f}-{high:.0f})  cores used: "
-        + ", ".join(f"{p} {cores[p]:.2f}" for p in cores)
-        + "  CPU ms/request: "
-        + ", ".join(f"{p} {per_request_ms[p]:.3f}" for p in per_request_ms),
-        flush=True,
-    )
-    return {"median": median, "cores": cores, "ms_per_request": per_request_ms}
+@dataclass
+class Target:
+    label: str
+    port: int
+    script: Path
+    pids: dict[str, list[int]]
+    rounds: list[Round] = field(default_factory=list)
+
+    def summary(self) -> dict[str, object]:
+        rps = [r.rps for r in self.rounds]
+        low, median, high = spread(rps)
+        total = sum(r.rps * r.seconds for r in self.rounds)
+        wall = sum(r.seconds for r in self.rounds)
+        parties = ("workers", "nginx", "wrk", "others")
+        cpu = {p: sum(r.cpu.get(p, 0.0) for r in self.rounds) for p in parties}
+        per_request_ms = {p: 1000 * cpu[p] / total for p in ("workers", "nginx", "wrk")}
+        cores = {p: cpu[p] / wall for p in cpu}
+        print(
+            f"{self.label:<28} {median:8.0f} req/s ({low:.0f}-{high:.0f})  cores used: "
+            + ", ".join(f"{p} {cores[p]:.2f}" for p in cores)
+            + "  CPU ms/request: "
+            + ", ".join(f"{p} {per_request_ms[p]:.3f}" for p in per_request_ms),
+            flush=True,
+        )
+        return {"median": median, "cores": cores, "ms_per_request": per_request_ms}
 
 
 def main() -> None:
@@ -241,25 +244,39 @@ def main() -> None:
         binary = shutil.which("wrk") or "wrk"
     print(f"{cores} cores; load average before: {os.getloadavg()}", flush=True)
     results: dict[str, dict[str, object]] = {}
+    fleets: list[Fleet] = []
+    targets: dict[str, Target] = {}
+    # Every fleet runs from the start (idle ones cost nothing) and the rounds alternate between
+    # them, so that a change in the machine's other load falls on every configuration alike.
     with tempfile.TemporaryDirectory(prefix="bench-workers-") as tmp:
-        for count in range(1, args.max_workers + 1):
-            fleet = Fleet(Path(tmp) / str(count), count)
-            fleet.start()
-            try:
+        try:
+            for count in range(1, args.max_workers + 1):
+                fleet = Fleet(Path(tmp) / str(count), count)
+                fleets.append(fleet)
+                fleet.start()
                 keys = fleet.keys()
                 script = Path(tmp) / f"post-{count}.lua"
                 script.write_text(LUA % (", ".join(f'"{k}"' for k in keys), json.dumps(BODY)))
                 pids = fleet.pids()
                 if count == 1:
                     direct = {"workers": pids["workers"], "nginx": []}
-                    results["direct"] = measure(
-                        "1 worker, direct", binary, fleet.ports[0], script, direct, args
-                    )
-                results[str(count)] = measure(
-                    f"{count} worker(s) behind nginx", binary, fleet.port, script, pids, args
+                    targets["direct"] = Target("1 worker, direct", fleet.ports[0], script, direct)
+                targets[str(count)] = Target(
+                    f"{count} worker(s) behind nginx", fleet.port, script, pids
                 )
-            finally:
+            for target in targets.values():  # warm-up
+                wrk_round(binary, target.port, target.script, 2, args.connections, target.pids)
+            for _ in range(args.rounds):
+                for target in targets.values():
+                    target.rounds.append(
+                        wrk_round(binary, target.port, target.script, args.seconds,
+                                  args.connections, target.pids)
+                    )  # fmt: skip
+        finally:
+            for fleet in fleets:
                 fleet.stop()
+    for key, target in targets.items():
+        results[key] = target.summary()
     print(f"load average after: {os.getloadavg()}")
     one = float(results["1"]["median"])  # type: ignore[arg-type]
     direct_rps = float(results["direct"]["median"])  # type: ignore[arg-type]

@@ -50,6 +50,11 @@ RETRY_AFTER_SECONDS = 1
 STREAM_TIMEOUT = "24h"
 REQUEST_TIMEOUT = "300s"
 UPSTREAM = "payorch_workers"
+# Idle connections to the workers each nginx process keeps: above the concurrent requests one
+# expects, so that no request pays a new upstream connection (aiohttp's per-connection set-up
+# costs more than the request; with too small a pool nginx opens and closes them under load).
+UPSTREAM_KEEPALIVE = 256
+UPSTREAM_KEEPALIVE_REQUESTS = 100_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,7 +99,8 @@ def render(
         routing=routing_maps(),
         upstream=UPSTREAM,
         servers=servers,
-        keepalive=16 * len(workers),
+        keepalive=UPSTREAM_KEEPALIVE,
+        keepalive_requests=UPSTREAM_KEEPALIVE_REQUESTS,
         listen=listen,
         body_buffer=_size(BODY_LIMIT_BYTES),
         max_body=_size(2 * BODY_LIMIT_BYTES),
@@ -159,6 +165,7 @@ http {{
         hash $payorch_namespace;
 {servers}
         keepalive {keepalive};
+        keepalive_requests {keepalive_requests};
     }}
 
     server {{
