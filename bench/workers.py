@@ -290,6 +290,17 @@ def main() -> None:
     if args.max_workers >= 2:
         two = float(results["2"]["median"])  # type: ignore[arg-type]
         print(f"\n2 workers / 1 worker behind the same proxy: {two / one:.2f}x (goal >= 1.6)")
+    # What the CPU each party took per request says the throughput would be if nothing else ran
+    # (the load generator still on the same cores): one worker is bound by its own core, N
+    # workers by the cores shared among workers, nginx and wrk.
+    print("\nfrom CPU per request, on an otherwise idle machine (wrk included):")
+    capacity: dict[int, float] = {}
+    for count in range(1, args.max_workers + 1):
+        ms = results[str(count)]["ms_per_request"]
+        assert isinstance(ms, dict)
+        shared = cores * 1000 / (ms["workers"] + ms["nginx"] + ms["wrk"])
+        capacity[count] = min(count * 1000 / ms["workers"], shared)
+        print(f"{count:7d}  {capacity[count]:6.0f} req/s  {capacity[count] / capacity[1]:.2f}x")
     top = str(args.max_workers)
     per_worker = float(results[top]["median"]) / args.max_workers  # type: ignore[arg-type]
     cost = results[top]["ms_per_request"]
