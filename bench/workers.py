@@ -6,6 +6,10 @@ the cores this process may use). The fleets are built from the pieces `payorch s
 uses (simulator/cluster/: the same nginx configuration, secret and worker command line), with
 the worker ports known so that the direct baseline hits the very worker the proxy fronts.
 
+Each worker, nginx and wrk run in a session of their own, as `payorch serve --workers` starts its
+workers and nginx: Linux's scheduler (autogroup) shares the cores between sessions first, so on a
+shared machine processes of one session would share one session's part.
+
 The load is wrk (Debian's, installed if missing) with a Lua script that gives each request the
 next of 64 namespaces' secret keys, at --connections connections, a warm-up and --rounds rounds
 of --seconds. It shares the machine's cores with what it measures, so every round also reports
@@ -79,7 +83,9 @@ class Fleet:
                 "--public-url", f"http://127.0.0.1:{self.port}",
                 *[a for o in origins if o != origins[i] for a in ("--peer", o)],
             ]  # fmt: skip
-            proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True, env=env)
+            proc = subprocess.Popen(
+                cmd, stdout=subprocess.PIPE, text=True, env=env, start_new_session=True
+            )
             assert proc.stdout is not None
             if "Listening on" not in proc.stdout.readline():
                 raise RuntimeError(f"worker {i} did not start")
@@ -95,6 +101,7 @@ class Fleet:
             [find_nginx(), "-p", str(runtime.directory), "-c", str(runtime.config),
              "-e", str(runtime.error_log), "-g", "daemon off;"],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, text=True,
+            start_new_session=True,
         )  # fmt: skip
         deadline = time.monotonic() + 30
         while not _accepts(self.port):
@@ -189,7 +196,7 @@ def wrk_round(binary: str, port: int, script: Path, seconds: int, connections: i
     out = subprocess.run(
         [binary, "-t2", f"-c{connections}", f"-d{seconds}s", "-s", str(script),
          f"http://127.0.0.1:{port}"],
-        capture_output=True, text=True, check=True,
+        capture_output=True, text=True, check=True, start_new_session=True,
     ).stdout  # fmt: skip
     elapsed = time.monotonic() - began
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
