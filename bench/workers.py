@@ -206,8 +206,18 @@ def wrk_round(binary: str, port: int, script: Path, seconds: int, connections: i
     non2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
     if non2xx is not None:
         raise RuntimeError(out)
-    rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))  # type: ignore[union-attr]
+    found = re.search(r"Requests/sec:\s+([\d.]+)", out)
+    if found is None:
+        raise RuntimeError(out)
+    rps = float(found.group(1))
     return Round(rps, elapsed, cpu)
+
+
+@dataclass(frozen=True)
+class Summary:
+    median: float  # requests/s
+    cores: dict[str, float]  # party -> cores used
+    ms_per_request: dict[str, float]  # party -> CPU ms per request
 
 
 @dataclass
@@ -218,7 +228,7 @@ class Target:
     pids: dict[str, list[int]]
     rounds: list[Round] = field(default_factory=list)
 
-    def summary(self) -> dict[str, object]:
+    def summary(self) -> Summary:
         rps = [r.rps for r in self.rounds]
         low, median, high = spread(rps)
         total = sum(r.rps * r.seconds for r in self.rounds)
@@ -234,7 +244,7 @@ class Target:
             + ", ".join(f"{p} {per_request_ms[p]:.3f}" for p in per_request_ms),
             flush=True,
         )
-        return {"median": median, "cores": cores, "ms_per_request": per_request_ms}
+        return Summary(median, cores, per_request_ms)
 
 
 def main() -> None:
@@ -250,7 +260,7 @@ def main() -> None:
         subprocess.run(["apt-get", "install", "-y", "-q", "wrk"], check=True, capture_output=True)
         binary = shutil.which("wrk") or "wrk"
     print(f"{cores} cores; load average before: {os.getloadavg()}", flush=True)
-    results: dict[str, dict[str, object]] = {}
+    results: dict[str, Summary] = {}
     fleets: list[Fleet] = []
     targets: dict[str, Target] = {}
     # Every fleet runs from the start (idle ones cost nothing) and the rounds alternate between
@@ -285,17 +295,17 @@ def main() -> None:
     for key, target in targets.items():
         results[key] = target.summary()
     print(f"load average after: {os.getloadavg()}")
-    one = float(results["1"]["median"])  # type: ignore[arg-type]
-    direct_rps = float(results["direct"]["median"])  # type: ignore[arg-type]
+    one = results["1"].median
+    direct_rps = results["direct"].median
     print(
         f"\n1 worker behind nginx / the same worker direct: {one / direct_rps:.2f}x (goal >= 0.85)"
     )
     print("\nworkers  req/s   vs 1 worker  per worker")
     for count in range(1, args.max_workers + 1):
-        rps = float(results[str(count)]["median"])  # type: ignore[arg-type]
+        rps = results[str(count)].median
         print(f"{count:7d}  {rps:6.0f}  {rps / one:10.2f}x  {rps / count:9.0f}")
     if args.max_workers >= 2:
-        two = float(results["2"]["median"])  # type: ignore[arg-type]
+        two = results["2"].median
         print(f"\n2 workers / 1 worker behind the same proxy: {two / one:.2f}x (goal >= 1.6)")
     # What the CPU each party took per request says the throughput would be if nothing else ran
     # (the load generator still on the same cores): one worker is bound by its own core, N
@@ -303,15 +313,13 @@ def main() -> None:
     print("\nfrom CPU per request, on an otherwise idle machine (wrk included):")
     capacity: dict[int, float] = {}
     for count in range(1, args.max_workers + 1):
-        ms = results[str(count)]["ms_per_request"]
-        assert isinstance(ms, dict)
+        ms = results[str(count)].ms_per_request
         shared = cores * 1000 / (ms["workers"] + ms["nginx"] + ms["wrk"])
         capacity[count] = min(count * 1000 / ms["workers"], shared)
         print(f"{count:7d}  {capacity[count]:6.0f} req/s  {capacity[count] / capacity[1]:.2f}x")
     top = str(args.max_workers)
-    per_worker = float(results[top]["median"]) / args.max_workers  # type: ignore[arg-type]
-    cost = results[top]["ms_per_request"]
-    assert isinstance(cost, dict)
+    per_worker = results[top].median / args.max_workers
+    cost = results[top].ms_per_request
     server_ms = cost["workers"] + cost["nginx"]
     print(
         f"\nprojected 16 cores: {16 * per_worker:.0f} req/s from the per-worker figure "

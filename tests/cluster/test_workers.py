@@ -144,7 +144,7 @@ def test_namespaces_are_managed_and_listed_through_the_front(cluster: Cluster) -
 def test_logs_tail_record_and_scenarios_work_through_the_front(
     cluster: Cluster, tmp_path: Path
 ) -> None:
-    proc, lines = start_tail(cluster)  # type: ignore[arg-type]  # needs only .url
+    proc, lines = start_tail(cluster)  # type: ignore[arg-type]  # start_tail reads only .url
     try:
         wait_until_tailing(proc, lines)
         paid = cluster.call(
