@@ -145,7 +145,7 @@ def verify(
         )
     try:
         event = json.loads(raw)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: nested too deeply
         raise SignatureVerificationError("The payload is not JSON.", "invalid_payload") from None
     if not isinstance(event, dict):
         raise SignatureVerificationError("The payload is not a JSON object.", "invalid_payload")

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote, urlencode, urlsplit
 
+from payorch import bounded
 from payorch.vocabulary import API_PREFIX
 
 DEFAULT_BASE_URL = "http://127.0.0.1:8080"
@@ -159,7 +160,7 @@ class Client:
             self.close()
             raise ApiError("bad_response", f"{self.base_url} answered badly: {exc!r}", 0) from None
         try:
-            data = json.loads(raw) if raw else None
+            data = bounded.json_loads(raw) if raw else None
         except ValueError:
             raise ApiError(
                 "bad_response",
@@ -246,6 +247,9 @@ class Client:
             body["description"] = description
         return self.request("POST", "/webhooks", body)
 
+    def update_webhook(self, webhook_id: str, changes: dict[str, Any]) -> dict[str, Any]:
+        return self.request("PATCH", f"/webhooks/{quote(webhook_id, safe='')}", changes)
+
     def delete_webhook(self, webhook_id: str) -> dict[str, Any]:
         return self.request("DELETE", f"/webhooks/{webhook_id}")
 
@@ -284,7 +288,7 @@ class Client:
             if response.status >= 400:
                 raw = response.read()
                 try:
-                    error = json.loads(raw or b"{}").get("error", {})
+                    error = bounded.json_loads(raw or b"{}").get("error", {})
                 except (ValueError, AttributeError):
                     error = {}
                 raise ApiError(

@@ -181,12 +181,16 @@ class _Typer(typer.Typer):
         return super().command(name, cls=cls or Command, **kwargs)
 
 
+HELP_OPTIONS = ["-h", "--help"]
+
+
 def command_group(help: str, **settings: Any) -> typer.Typer:
     """A typer app (the root or a command group) with the CLI's settings: help without a
     command, help and usage errors formatted by click rather than in rich panels (typer's
     rich help renderer is 90 ms of every `--help`; docs/decisions.md), and its commands made
     with `Command`."""
     settings.setdefault("no_args_is_help", True)
+    settings.setdefault("context_settings", {}).setdefault("help_option_names", HELP_OPTIONS)
     return _Typer(help=help, rich_markup_mode=None, **settings)
 
 
@@ -252,12 +256,29 @@ class Globals:
         return Client(self.base_url, self.api_key, namespace=self.namespace)
 
 
+def _print_version(wanted: bool) -> None:
+    if wanted:
+        from importlib import metadata
+
+        sys.stdout.write(f"payorch {metadata.version('payorch')}\n")
+        raise typer.Exit(ExitStatus.OK)
+
+
 def root_options(
     ctx: typer.Context,
     base_url: BaseUrl = None,
     api_key: ApiKey = None,
     as_json: Json = False,
     namespace: NamespaceName = None,
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            callback=_print_version,
+            is_eager=True,
+            help="Print the version and exit.",
+        ),
+    ] = False,
 ) -> None:
     """Local, offline simulator of a LATAM-first payment-orchestration API."""
     ctx.obj = Globals(base_url, api_key, as_json, namespace)

@@ -20,6 +20,21 @@ delivered, to a scenario document the language of `payorch_cli/scenario` runs as
 - Credentials: the scenario's `as:` is the recording credential's name; a production request of
   the merchant is `as: NAME/production`, one that had no credential `as: none` (literal keys are
   never written, except a fixture secret restored into `POST /auth/token`, which the log masks).
+- Ids in paths: each comes from a saved variable. One whose creation is not in the recording
+  (`--last 2` after a payment) becomes a var of the scenario holding the recorded value, flagged
+  with a comment (`UNLINKED`) and counted in the summary: set it to an id that exists where the
+  scenario runs.
+- Reads whose answer depends on the server's history (`GET /me/balance`, lists with
+  `pagination`): a replay on a server that already holds other data, or the same journey's
+  previous replay, sees other totals. The balance's amounts (`balance`, `feeSummary`) are checked
+  as changes from the recording's first balance read (saved, its amounts checked as numbers
+  only), and lists of objects as `$contains` of the items naming an object of this run, so a
+  recorded journey replays green again and again on the same server (docs/decisions.md). After
+  a clock advance, the amounts are checked as numbers only: the advance matures the server's
+  other objects too; the run's own movements are still checked.
+- What cannot be a step (a logged body nested deeper or larger than a scenario file may be, a
+  log entry the server could not serve, a record of a shape the recorder does not know) is
+  written as a comment where the step would be, and counted in the summary.
 - Masked values: a masked `documentId` becomes a valid test document of the payment's country
   (`TEST_DOCUMENTS`), a masked card number a test card; other masked secrets are named as
   `${env.PAYORCH_RECORD_…}` so the file says what it needs.
@@ -33,6 +48,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl
 
+from payorch.bounded import MAX_DEPTH
 from payorch.vocabulary import API_PREFIX
 from payorch_cli.scenario.durations import format_duration
 
@@ -47,6 +63,18 @@ SKIPPED: tuple[tuple[str | None, str], ...] = (
     ("GET", "/_sim/coverage"),
 )
 ADVANCE_PATH = "/_sim/clock/advance"
+BALANCE_PATH = "/me/balance"
+# What a step's body may hold: the scenario loader refuses YAML nested deeper than MAX_DEPTH
+# (a body starts 4 levels down: steps, the step, request, body), and a file above 2 MiB.
+MAX_BODY_DEPTH = MAX_DEPTH - 8
+MAX_BODY_VALUES = 20_000
+MAX_BODY_TEXT = 256 * 1024
+# The amounts of a balance read that add up over the server's life: checked as changes.
+_CUMULATIVE = ("balance", "feeSummary")
+# A path segment that looks made by a server: a short prefix and a random tail with a digit
+# (TXN-…, CLM-…, po_…, inc_…), or a long number (a CLABE); fixture ids (sbx_pix,
+# prv_orbita_cards, shp_mazul_tienda) have no digit in a tail of letters and underscores.
+_MADE_ID = re.compile(r"^(?:[A-Za-z]{2,5}[-_](?=[A-Za-z0-9]*\d)[A-Za-z0-9]{8,}|\d{10,})$")
 
 # A key of a response naming a server-made value.
 _ID_KEY = re.compile(r"^(id|token|clabe)$|(Id|Token|_id|_token)$")
@@ -126,6 +154,10 @@ class Recording:
     document: dict[str, Any]
     skipped: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    # Comment lines written before steps[index] (index len(steps): after the last step).
+    comments: dict[int, list[str]] = field(default_factory=dict)
+    unexpressed: list[str] = field(default_factory=list)  # requests written as comments only
+    unlinked: list[str] = field(default_factory=list)  # ids in paths no recorded step created
 
 
 def record(
@@ -164,7 +196,7 @@ def record(
         first = kept[0]["simulatedAt"]
         by_time = [e for e in by_time if (e.get("createdAt") or "") >= first]
     for index, detail in enumerate(kept):
-        builder.request(detail)
+        builder.request_or_comment(detail)
         for event in caused[index]:
             builder.event(event)
         upto = kept[index + 1]["simulatedAt"] if index + 1 < len(kept) else None
@@ -180,8 +212,17 @@ def record(
     document["tags"] = ["recorded"]
     if identity.name:
         document["as"] = identity.name
+    if builder.vars:
+        document["vars"] = builder.vars
     document["steps"] = builder.finish()
-    return Recording(document, builder.skipped, builder.notes)
+    return Recording(
+        document,
+        builder.skipped,
+        builder.notes,
+        builder.comments,
+        builder.unexpressed,
+        builder.unlinked,
+    )
 
 
 def recordable(method: str, path: str) -> bool:
@@ -210,8 +251,39 @@ class _Builder:
         self.skipped: list[str] = []
         self.notes: list[str] = []
         self.country: str | None = None  # of the last payment seen: for masked documents
+        self.comments: dict[int, list[str]] = {}
+        self.unexpressed: list[str] = []
+        self.unlinked: list[str] = []
+        self.vars: dict[str, str] = {}  # ids of paths no recorded step created
+        self.first_balance: tuple[str, dict[str, Any]] | None = None  # saved name, its answer
+        self._pending_save: dict[str, str] | None = None  # the first balance read's save
+        self.advanced_since_first_balance = False
 
     # -- requests -------------------------------------------------------------------------------
+
+    def comment(self, text: str) -> None:
+        """A comment line before the next step."""
+        self.comments.setdefault(len(self.steps), []).append(text)
+
+    def request_or_comment(self, detail: dict[str, Any]) -> None:
+        """The request as a step; what cannot be one as a comment (counted in the summary)."""
+        what = f"{detail.get('method')} {detail.get('path')}"
+        problem = detail.get("unreadable") or _unexpressible(detail)
+        if problem is None:
+            steps, vars_, unlinked = len(self.steps), dict(self.vars), len(self.unlinked)
+            comments = list(self.comments.get(steps, ()))
+            try:
+                self.request(detail)
+                return
+            except (KeyError, TypeError, ValueError, AttributeError, RecursionError) as exc:
+                # A log record of a shape this recorder does not know: undo, and say so.
+                del self.steps[steps:]
+                self.vars = vars_
+                del self.unlinked[unlinked:]
+                self.comments[steps] = comments
+                problem = f"a log record it cannot read ({type(exc).__name__}: {exc})"[:200]
+        self.unexpressed.append(what)
+        self.comment(f"NOT RECORDED: {what} (status {detail.get('status')}): {problem}")
 
     def request(self, detail: dict[str, Any]) -> None:
         method, path = detail["method"], detail["path"]
@@ -223,6 +295,7 @@ class _Builder:
             seconds = body.get("seconds") if isinstance(body, dict) else None
             if isinstance(seconds, (int, float)):
                 self.steps.append({"advance_clock": format_duration(seconds)})
+                self.advanced_since_first_balance = self.first_balance is not None
                 return
         step: dict[str, Any] = {}
         call: dict[str, Any] = {"method": method, "path": self._path(path)}
@@ -242,6 +315,9 @@ class _Builder:
         if credential is not None:
             step["as"] = credential
         step["expect"] = self._expect(detail)
+        if self._pending_save:
+            step["save"] = self._pending_save
+            self._pending_save = None
         self._collect(detail.get("response", {}).get("body", {}).get("body"), len(self.steps))
         self._note_country(detail.get("response", {}).get("body", {}).get("body"))
         self.steps.append(step)
@@ -255,7 +331,27 @@ class _Builder:
 
     def _path(self, path: str) -> str:
         relative = path[len(API_PREFIX) :] if path.startswith(API_PREFIX + "/") else path
-        return "/".join(self._use(part) for part in relative.split("/"))
+        return "/".join(self._path_part(part) for part in relative.split("/"))
+
+    def _path_part(self, part: str) -> str:
+        if part in self.ids or not _MADE_ID.match(part):
+            return self._use(part)
+        # An id no recorded step returned: a var holding the recorded value, flagged.
+        for name, value in self.vars.items():
+            if value == part:
+                return "${" + name + "}"
+        base = next((n for prefix, n in _NAME_BY_PREFIX if part.startswith(prefix)), "id")
+        name, n = base, 2
+        while name in self.names:
+            name, n = f"{base}{n}", n + 1
+        self.names.add(name)
+        self.vars[name] = part
+        self.unlinked.append(part)
+        self.comment(
+            f"UNLINKED: {part} was not created in this recording; it is vars.{name}: set it to "
+            "an id that exists where this scenario runs"
+        )
+        return "${" + name + "}"
 
     def _header(self, name: str, value: str) -> str:
         if name.lower() == "idempotency-key":
@@ -369,13 +465,55 @@ class _Builder:
                 expect["error"] = detail["errorCode"]
             return expect
         body = detail.get("response", {}).get("body", {}).get("body")
-        stable = self._stable(body, inherited=False)
+        relative = detail["path"].removeprefix(API_PREFIX)
+        if detail["method"] == "GET" and relative == BALANCE_PATH and isinstance(body, dict):
+            stable = self._balance(body)
+        elif detail["method"] == "GET" and isinstance(body, dict) and "pagination" in body:
+            stable = self._stable(body, inherited=False, history=True)
+        else:
+            stable = self._stable(body, inherited=False)
         if stable not in (None, {}, []):
             expect["json"] = stable
         return expect
 
-    def _stable(self, value: Any, *, inherited: bool) -> Any:
-        """The part of an answer a replay must reproduce; None where nothing is."""
+    def _balance(self, body: dict[str, Any]) -> Any:
+        """A balance read's expectation: its amounts as changes from the first balance read of
+        the recording (saved; there, numbers of any value), its lists as `$contains` of what
+        this run made."""
+        stable = self._stable(body, inherited=False, history=True)
+        if not isinstance(stable, dict):
+            return stable
+        if self.first_balance is None:
+            name = "first_balance"
+            n = 2
+            while name in self.names:
+                name, n = f"first_balance{n}", n + 1
+            self.names.add(name)
+            self.first_balance = (name, body)
+            self._pending_save = {name: "."}
+            self.comment(
+                "The first balance read: its amounts depend on the server's history; later "
+                f"balance reads expect changes from it (${{{name}.…}})"
+            )
+        name, first = self.first_balance
+        # Once the clock has moved, the server's other objects move too (a held refund paid,
+        # a reserve released): the amounts are then numbers only, and this run's own effect is
+        # checked through its movements.
+        unknown = first is body or self.advanced_since_first_balance
+        for key in _CUMULATIVE:
+            amounts, base = stable.get(key), first.get(key)
+            if isinstance(amounts, dict) and isinstance(base, dict):
+                stable[key] = {
+                    k: _change(f"{name}.{key}.{k}", v, None if unknown else base.get(k))
+                    for k, v in amounts.items()
+                }
+        return stable
+
+    def _stable(self, value: Any, *, inherited: bool, history: bool = False) -> Any:
+        """The part of an answer a replay must reproduce; None where nothing is. `history`: an
+        answer that lists what the server holds (a balance's movements, a page of a list),
+        whose lists are `$contains` of the items that name an object of this run (saved), and
+        left out if none does; its pagination is left out."""
         if isinstance(value, dict):
             kept: dict[str, Any] = {}
             for key, item in value.items():
@@ -386,6 +524,15 @@ class _Builder:
                 if _volatile(key, item):
                     continue
                 stable_key = inherited or _stable_key(key)
+                if history and key == "pagination":
+                    continue  # totals count every object of the server
+                if history and isinstance(item, list):
+                    # What the server holds: only the items naming an object of this run.
+                    items = [self._stable(i, inherited=stable_key) for i in item]
+                    ours = [i for i in items if "${" in repr(i)]
+                    if ours:
+                        kept[key] = {"$contains": ours}
+                    continue
                 if isinstance(item, (dict, list)):
                     sub = self._stable(item, inherited=stable_key)
                     if sub is not None and sub != {}:
@@ -432,6 +579,60 @@ class _Builder:
         return self.steps
 
 
+def _change(base: str, value: Any, recorded_base: Any) -> Any:
+    """A cumulative amount as `${base + change}` (a number of any value where it is the base
+    itself, or where the first read had no such amount)."""
+    numbers = (int, float)
+    if not isinstance(value, numbers) or isinstance(value, bool):
+        return value
+    if not isinstance(recorded_base, numbers) or isinstance(recorded_base, bool):
+        return {"$type": "number"}
+    from decimal import Decimal
+
+    change = Decimal(str(value)) - Decimal(str(recorded_base))
+    if change == 0:
+        return "${" + base + "}"
+    sign = "+" if change > 0 else "-"
+    return "${" + f"{base} {sign} {abs(change)}" + "}"
+
+
+def _unexpressible(detail: dict[str, Any]) -> str | None:
+    """Why a logged request cannot be a step of a scenario file, or None."""
+    for side in ("request", "response"):
+        body = (detail.get(side) or {}).get("body") or {}
+        if not isinstance(body, dict):
+            return f"its {side} record is not an object"
+        if side == "request" and body.get("truncated"):
+            # The log keeps the first 64 KB: a replay would send a cut body.
+            return f"its request body ({body.get('bytes')} bytes) was cut short in the log"
+        text = body.get("text")
+        if isinstance(text, str) and len(text) > MAX_BODY_TEXT:
+            return f"its {side} body is {len(text):,} characters (at most {MAX_BODY_TEXT:,})"
+        problem = _too_big(body.get("body"))
+        if problem is not None:
+            return f"its {side} body is {problem}"
+    return None
+
+
+def _too_big(value: Any) -> str | None:
+    """Whether a JSON value is nested or sized past what a step may hold (iterative: the value
+    may be nested a thousand deep)."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    count = 0
+    while stack:
+        item, depth = stack.pop()
+        count += 1
+        if depth > MAX_BODY_DEPTH:
+            return f"nested deeper than {MAX_BODY_DEPTH} levels"
+        if count > MAX_BODY_VALUES:
+            return f"more than {MAX_BODY_VALUES:,} values"
+        if isinstance(item, dict):
+            stack.extend((v, depth + 1) for v in item.values())
+        elif isinstance(item, list):
+            stack.extend((v, depth + 1) for v in item)
+    return None
+
+
 def _stable_key(key: str) -> bool:
     lowered = key.lower()
     return any(word in lowered for word in STABLE_WORDS)
@@ -454,9 +655,10 @@ def _escape(text: str) -> str:
     return text.replace("${", "$${")
 
 
-def to_yaml(document: dict[str, Any]) -> str:
+def to_yaml(document: dict[str, Any], comments: dict[int, list[str]] | None = None) -> str:
     """The document as a scenario file: the schema comment, block style for the steps, flow
-    style for the leaves, strings quoted where YAML 1.1 or 1.2 would read them otherwise."""
+    style for the leaves, strings quoted where YAML 1.1 or 1.2 would read them otherwise;
+    `comments[i]`: lines written before step i."""
     import yaml
 
     class Dumper(yaml.SafeDumper):
@@ -467,15 +669,30 @@ def to_yaml(document: dict[str, Any]) -> str:
         return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
 
     Dumper.add_representer(str, represent_str)
-    text = yaml.dump(
-        document,
-        Dumper=Dumper,
-        sort_keys=False,
-        default_flow_style=None,
-        allow_unicode=True,
-        width=100,
-    )
+
+    def dump(value: Any) -> str:
+        return yaml.dump(
+            value,
+            Dumper=Dumper,
+            sort_keys=False,
+            default_flow_style=None,
+            allow_unicode=True,
+            width=100,
+        )
+
     header = "# yaml-language-server: $schema=../payorch_cli/scenario/scenario.schema.json\n"
+    if not comments:
+        return header + dump(document)
+    steps = document["steps"]
+    text = dump({k: v for k, v in document.items() if k != "steps"}) + "steps:"
+    text += "\n" if steps else " []\n"
+    for index in range(len(steps) + 1):
+        for line in comments.get(index, ()):
+            # One line of printable characters, whatever the log held.
+            printable = "".join(c if c.isprintable() else "?" for c in " ".join(line.split()))
+            text += "# " + printable + "\n"
+        if index < len(steps):
+            text += dump([steps[index]])
     return header + text
 
 
@@ -483,8 +700,10 @@ def _looks_typed(value: str) -> bool:
     """A string YAML would read as something else (a number, a boolean, null, a date)."""
     import yaml
 
-    try:
-        loaded = yaml.safe_load(value)
-    except yaml.YAMLError:
+    from payorch import bounded
+
+    try:  # bounded: a logged string can be an alias bomb or a 30,000-deep `[[[…`
+        loaded = bounded.safe_load(value)
+    except (yaml.YAMLError, ValueError):
         return True
     return not isinstance(loaded, str) or loaded != value or value[:1].isdigit()

@@ -385,6 +385,7 @@ def _wire_event_flows(
     stream = app[keys.STREAM]
     settlements = SettlementService(
         store.table("settlement_days"),
+        store.table("settlement_entries"),
         store.table("settlements"),
         ctx.transactions,
         ctx.catalog,
@@ -398,6 +399,7 @@ def _wire_event_flows(
     )
     app[keys.WEBHOOKS], app[keys.DELIVERIES], app[keys.ENGINE] = webhooks, deliveries, engine
     app[keys.SETTLEMENTS] = settlements
+    store.table("settlement_entries").on_rollback(settlements.follow_rollback)
     app[keys.WITHDRAWALS] = withdrawals
 
     for listener in (ctx.trace.on_event, settlements.on_event, engine.on_event, stream.on_event):

@@ -290,10 +290,12 @@ class Worlds:
                 self._write_meta(known)
 
     async def _sweep_forever(self) -> None:
-        if not self._scanned:
-            await asyncio.to_thread(self._scan)
         while True:
+            # The first scan waits a sweep's interval too: at start-up its thread would contend
+            # for the interpreter with the server getting ready.
             await asyncio.sleep(self._sweep_every)
+            if not self._scanned:
+                await asyncio.to_thread(self._scan)
             try:
                 await self.sweep()
             except Exception:  # the sweeper must outlive one bad directory

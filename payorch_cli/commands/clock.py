@@ -48,7 +48,10 @@ def advance(
     api_key: ApiKey = None,
     as_json: Json = False,
 ) -> None:
-    """Move the clock forward, running every job that falls due on the way, in order."""
+    """Move the clock forward, running the jobs that fall due.
+
+    Every job that falls due on the way runs, in time order.
+    """
     from payorch_cli.render.objects import clock_text
 
     options = resolve(ctx, base_url, api_key, as_json)

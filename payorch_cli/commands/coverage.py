@@ -19,8 +19,10 @@ def coverage(
     api_key: ApiKey = None,
     as_json: Json = False,
 ) -> None:
-    """Show the transition coverage of the server: every row of the spec's state tables and
-    every event type with how often it was reached, and the error codes it answered with."""
+    """Show which transitions, events and error codes were reached.
+
+    Every row of the spec's state tables and every event type with how often it was reached, and the
+    error codes it answered with."""
     from payorch_cli.render.coverage import coverage_tables
 
     options = resolve(ctx, base_url, api_key, as_json)

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from payorch_cli.client import BASE_URL_ENV, NAMESPACE_ENV
+from payorch_cli.client import BASE_URL_ENV
 from payorch_cli.options import (
     DEFAULT_DATA,
     ApiKey,
@@ -97,24 +97,30 @@ def keys(
     base_url: BaseUrl = None,
     api_key: ApiKey = None,
 ) -> None:
-    """List every credential: merchant, shop, environment, publishable and secret key.
+    """List every credential with its publishable and secret key.
 
-    With --namespace: that namespace's keys, asked of the server at --base-url (or
-    PAYORCH_BASE_URL) when one is given, else derived from the data dir's namespace secret."""
+    Merchant, shop and environment of each; the same for every data dir. With --namespace: that
+    namespace's keys, asked of the server at --base-url (or PAYORCH_BASE_URL) when one is given,
+    else derived from the data dir's namespace secret.
+    """
     options = resolve(ctx, base_url, api_key, as_json)
     as_json, namespace = options.json, namespace or options.namespace
-    namespace = namespace or os.environ.get(NAMESPACE_ENV) or None
     from payorch_cli.credentials import fixture_rows, namespace_rows
+    from simulator.fixture_loader import FixtureError
 
-    if namespace and namespace != "default":
-        if options.base_url or os.environ.get(BASE_URL_ENV):
-            with api_errors("keys"):
-                client = replace(options, namespace=None).client()
-                rows = client.namespace_call("GET", namespace)["keys"]
+    try:
+        if namespace and namespace != "default":
+            if options.base_url or os.environ.get(BASE_URL_ENV):
+                with api_errors("keys"):
+                    client = replace(options, namespace=None).client()
+                    rows = client.namespace_call("GET", namespace)["keys"]
+            else:
+                rows = namespace_rows(data_dir, fixtures, namespace)
         else:
-            rows = namespace_rows(data_dir, fixtures, namespace)
-    else:
-        rows = fixture_rows(fixtures)  # the same for every data dir
+            rows = fixture_rows(fixtures)  # the same for every data dir
+    except FixtureError as exc:
+        typer.echo(f"payorch keys: bad fixtures: {exc}", err=True)
+        raise typer.Exit(2) from None
     if as_json:
         print(json.dumps(rows, indent=2))
         return

@@ -1,9 +1,14 @@
-"""`payorch listen`: subscribe, print each delivery live, remove the subscription on Ctrl-C.
+"""`payorch listen`: subscribe, print each delivery live, pause the subscription on Ctrl-C.
 
 Without `--forward-to` it hosts a tiny local endpoint that verifies every signature with
 `payorch.webhooks.verify` (so a bad signature shows up in the output); with it, the server
 delivers straight to the given URL. Either way each printed line is the server's own record of
-an attempt (time, event, delivery id, HTTP status, latency), read from the delivery list.
+an attempt (time, event, delivery id, HTTP status, latency), read from the delivery list; with
+`--json`, that record as one JSON object per line.
+
+The signing secret is stable: the subscription is kept between runs (paused while no listen
+runs: an inactive subscription records no deliveries) and reused, through `listen_state`, for
+the same server, key and target. The server returns a secret only when it creates one.
 """
 
 from __future__ import annotations
@@ -12,14 +17,23 @@ import signal
 import sys
 import time
 from datetime import datetime
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
+from urllib.parse import quote
 
 import typer
 
 from payorch.vocabulary import EVENT_TYPES
-from payorch_cli.options import ApiKey, BaseUrl, api_errors, did_you_mean, resolve
+from payorch_cli.options import ApiKey, BaseUrl, Json, api_errors, did_you_mean, resolve
+
+if TYPE_CHECKING:
+    from payorch_cli.client import Client
+    from payorch_cli.listen_state import ListenState
 
 CLEANUP_TIMEOUT_SECONDS = 5.0
+DESCRIPTION = "payorch listen"
+# Where a subscription made only to print its secret points until a listen run takes it over
+# (the discard port: nothing answers, and it is paused at once).
+PLACEHOLDER_URL = "http://127.0.0.1:9/webhooks"
 
 
 def parse_events(value: str) -> list[str] | str:
@@ -61,7 +75,7 @@ def attempt_line(delivery: dict[str, Any], attempt: dict[str, Any], verdict: str
 
 
 def _stop_on_signals() -> None:
-    """Ctrl-C and SIGTERM both end the loop (and remove the subscription).
+    """Ctrl-C and SIGTERM both end the loop (and pause the subscription).
 
     SIGINT is installed explicitly, not inherited: a shell starts background jobs with SIGINT
     ignored (`payorch listen &` in a script, a CI runner's job), and an ignored Ctrl-C would leave
@@ -73,6 +87,66 @@ def _stop_on_signals() -> None:
 
     signal.signal(signal.SIGTERM, handler)
     signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+def attempt_record(
+    delivery: dict[str, Any], attempt: dict[str, Any], verdict: str | None
+) -> dict[str, Any]:
+    """One attempt as `--json` prints it: the delivery's ids, the attempt as the server recorded
+    it, the local receiver's signature check (`ok`, a reason, or null when forwarding) and the
+    event that was delivered."""
+    return {
+        "deliveryId": delivery["id"],
+        "webhookId": delivery.get("webhookId"),
+        "eventId": delivery.get("eventId"),
+        "eventType": delivery["eventType"],
+        "attempt": attempt,
+        "signature": verdict,
+        "event": delivery.get("event"),
+    }
+
+
+def acquire(
+    client: Client,
+    state: ListenState,
+    key: str,
+    target: str | None,
+    events: list[str] | str,
+    *,
+    active: bool,
+) -> tuple[dict[str, Any], str, bool]:
+    """The subscription to listen on, its secret, and whether it was reused: the saved one for
+    this server, key and target, or a new one, saved. `active` resumes a saved one with these
+    events and target; without it (`--print-secret`) a saved one is only looked up, so a listen
+    running meanwhile goes on, and a new one is made paused."""
+    from payorch_cli.client import ApiError
+
+    saved = state.get(key)
+    if saved is not None:
+        changes: dict[str, Any] = {"events": events, "active": True, "url": target}
+        try:
+            if active:
+                sub = client.update_webhook(saved["webhookId"], changes)
+            else:
+                sub = client.get(f"/webhooks/{quote(saved['webhookId'], safe='')}")
+        except ApiError as exc:
+            if exc.code != "webhook_not_found":
+                raise
+            sub = None  # the server was reset, or is another one: a new subscription
+        if sub is not None and sub.get("description") == DESCRIPTION:
+            return sub, saved["secret"], True
+    sub = client.create_webhook(target or PLACEHOLDER_URL, events, DESCRIPTION)
+    secret = sub["secret"]
+    try:
+        state.put(key, sub["id"], secret)
+    except OSError as exc:
+        sys.stderr.write(
+            f"payorch listen: cannot keep the secret in {state.path} ({exc.strerror or exc}): "
+            "the next run gets a new one\n"
+        )
+    if not active:
+        sub = client.update_webhook(sub["id"], {"active": False})
+    return sub, secret, False
 
 
 def listen(
@@ -88,50 +162,100 @@ def listen(
     events: Annotated[
         str, typer.Option("--events", help="Comma-separated event names; * for all.")
     ] = "*",
+    print_secret: Annotated[
+        bool,
+        typer.Option(
+            "--print-secret",
+            help="Print the signing secret for this target (the same on every run) and exit.",
+        ),
+    ] = False,
     base_url: BaseUrl = None,
     api_key: ApiKey = None,
+    as_json: Json = False,
     poll: Annotated[
         float, typer.Option("--poll", help="Seconds between checks.", hidden=True)
     ] = 0.25,
 ) -> None:
-    """Subscribe to events and print each delivery live; Ctrl-C removes the subscription."""
+    """Subscribe to events and print each delivery live.
+
+    Ctrl-C pauses the subscription; the next run for the same server, key and target resumes
+    it, with the same signing secret. --json prints one delivery attempt per line.
+    """
+    import json
+
     from payorch_cli.client import ApiError
+    from payorch_cli.listen_state import ListenState, entry_key
     from payorch_cli.local_receiver import LocalReceiver
 
     wanted = parse_events(events)  # a bad name is refused before anything starts
-    client = resolve(ctx, base_url, api_key).client()
+    options = resolve(ctx, base_url, api_key, as_json)
+    client = options.client()
+    state = ListenState()
+    key = entry_key(client.base_url, client.api_key, forward_to)
+    if print_secret:
+        with api_errors("listen"):
+            sub, secret, _ = acquire(client, state, key, forward_to, wanted, active=False)
+        if options.json:
+            typer.echo(json.dumps({"webhookId": sub["id"], "secret": secret}))
+        else:
+            typer.echo(secret)
+        raise typer.Exit(0)
+
     receiver = None if forward_to else LocalReceiver()
     if receiver is not None:
         receiver.start()
     target = forward_to or (receiver.url if receiver else None)
     try:
         with api_errors("listen"):
-            sub = client.create_webhook(target, wanted, "payorch listen")
+            sub, secret, reused = acquire(client, state, key, target, wanted, active=True)
+            # A reused subscription keeps its past deliveries: only new attempts are printed.
+            printed = {d["id"]: len(d["attempts"]) for d in client.webhook_deliveries(sub["id"])}
     except typer.Exit:
         if receiver is not None:
             receiver.stop()
         raise
     if receiver is not None:
-        receiver.arm(sub["secret"])
+        receiver.arm(secret)
     kinds = "all events" if sub["events"] == ["*"] else ", ".join(sub["events"])
     how = "local receiver, verifying signatures" if receiver else "forwarding"
+    kept = "the same as the last run" if reused else "new; kept for the next runs"
+    # Under --json, stdout carries only the deliveries: the rest goes to stderr.
+    say = (lambda text: typer.echo(text, err=True)) if options.json else typer.echo
     # Armed before "Ready." is printed: a caller that signals as soon as it reads it must not
     # find SIGINT still ignored, and the clean-up below covers every line printed.
     _stop_on_signals()
     code = 0
-    printed: dict[str, int] = {}
     try:
-        typer.echo(f"Subscription {sub['id']} -> {sub['url']} ({how})")
-        typer.echo(f"Events: {kinds}")
-        typer.echo(f"Signing secret: {sub['secret']}")
-        typer.echo("Ready. Ctrl-C to stop and remove the subscription.")
+        say(f"Subscription {sub['id']} -> {sub['url']} ({how})")
+        say(f"Events: {kinds}")
+        say(f"Signing secret: {secret} ({kept})")
+        say("Ready. Ctrl-C to stop (the subscription is paused, not removed).")
         sys.stdout.flush()
         while True:
-            for delivery in reversed(client.webhook_deliveries(sub["id"])):
+            try:
+                deliveries = client.webhook_deliveries(sub["id"])
+            except ApiError as exc:
+                if exc.code != "webhook_not_found":
+                    raise
+                # The server was reset under us: go on with a new subscription, and say so
+                # (an app configured with the old secret needs the new one).
+                sub, secret, _ = acquire(client, state, key, target, wanted, active=True)
+                if receiver is not None:
+                    receiver.arm(secret)
+                printed = {}
+                say(f"The server no longer has the subscription (reset?): now {sub['id']}")
+                say(f"Signing secret: {secret} (new; kept for the next runs)")
+                sys.stdout.flush()
+                continue
+            for delivery in reversed(deliveries):
                 attempts = delivery["attempts"]
                 for attempt in attempts[printed.get(delivery["id"], 0) :]:
                     verdict = receiver.verdicts.get(delivery["id"]) if receiver else None
-                    typer.echo(attempt_line(delivery, attempt, verdict))
+                    if options.json:
+                        record = attempt_record(delivery, attempt, verdict)
+                        typer.echo(json.dumps(record, ensure_ascii=False))
+                    else:
+                        typer.echo(attempt_line(delivery, attempt, verdict))
                 printed[delivery["id"]] = len(attempts)
             sys.stdout.flush()
             time.sleep(poll)
@@ -146,10 +270,10 @@ def listen(
         client.timeout = CLEANUP_TIMEOUT_SECONDS
         client.close()
         try:
-            client.delete_webhook(sub["id"])
-            typer.echo(f"Removed subscription {sub['id']}.")
+            client.update_webhook(sub["id"], {"active": False})
+            say(f"Paused subscription {sub['id']} (the next payorch listen resumes it).")
         except ApiError as exc:
-            typer.echo(f"payorch listen: could not remove {sub['id']}: {exc.message}", err=True)
+            typer.echo(f"payorch listen: could not pause {sub['id']}: {exc.message}", err=True)
             code = 1
         if receiver is not None:
             receiver.stop()

@@ -17,6 +17,7 @@ from payorch_cli.options import (
     Json,
     api_errors,
     command_group,
+    emit,
     resolve,
 )
 
@@ -75,17 +76,21 @@ def tail(
 ) -> None:
     """Print each API request as the server answers it, until Ctrl-C.
 
-    Times (real, and simulated), method, path, status and error code, request id, merchant and
-    environment, duration, and `replayed` for an Idempotency-Key replay. Look a request up with
-    GET /_sim/requests/{requestId} for its bodies.
+    One line each, as wide as the terminal: time, method, path (under /api/v1 unless it starts
+    with /_sim), status, duration and the whole request id; from about 120 columns also the
+    error code, merchant and environment, simulated time and `replayed` for an Idempotency-Key
+    replay. `payorch logs show REQUEST_ID` prints one request with its bodies.
     """
     import json
+    import shutil
 
-    from payorch_cli.render.requests import request_line
+    from payorch_cli.render.requests import Layout
 
     options = resolve(ctx, base_url, api_key, as_json)
     client = options.client()
     query = {"status": status, "path": path, "method": method, "merchant": merchant}
+
+    layout = Layout.for_width(shutil.get_terminal_size().columns)
 
     def opened() -> None:
         sys.stderr.write(f"Tailing the request log of {client.base_url} (Ctrl-C to stop).\n")
@@ -96,9 +101,36 @@ def tail(
         with api_errors("logs tail"):
             for summary in client.stream("/_sim/requests/stream", query, on_open=opened):
                 line = json.dumps(summary, ensure_ascii=False) if options.json else None
-                sys.stdout.write((line or request_line(summary)) + "\n")
+                sys.stdout.write((line or layout.line(summary)) + "\n")
                 sys.stdout.flush()
     except KeyboardInterrupt:
         raise typer.Exit(ExitStatus.OK) from None
     sys.stderr.write("payorch logs tail: the server ended the stream (stopped?).\n")
     raise typer.Exit(ExitStatus.ERROR)
+
+
+@app.command("show")
+def show(
+    ctx: typer.Context,
+    request_id: Annotated[
+        str,
+        typer.Argument(
+            help="A request id (req_...), from an error's "
+            "requestId, an X-Request-Id header or `payorch logs tail`.",
+            metavar="ID",
+            show_default=False,
+        ),
+    ],
+    base_url: BaseUrl = None,
+    api_key: ApiKey = None,
+    as_json: Json = False,
+) -> None:
+    """Print one request of the log with its bodies (secrets masked)."""
+    from urllib.parse import quote
+
+    from payorch_cli.render.requests import request_detail
+
+    options = resolve(ctx, base_url, api_key, as_json)
+    with api_errors("logs show"):
+        detail = options.client().get(f"/_sim/requests/{quote(request_id, safe='')}")
+    emit(options, detail, lambda: request_detail(detail))

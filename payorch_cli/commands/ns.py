@@ -21,8 +21,8 @@ from payorch_cli.options import (
 )
 
 app = command_group(
-    "Namespaces: isolated worlds in one server, each with its own keys, data, clock and log "
-    "(sandbox credentials)."
+    "Namespaces: isolated worlds in one server.\n\nEach has its own keys, data, clock, "
+    "providers and request log (sandbox credentials)."
 )
 
 NAME_RULE = "[a-z0-9][a-z0-9-]{0,39}"
@@ -83,7 +83,9 @@ def create(
     api_key: ApiKey = None,
     as_json: Json = False,
 ) -> None:
-    """Create namespace NAME (an existing one is shown unchanged) and print its keys."""
+    """Create namespace NAME and print its keys.
+
+    An existing one is shown unchanged."""
     options = resolve(ctx, base_url, api_key, as_json)
     body = {"idleSeconds": idle} if idle is not None else None
     with api_errors("ns create"):
@@ -110,7 +112,9 @@ def show(
 def list_namespaces(
     ctx: typer.Context, base_url: BaseUrl = None, api_key: ApiKey = None, as_json: Json = False
 ) -> None:
-    """The namespaces of the server (with `default`'s key: all of them)."""
+    """The namespaces of the server.
+
+    With a key of `default`: all of them; with a namespace's key: that one."""
     options = resolve(ctx, base_url, api_key, as_json)
     with api_errors("ns list"):
         listed = options.client().namespace_call("GET")
@@ -130,7 +134,9 @@ def delete(
     api_key: ApiKey = None,
     as_json: Json = False,
 ) -> None:
-    """Delete namespace NAME and everything in it (`default` cannot be deleted)."""
+    """Delete namespace NAME and everything in it.
+
+    `default` cannot be deleted (`payorch reset` empties it)."""
     options = resolve(ctx, base_url, api_key, as_json)
     with api_errors("ns delete"):
         options.client().namespace_call("DELETE", _checked(name, "delete"))

@@ -6,7 +6,10 @@ import sys
 
 
 def openapi() -> None:
-    """Print the OpenAPI 3.1 document (JSON) that the server serves and validates requests with."""
+    """Print the OpenAPI 3.1 document (JSON) the server serves.
+
+    The same document validates every request.
+    """
     # Read from the installed package: no server needed, and no aiohttp import.
     from simulator.openapi.document import pretty_json
 

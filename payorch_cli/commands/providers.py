@@ -25,7 +25,7 @@ from payorch_cli.options import (
 from payorch_cli.render.providers import PRODUCTION_ONLY
 
 app = command_group(
-    "List and script the simulated providers behind the cascade: behaviours, decline rates, "
+    "List and script the simulated providers behind the cascade.\n\nBehaviours, decline rates, "
     "callbacks, incidents on the simulated clock. " + PRODUCTION_ONLY,
     no_args_is_help=False,
     invoke_without_command=True,
@@ -222,9 +222,10 @@ def set_(
     api_key: ApiKey = None,
     as_json: Json = False,
 ) -> None:
-    """Change how a provider behaves from now on (kept across restarts; `payorch providers
-    reset` undoes it). Behaviours apply to PRODUCTION keys only: the sandbox cascade always
-    accepts (outcomes come from simulate and Sandbox-Simulate)."""
+    """Change how a provider behaves from now on.
+
+    Kept across restarts; `payorch providers reset` undoes it. Behaviours apply to PRODUCTION keys
+    only: the sandbox cascade always accepts (outcomes come from simulate and Sandbox-Simulate)."""
     body: dict[str, Any] = {}
     if behaviour is not None:
         body["behaviour"] = behaviour.value
@@ -302,9 +303,10 @@ def incident(
     api_key: ApiKey = None,
     as_json: Json = False,
 ) -> None:
-    """Give a provider a behaviour for a window of simulated time: `incident prv_stp_mx outage
-    --for 10m`. When the clock passes the window the provider is back by itself. Applies to
-    PRODUCTION keys only: the sandbox cascade always accepts."""
+    """Give a provider a behaviour for a window of simulated time.
+
+    `incident prv_stp_mx outage --for 10m`. When the clock passes the window the provider is back by
+    itself. Applies to PRODUCTION keys only: the sandbox cascade always accepts."""
     body: dict[str, Any] = {"behaviour": behaviour.value, "durationSeconds": for_}
     if starts_in is not None:
         body["startsInSeconds"] = starts_in
@@ -356,7 +358,9 @@ def end(
     api_key: ApiKey = None,
     as_json: Json = False,
 ) -> None:
-    """End a provider's incidents now, before their window is over: `end prv_stp_mx` ends all
+    """End a provider's incidents now, before their window is over.
+
+    `end prv_stp_mx` ends all
     of them, `end prv_stp_mx inc_…` one. An active incident ends at the simulated clock's now, a
     scheduled one is cancelled and never starts; the provider is back to its scripted behaviour
     (`payorch providers reset` also undoes what `set` changed, for every provider). Nothing to
@@ -383,8 +387,10 @@ def end(
 def reset(
     ctx: typer.Context, base_url: BaseUrl = None, api_key: ApiKey = None, as_json: Json = False
 ) -> None:
-    """Put every provider back as the fixtures define it: behaviours, rates, seeds, callbacks
-    and incidents (counts start again)."""
+    """Put every provider back as the fixtures define it.
+
+    Behaviours, rates, seeds, callbacks and incidents (counts start again).
+    """
     from payorch_cli.render.providers import ProvidersView
 
     options = resolve(ctx, base_url, api_key, as_json)

@@ -40,7 +40,9 @@ def record(
     base_url: BaseUrl = None,
     api_key: ApiKey = None,
 ) -> None:
-    """Write the requests of the log as a scenario: each call a step, ids saved and reused,
+    """Write the logged requests as a scenario file.
+
+    Each call a step, ids saved and reused,
     the status and stable fields expected, clock advances and delivered events kept. By default
     everything since the server started or was last reset."""
     from payorch_cli.record import record as build
@@ -49,28 +51,37 @@ def record(
     if since is not None and last is not None:
         _fail("--since and --last cannot be used together", ExitStatus.USAGE)
     cutoff = _cutoff(since) if since is not None else None
+    if output != "-":
+        _check_output(Path(output))
     options = resolve(ctx, base_url, api_key)
     client = options.client()
     with api_errors("record"):
         summaries, outside = _summaries(client, cutoff, last)
         if not summaries:
             _fail(_empty_reason(client, since, last), ExitStatus.ERROR)
-        details = [client.get(f"/_sim/requests/{s['id']}") for s in summaries]
+        details = [_detail(client, summary) for summary in summaries]
         events = _delivered_events(client)
     recording = build(details, events, _identity(client.api_key), name, outside)
-    text = to_yaml(recording.document)
+    text = to_yaml(recording.document, recording.comments)
     if output == "-":
         sys.stdout.write(text)
     else:
-        Path(output).write_text(text)
+        _write(Path(output), text)
     steps = recording.document["steps"]
     expects = sum(1 for step in steps if "expect_event" in step)
     where = "" if output == "-" else f" to {output}"
     counts = (
         f"{_count(len(details), 'request')} as {_count(len(steps), 'step')} "
-        f"({_count(expects, 'expected event')})"
+        f"({_count(expects, 'expected event')}){where}"
     )
-    sys.stderr.write(f"Recorded {counts}{where}.\n")
+    if recording.unexpressed:
+        counts += f"; {len(recording.unexpressed)} not expressible as a step (comments in the file)"
+    if recording.unlinked:
+        counts += (
+            f"; {_count(len(recording.unlinked), 'id')} not created in the recording "
+            "(vars flagged UNLINKED in the file)"
+        )
+    sys.stderr.write(f"Recorded {counts}.\n")
     if recording.skipped:
         sys.stderr.write(f"Left out: {', '.join(recording.skipped)}.\n")
     for note in recording.notes:
@@ -94,7 +105,7 @@ def _cutoff(since: str) -> datetime:
         moment = datetime.fromisoformat(since.replace("Z", "+00:00"))
     except ValueError:
         try:
-            return datetime.now(UTC) - timedelta(seconds=parse_duration(since))
+            seconds = parse_duration(since)
         except DurationError:
             _fail(
                 f"--since {since!r} is neither an ISO time (2026-05-01T10:00:00Z) nor a "
@@ -102,7 +113,59 @@ def _cutoff(since: str) -> datetime:
                 ExitStatus.USAGE,
             )
             raise
+        try:
+            return datetime.now(UTC) - timedelta(seconds=seconds)
+        except OverflowError:  # further back than the calendar: every request of the log
+            return datetime.min.replace(tzinfo=UTC)
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def _check_output(path: Path) -> None:
+    """Refuse an output the file cannot be written to before asking the server anything."""
+    if path.is_dir():
+        _fail(
+            f"-o {path}: is a directory; name a file in it (-o {path}/journey.yaml)",
+            ExitStatus.USAGE,
+        )
+    if not path.parent.is_dir():
+        _fail(f"-o {path}: no such directory {path.parent}", ExitStatus.USAGE)
+
+
+def _write(path: Path, text: str) -> None:
+    """The file whole or not at all: a regular file through a temporary one renamed over it; a
+    device (/dev/stdout, /dev/full) written directly. A failure is one line, exit 1."""
+    import os
+    import tempfile
+
+    try:
+        if path.exists() and not path.is_file():
+            with path.open("w", encoding="utf-8") as file:
+                file.write(text)
+            return
+        fd, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as file:
+                file.write(text)
+            os.replace(temporary, path)
+        except BaseException:
+            os.unlink(temporary)
+            raise
+    except OSError as exc:
+        _fail(f"cannot write {path}: {exc.strerror or exc}", ExitStatus.ERROR)
+
+
+def _detail(client: Client, summary: dict[str, Any]) -> dict[str, Any]:
+    """One request of the log with its bodies; one the server cannot serve (or that is not
+    JSON Python can read) becomes a comment in the file, not the end of the recording."""
+    from payorch_cli.client import ApiError
+
+    try:
+        detail: dict[str, Any] = client.get(f"/_sim/requests/{summary['id']}")
+    except ApiError as exc:
+        if exc.status == 0:  # the server went away: the recording cannot go on
+            raise
+        return {**summary, "unreadable": f"the server could not serve it ({exc.message})"}
+    return detail
 
 
 def _at(summary: dict[str, Any]) -> datetime:

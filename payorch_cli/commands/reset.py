@@ -11,9 +11,11 @@ from payorch_cli.options import ApiKey, BaseUrl, Json, api_errors, emit, resolve
 def reset(
     ctx: typer.Context, base_url: BaseUrl = None, api_key: ApiKey = None, as_json: Json = False
 ) -> None:
-    """Put the server back to its fixtures: every payment, payout, subscription, rotated secret,
-    token, job and Idempotency-Key record goes, the request log is emptied and the clock returns
-    to real time. The fixture keys stay valid; access tokens issued before do not."""
+    """Put the server back to its fixtures; the keys stay valid.
+
+    Every payment, payout, subscription, rotated secret, token, job and Idempotency-Key record goes,
+    the request log is emptied and the clock returns to real time. The fixture keys stay valid;
+    access tokens issued before do not."""
     options = resolve(ctx, base_url, api_key, as_json)
     client = options.client()
     with api_errors("reset"):

@@ -189,7 +189,10 @@ def _print_coverage(report: dict[str, Any], console: Any) -> None:
 
 @app.command("validate")
 def validate(paths: Paths) -> None:
-    """Check scenario files without running them: every problem with file:line:column."""
+    """Check scenario files without running them.
+
+    Every problem with file:line:column; nothing is sent.
+    """
     loaded, _ = _load(paths)
     skipped = [f"skip  {path}: {why}" for path, why in loaded.skipped]
     if not loaded.scenarios:
@@ -218,7 +221,10 @@ def schema(
         bool, typer.Option("--path", help="Print where the schema file is instead.")
     ] = False,
 ) -> None:
-    """Print the JSON Schema of scenario files (for `# yaml-language-server: $schema=...`)."""
+    """Print the JSON Schema of scenario files, for editors.
+
+    For `# yaml-language-server: $schema=...`.
+    """
     from payorch_cli.scenario import SCHEMA_PATH
 
     sys.stdout.write(str(SCHEMA_PATH) + "\n" if path_only else SCHEMA_PATH.read_text())

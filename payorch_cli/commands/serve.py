@@ -6,8 +6,9 @@ import errno
 import gc
 import signal
 import sys
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -97,23 +98,57 @@ def serve(
             help="The origin clients reach this server by (a proxy's), for URLs it hands out.",
         ),
     ] = None,
+    log_requests: Annotated[
+        bool,
+        typer.Option(
+            "--log-requests",
+            help="Print one line per request on standard output, after the Listening line.",
+        ),
+    ] = False,
+    quiet: Annotated[
+        bool,
+        typer.Option(
+            "--quiet",
+            "-q",
+            help="Print only the Listening line (the next steps it prints on a terminal go).",
+        ),
+    ] = False,
 ) -> None:
-    """Serve the API at /api/v1, checkout pages and the /_sim control plane."""
+    """Serve the API, checkout pages and the /_sim control plane.
+
+    On a terminal it prints, under the `Listening on http://H:P` line, a sandbox key, how to
+    open the TUI and the request log, and where the docs are; piped or with --quiet, only the
+    Listening line. --log-requests adds one line per request (the `payorch logs tail` layout).
+    """
     from payorch_cli.commands.serve_workers import print_config, serve_workers, worker_count_of
 
     if print_proxy_config:
         print_config(worker_addresses or [], listen)
         return
+    if log_requests and request_log == 0:
+        typer.echo(
+            "payorch serve: --log-requests prints the request log, which --request-log 0 turns "
+            "off: drop one of them",
+            err=True,
+        )
+        raise typer.Exit(2)
     count = worker_count_of(workers)
     if count > 1:
         options = _forwarded(fixtures, no_rate_limit, fsync, loopback_webhooks, request_log)
-        serve_workers(host, port, data_dir, count, options)
+        if log_requests:
+            options.append("--log-requests")
+        serve_workers(host, port, data_dir, count, options, log_requests=log_requests)
         return
     import asyncio  # here, not at the top: 30 ms of every other command's start
 
     from simulator.fixture_loader import FixtureError
     from simulator.store import StoreLockedError
 
+    output = Output(
+        next_steps=not quiet and sys.stdout.isatty(),
+        log_requests=log_requests,
+        fixtures=fixtures,
+    )
     try:
         asyncio.run(
             _serve(
@@ -127,6 +162,7 @@ def serve(
                 request_log=request_log,
                 peers=tuple(peers or ()),
                 public_url=public_url,
+                output=output,
             )
         )
     except StoreLockedError as exc:
@@ -153,6 +189,44 @@ def os_problem(host: str, port: int, exc: OSError) -> str:
     return f"cannot listen on {host}:{port}: {exc.strerror or exc}"
 
 
+@dataclass(frozen=True, slots=True)
+class Output:
+    """What `serve` prints after its Listening line."""
+
+    next_steps: bool
+    log_requests: bool
+    fixtures: Path | None
+
+    def started(self, app: Any, url: str) -> None:
+        if self.next_steps:
+            from payorch_cli.credentials import fixture_rows
+            from payorch_cli.render.next_steps import next_steps
+
+            fixtures = str(self.fixtures) if self.fixtures else None
+            sys.stdout.write(next_steps(url, fixture_rows(self.fixtures), fixtures) + "\n")
+        if self.log_requests:
+            self._print_each_request(app)
+
+    @staticmethod
+    def _print_each_request(app: Any) -> None:
+        import shutil
+
+        from payorch_cli.render.requests import Layout
+        from simulator.domain.requestlog import Entry, Row
+        from simulator.http.keys import REQUEST_LOG
+
+        # Every column into a file or a pipe; as many as fit on a terminal.
+        width = shutil.get_terminal_size().columns if sys.stdout.isatty() else 200
+        layout = Layout.for_width(width)
+
+        def print_row(row: Row) -> None:
+            # Synchronous, on the request path: opt-in, and a line is a few microseconds.
+            sys.stdout.write(layout.line(dict(Entry(row).summary())) + "\n")
+            sys.stdout.flush()
+
+        app[REQUEST_LOG].subscribe(print_row)
+
+
 async def _serve(
     host: str,
     port: int,
@@ -165,6 +239,7 @@ async def _serve(
     request_log: int,
     peers: tuple[str, ...] = (),
     public_url: str | None = None,
+    output: Output,
 ) -> None:
     import asyncio
     import os
@@ -206,7 +281,10 @@ async def _serve(
         # What start-up built (modules, fixtures, compiled schemas, indexes) lives as long as
         # the server: out of the collector's sight, full collections stop re-walking it.
         gc.freeze()
+        # The first line, exactly so: tools wait for it and read the port from it.
         sys.stdout.write(f"Listening on http://{host}:{real_port}\n")
+        sys.stdout.flush()
+        output.started(app, f"http://{host}:{real_port}")
         sys.stdout.flush()
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()

@@ -34,7 +34,9 @@ def print_config(workers: list[str], listen: str) -> None:
     typer.echo(render(workers, listen), nl=False)
 
 
-def serve_workers(host: str, port: int, data_dir: Path, count: int, options: list[str]) -> None:
+def serve_workers(
+    host: str, port: int, data_dir: Path, count: int, options: list[str], *, log_requests: bool
+) -> None:
     import asyncio
 
     from simulator.cluster.supervisor import ClusterError, Supervisor, check_layout, find_nginx
@@ -54,6 +56,7 @@ def serve_workers(host: str, port: int, data_dir: Path, count: int, options: lis
                 count=count,
                 worker_options=options,
                 nginx=nginx,
+                forward_output=log_requests,
             )
             return await supervisor.run()
 

@@ -43,7 +43,10 @@ def payment(
     api_key: ApiKey = None,
     as_json: Json = False,
 ) -> None:
-    """Simulate a pay-in outcome; prints the new status and the events fired."""
+    """Simulate a pay-in outcome.
+
+    Prints the new status and the events fired.
+    """
     from payorch_cli.render.objects import object_table
 
     options = resolve(ctx, base_url, api_key, as_json)
@@ -65,7 +68,10 @@ def payout(
     api_key: ApiKey = None,
     as_json: Json = False,
 ) -> None:
-    """Simulate a payout outcome (completed/paid, failed/rejected/refunded/returned)."""
+    """Simulate a payout outcome.
+
+    Actions: completed (paid), failed (rejected), refunded (returned).
+    """
     from payorch_cli.render.objects import object_table
 
     options = resolve(ctx, base_url, api_key, as_json)
@@ -92,7 +98,7 @@ def deposit(
     api_key: ApiKey = None,
     as_json: Json = False,
 ) -> None:
-    """Simulate an incoming transfer into a deposit account (a completed pay-in)."""
+    """Simulate a transfer into a deposit account (a pay-in)."""
     from rich.console import Group
 
     from payorch_cli.render.objects import object_table

@@ -10,8 +10,8 @@ import typer
 from payorch_cli.options import ApiKey, BaseUrl, Json, api_errors, command_group, emit, resolve
 
 app = command_group(
-    "Save the whole server (every stored object and the clock) under a name, and put it back "
-    "later without a restart (sandbox credentials)."
+    "Save and restore named snapshots of the whole server.\n\nEvery stored object and the clock "
+    "under a name, put back later without a restart (sandbox credentials)."
 )
 
 Name = Annotated[
@@ -38,7 +38,10 @@ def save(
     api_key: ApiKey = None,
     as_json: Json = False,
 ) -> None:
-    """Save everything the server holds and its clock as NAME (kept in its data dir)."""
+    """Save everything the server holds and its clock as NAME.
+
+    Kept in its data dir.
+    """
     options = resolve(ctx, base_url, api_key, as_json)
     with api_errors("state save"):
         saved = options.client().save_state(name, overwrite=overwrite)
@@ -58,7 +61,9 @@ def restore(
     api_key: ApiKey = None,
     as_json: Json = False,
 ) -> None:
-    """Put the server back to the saved state NAME: what was stored since goes, the clock takes
+    """Put the server back to the saved state NAME.
+
+    What was stored since goes, the clock takes
     the saved offset again. Access tokens in use stay valid."""
     options = resolve(ctx, base_url, api_key, as_json)
     with api_errors("state restore"):
@@ -75,7 +80,10 @@ def restore(
 def list_states(
     ctx: typer.Context, base_url: BaseUrl = None, api_key: ApiKey = None, as_json: Json = False
 ) -> None:
-    """The saved states: name, when saved, simulated time, transactions, size."""
+    """List the saved states: name, time, transactions, size.
+
+    Also the simulated time of each.
+    """
     options = resolve(ctx, base_url, api_key, as_json)
     with api_errors("state list"):
         states = options.client().list_states()

@@ -21,7 +21,9 @@ def trace(
     api_key: ApiKey = None,
     as_json: Json = False,
 ) -> None:
-    """Show what the API hides about a payment or payout: every provider the cascade tried and
+    """Show what the API hides about a payment or payout.
+
+    Every provider the cascade tried and
     its answer, the provider chosen, callbacks received or ignored, reconciliation polls, state
     changes, events and their webhook deliveries, in simulated time. Any secret key of the
     owning merchant reads it, sandbox or production."""

@@ -220,7 +220,10 @@ def trigger(
     api_key: ApiKey = None,
     as_json: Json = False,
 ) -> None:
-    """Create and drive whatever it takes for EVENT to fire; print the objects and the event."""
+    """Make EVENT fire: create and drive whatever it needs.
+
+    Prints the objects it made and the event.
+    """
     options = resolve(ctx, base_url, api_key, as_json)
     client = options.client()
     run = Trigger(client, event, method, timeout)

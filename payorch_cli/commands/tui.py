@@ -28,8 +28,11 @@ def tui(
     api_key: ApiKeys = None,
     fixtures: Fixtures = None,
 ) -> None:
-    """A live console of transactions, balances and webhook deliveries (keyboard-first).
-    --namespace NAME watches that namespace (n switches)."""
+    """A live terminal console of the server (keyboard-first).
+
+    Transactions, balances, webhook deliveries, the request log and the providers; --namespace
+    NAME watches that namespace (n switches).
+    """
     keys = list(api_key or [])
     globals_ = resolve(ctx, base_url, keys[0] if keys else None)
     if globals_.api_key and globals_.api_key not in keys:

@@ -286,7 +286,10 @@ def audit(
     ] = 10.0,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")] = False,
 ) -> None:
-    """Send a valid delivery, then hostile ones; report what the endpoint wrongly accepted."""
+    """Test an endpoint with a valid delivery, then hostile ones.
+
+    Reports what the endpoint wrongly accepted.
+    """
     cases = build_cases(secret, old_secret, int(time.time()))
     try:
         outcomes = run_cases(url, cases, timeout)

@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
+from payorch import bounded
+
 if TYPE_CHECKING:
     from payorch_cli.scenario.interpreter import InstanceResult, StepResult
 
@@ -39,7 +41,7 @@ def failure_lines(result: StepResult) -> list[str]:
         parsed = None
         if exchange.request_body:
             try:
-                parsed = json.loads(exchange.request_body)
+                parsed = bounded.json_loads(exchange.request_body)
             except ValueError:
                 parsed = None
         lines += ["    " + line for line in _body(exchange.request_body, parsed)]

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import contextlib
 import http.client
-import json
 import time
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlencode, urlsplit
 
+from payorch import bounded
 from payorch.vocabulary import API_PREFIX
 from payorch_cli.client import Client
 
@@ -91,7 +91,7 @@ class ScenarioClient(Client):
         record.text = raw.decode("utf-8", "replace")
         if raw and "json" in record.headers.get("content-type", ""):
             with contextlib.suppress(ValueError):  # a broken JSON body stays text
-                record.json, record.is_json = json.loads(raw), True
+                record.json, record.is_json = bounded.json_loads(raw), True
         return record
 
     def _once(

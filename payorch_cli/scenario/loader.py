@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+from payorch import bounded
 from payorch_cli.scenario.durations import DurationError, parse_duration
 from payorch_cli.scenario.expressions import ExprError, Interp, compile_string, compile_value, roots
 from payorch_cli.scenario.matchers import (
@@ -950,7 +951,9 @@ def load_file(
 ) -> Scenario:
     name = display or str(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = bounded.read_text(path)
+    except bounded.TooLargeError as exc:
+        raise ScenarioFileError([ScenarioError(Loc(name, 1, 1), str(exc))]) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise ScenarioFileError([ScenarioError(Loc(name, 1, 1), f"cannot read: {exc}")]) from None
     return load_text(text, name, check_credential)
@@ -978,7 +981,10 @@ def discover(
                 if hidden or candidate.suffix not in (".yaml", ".yml") or not candidate.is_file():
                     continue
                 try:
-                    text = candidate.read_text(encoding="utf-8")
+                    text = bounded.read_text(candidate)
+                except bounded.TooLargeError as exc:
+                    skipped.append((candidate, str(exc)))
+                    continue
                 except UnicodeDecodeError:
                     skipped.append((candidate, "not UTF-8 text"))
                     continue

@@ -56,10 +56,13 @@ def is_scenario_file(path: Path) -> bool:
     named = path.name.endswith((".scenario.yaml", ".scenario.yml"))
     if not (named or "scenarios" in path.parent.parts):
         return False
+    from payorch import bounded
     from payorch_cli.scenario.source import looks_like_scenario
 
     try:
-        return looks_like_scenario(path.read_text(encoding="utf-8"))
+        return looks_like_scenario(bounded.read_text(path))
+    except bounded.TooLargeError:
+        return named  # a named scenario file too large to run: collected, to fail with why
     except (OSError, UnicodeDecodeError):
         return False
 

@@ -17,6 +17,8 @@ from typing import Any, ClassVar
 
 import yaml
 
+from payorch.bounded import MAX_BYTES, SAFE_LOADER, BoundedComposer
+
 BOOL = "tag:yaml.org,2002:bool"
 INT = "tag:yaml.org,2002:int"
 FLOAT = "tag:yaml.org,2002:float"
@@ -25,8 +27,9 @@ STR = "tag:yaml.org,2002:str"
 
 
 # libyaml's parser where PyYAML has it (a 1,000-step file composes in a tenth of the time), with
-# the pure-Python one's resolver rules: both ask the Python resolver for each scalar's tag.
-class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]  # a base picked at run time: libyaml's where PyYAML has it
+# the pure-Python one's resolver rules: both ask the Python resolver for each scalar's tag. The
+# composer is the bounded one: aliases expanded and nesting are counted (payorch/bounded.py).
+class _Loader(BoundedComposer, SAFE_LOADER):
     yaml_implicit_resolvers: ClassVar[dict[Any, list[Any]]] = {
         first: [r for r in resolvers if r[0] not in (BOOL, INT, FLOAT, TIMESTAMP)]
         for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
@@ -161,7 +164,12 @@ def _problem(exc: yaml.MarkedYAMLError) -> str:
 
 
 def compose(text: str, file: str) -> Node:
-    """The single document of `text` as a Node; syntax errors as ScenarioError."""
+    """The single document of `text` as a Node; syntax errors, and a document past the bounds
+    of payorch/bounded.py, as ScenarioError."""
+    if len(text) > MAX_BYTES:
+        raise ScenarioError(
+            Loc(file, 1, 1), f"larger than {MAX_BYTES // (1024 * 1024)} MiB: refused unparsed"
+        )
     loader = _Loader(text)
     try:
         raw = loader.get_single_node()

@@ -171,6 +171,7 @@ class Supervisor:
         count: int,
         worker_options: Sequence[str],
         nginx: str,
+        forward_output: bool = False,
         out: TextIO = sys.stdout,
         err: TextIO = sys.stderr,
     ) -> None:
@@ -178,6 +179,7 @@ class Supervisor:
         self.port = port or free_ports(host, 1)[0]
         self.nginx_binary = nginx
         self.out, self.err = out, err
+        self.forward_output = forward_output  # the workers' --log-requests lines
         self.public_url = f"http://{host}:{self.port}"
         ports = free_ports(WORKER_HOST, count)
         origins = [f"http://{WORKER_HOST}:{p}" for p in ports]
@@ -261,7 +263,9 @@ class Supervisor:
                 f"worker {worker.index} did not start (exit status {process.returncode}); "
                 "its error is above"
             )
-        worker.drain = asyncio.create_task(_drain(process.stdout))
+        worker.drain = asyncio.create_task(
+            _drain(process.stdout, self.out if self.forward_output else None)
+        )
 
     async def _watch(self, worker: Worker) -> None:
         """Start `worker` again whenever it dies, until the server stops."""
@@ -354,10 +358,19 @@ class Supervisor:
         self.err.flush()
 
 
-async def _drain(stream: asyncio.StreamReader) -> None:
-    """A worker's standard output after its Listening line (never left to fill its pipe)."""
-    while await stream.read(65536):
-        pass
+async def _drain(stream: asyncio.StreamReader, out: TextIO | None) -> None:
+    """A worker's standard output after its Listening line, never left to fill its pipe: copied
+    line by line to `out` (so that lines of several workers never mix), or dropped."""
+    while True:
+        try:
+            line = await stream.readline()
+        except ValueError:  # a line past the reader's limit (it drops it): go on
+            continue
+        if not line:
+            return
+        if out is not None:
+            out.write(line.decode(errors="replace"))
+            out.flush()
 
 
 async def _accepts(host: str, port: int) -> bool:

@@ -325,13 +325,25 @@ class WithdrawalRecord(TypedDict):
 
 
 class SettlementDayRecord(TypedDict):
-    """The payments settling on one UTC day, until it closes: `settlements.SettlementService`."""
+    """A UTC day with payments settling on it, until it closes: `settlements.SettlementService`.
+    Its payments are `SettlementEntryRecord`s."""
 
     id: str  # merchantId:environment:day
     merchantId: str
     environment: str
     day: int  # days since the epoch
-    transactionIds: list[str]
+    # Written by earlier versions only (the day's payments, rewritten whole at each one): read
+    # at the close, moved into entries when a payment is filed under the day.
+    transactionIds: NotRequired[list[str]]
+
+
+class SettlementEntryRecord(TypedDict):
+    """One payment filed under the day its funds become available, keyed by its transaction id,
+    until the day closes: `settlements.SettlementService`."""
+
+    transactionId: str
+    dayId: str  # SettlementDayRecord.id
+    place: int  # orders the day's payments as they were filed
 
 
 class SettlementRecord(TypedDict):

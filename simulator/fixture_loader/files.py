@@ -12,6 +12,8 @@ from typing import Any
 
 import yaml
 
+from payorch import bounded
+from payorch.bounded import SAFE_LOADER, BoundedComposer
 from simulator.fixture_loader.fields import FixtureError
 
 FX_FILE = "fx.yaml"
@@ -49,8 +51,9 @@ def has_icon(name: str) -> bool:
     return (_static_resource() / "icons" / name).is_file()
 
 
-class _StrictLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]  # a base picked at run time: libyaml's where PyYAML has it
-    """Safe loader that refuses duplicate mapping keys (PyYAML keeps the last one silently)."""
+class _StrictLoader(BoundedComposer, SAFE_LOADER):
+    """Safe loader that refuses duplicate mapping keys (PyYAML keeps the last one silently),
+    and alias bombs, deep nesting (payorch/bounded.py)."""
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         seen: set[Any] = set()
@@ -71,7 +74,9 @@ def read_yaml(directory: Traversable, name: str, label: str) -> Any:
     if not source.is_file():
         raise FixtureError(label, "file", f"missing (expected {name} in {directory})")
     try:
-        return yaml.load(source.read_text(encoding="utf-8"), Loader=_StrictLoader)
+        return yaml.load(bounded.read_text(source), Loader=_StrictLoader)  # a safe loader
+    except bounded.TooLargeError as exc:
+        raise FixtureError(label, "file", str(exc)) from exc
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "file"

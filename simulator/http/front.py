@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 import warnings
+from collections.abc import Coroutine
 from functools import partial
 from typing import Any
 
@@ -38,6 +39,9 @@ from simulator.http.server import Application
 
 # The two endpoints that carry their credential in the body (keys, or a refresh token).
 CREDENTIAL_IN_BODY = frozenset({"/api/v1/auth/token", "/api/v1/auth/refresh"})
+AUTH_PATHS = "/api/v1/auth/"
+# aiohttp's own request handling, called without `super()` (one object less per request).
+_OWN_HANDLE = web.Application._handle
 
 with warnings.catch_warnings():  # see simulator/http/server.py: aiohttp warns on subclasses
     warnings.simplefilter("ignore", DeprecationWarning)
@@ -45,24 +49,26 @@ with warnings.catch_warnings():  # see simulator/http/server.py: aiohttp warns o
     class FrontApplication(Application):
         """The server's application: `default`'s world, and the door to every other one."""
 
-        async def _handle(self, request: web.Request) -> web.StreamResponse:
-            # The default path, kept short: every request of today's clients takes it.
+        def _handle(self, request: web.Request) -> Coroutine[Any, Any, web.StreamResponse]:
+            """A plain function returning the coroutine to await: `default`'s requests go to
+            aiohttp's own `_handle` with no coroutine frame of ours in between."""
             if request.raw_path.startswith(PATH_PREFIX):
-                return await self._prefixed(request, request.rel_url.raw_path)
+                return self._prefixed(request, request.rel_url.raw_path)
             authorization = request.headers.get(hdrs.AUTHORIZATION)
-            name = (
-                of_authorization(authorization)
-                if authorization is not None and "ns_" in authorization
-                else None
-            )
-            if (
-                name is None
-                and request.method == hdrs.METH_POST
-                and request.rel_url.raw_path in CREDENTIAL_IN_BODY
-            ):
+            if authorization is not None and "ns_" in authorization:
+                name = of_authorization(authorization)
+                if name is not None:
+                    return self._in_namespace(request, name, prefixed=False)
+            if request.method == hdrs.METH_POST and request.raw_path.startswith(AUTH_PATHS):
+                return self._by_body(request)
+            return _OWN_HANDLE(self, request)
+
+        async def _by_body(self, request: web.Request) -> web.StreamResponse:
+            name = None
+            if request.rel_url.raw_path in CREDENTIAL_IN_BODY:
                 name = await _body_namespace(request)
             if name is None:
-                return await super()._handle(request)
+                return await _OWN_HANDLE(self, request)
             return await self._in_namespace(request, name, prefixed=False)
 
         async def _prefixed(self, request: web.Request, path: str) -> web.StreamResponse:
@@ -90,7 +96,7 @@ with warnings.catch_warnings():  # see simulator/http/server.py: aiohttp warns o
             self, request: web.Request, name: str, *, prefixed: bool
         ) -> web.StreamResponse:
             if name == DEFAULT:
-                return await super()._handle(request)
+                return await _OWN_HANDLE(self, request)
             worlds = self[WORLDS]
             world = await worlds.enter(name) if valid_name(name) else None
             if world is None:

@@ -12,8 +12,9 @@ Usage::
 Guarantees (see ``journal.py`` for how):
 
 - a write costs the same however much is stored (one appended line; compaction
-  runs every ``compact_every`` writes in a background thread, so it never stalls
-  the caller);
+  runs every ``compact_every`` writes, or once the journal holds as many bytes as the
+  snapshot (``compact_ratio``, at least ``compact_min_bytes``), in a background thread,
+  so it never stalls the caller);
 - a process killed with SIGKILL at any moment restarts with a readable store that
   holds every write that was acknowledged (``put``/``delete`` returned, or the
   outermost ``batch()`` exited); power-loss safety additionally needs ``fsync=True``;
@@ -35,6 +36,8 @@ from typing import Any, Self
 from simulator.store.collection import Collection
 from simulator.store.journal import (
     DEFAULT_COMPACT_EVERY,
+    DEFAULT_COMPACT_MIN_BYTES,
+    DEFAULT_COMPACT_RATIO,
     JournalStorage,
     StoreCorruptError,
     StoreError,
@@ -60,15 +63,27 @@ class Store:
         *,
         fsync: bool = False,
         compact_every: int = DEFAULT_COMPACT_EVERY,
+        compact_ratio: float = DEFAULT_COMPACT_RATIO,
+        compact_min_bytes: int = DEFAULT_COMPACT_MIN_BYTES,
     ) -> Self:
         """Open (creating if needed) the store in ``data_dir``; ``None`` = in memory.
 
         Raises ``StoreLockedError`` if another process holds the dir and
         ``StoreCorruptError`` if its files are damaged beyond a torn last write.
         ``fsync=True`` makes every acknowledged write survive power loss, at the
-        cost of one fsync per write.
+        cost of one fsync per write.  A background compaction starts once the journal holds
+        `compact_every` lines or `compact_ratio` times the snapshot's bytes (at least
+        `compact_min_bytes`), whichever comes first.
         """
-        return cls(JournalStorage(data_dir, fsync=fsync, compact_every=compact_every))
+        return cls(
+            JournalStorage(
+                data_dir,
+                fsync=fsync,
+                compact_every=compact_every,
+                compact_ratio=compact_ratio,
+                compact_min_bytes=compact_min_bytes,
+            )
+        )
 
     @classmethod
     def memory(cls) -> Self:

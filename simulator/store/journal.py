@@ -27,8 +27,9 @@ data is in the kernel page cache).  Surviving power loss / kernel crash needs
 
 Compaction (snapshot, then drop the journal lines it holds) costs O(data).  At open, at
 close and on ``compact()`` it runs in the calling thread.  Once the journal reaches
-``compact_every`` lines, a write starts it in a background thread instead, so the server's
-event loop never stalls for it (~0.2 s with 100k documents):
+``compact_every`` lines, or ``compaction_bytes()`` bytes (``compact_ratio`` times the
+snapshot's size, and at least ``compact_min_bytes``), a write starts it in a background thread
+instead, so the server's event loop never stalls for it (~0.2 s with 100k documents):
 
 1. the write takes a shallow copy of each table (documents are immutable bytes, so that
    is a consistent snapshot of the state at the journal's current length, the *mark*),
@@ -40,9 +41,10 @@ event loop never stalls for it (~0.2 s with 100k documents):
    ``journal.log`` and appends to that new file from then on.
 
 One compaction runs at a time; ``compact()``, ``close()`` and a full rewrite wait for a
-running one first.  A failed one is logged and retried ``compact_every`` lines later; the
-write that started it has already succeeded.  The thread works only on its copies and the
-snapshot files; the lock is released only after it has finished.
+running one first.  A failed one is logged and retried ``compact_every`` lines (or
+``compaction_bytes()`` bytes) later; the write that started it has already succeeded.  The thread
+works only on its copies and the snapshot files; the lock is released only after it has
+finished.
 
 Crash windows (SIGKILL at any point loses no acknowledged write; power loss too with
 ``fsync=True``):
@@ -116,6 +118,12 @@ SNAPSHOT: Final = "snapshot.json"
 JOURNAL: Final = "journal.log"
 LOCK: Final = "LOCK"
 DEFAULT_COMPACT_EVERY: Final = 50_000
+# Lines alone miss a journal of few, large lines (a document rewritten whole at every write):
+# bytes bound it too.  Compacting once the journal holds as many bytes as the snapshot keeps
+# the data dir under about twice its data and costs at most one snapshot byte written per
+# journal byte; the floor keeps a small store from compacting every few writes.
+DEFAULT_COMPACT_RATIO: Final = 1.0
+DEFAULT_COMPACT_MIN_BYTES: Final = 16 * 1024 * 1024
 
 
 class StoreError(Exception):
@@ -226,17 +234,25 @@ class JournalStorage(Storage):
         *,
         fsync: bool = False,
         compact_every: int = DEFAULT_COMPACT_EVERY,
+        compact_ratio: float = DEFAULT_COMPACT_RATIO,
+        compact_min_bytes: int = DEFAULT_COMPACT_MIN_BYTES,
     ) -> None:
         if compact_every < 1:
             raise ValueError("compact_every must be >= 1")
+        if not compact_ratio > 0 or compact_min_bytes < 1:
+            raise ValueError("compact_ratio must be > 0 and compact_min_bytes >= 1")
         self._dir = None if data_dir is None else Path(data_dir)
         self._fsync = fsync
         self._compact_every = compact_every
+        self._compact_ratio = compact_ratio
+        self._compact_min_bytes = compact_min_bytes
         self._data: Encoded = {}
         self._batch: _Batch | None = None
         self._batch_depth = 0
         self._lines = 0  # lines in the journal file
         self._compact_at = compact_every  # _lines value that starts a compaction
+        self._snapshot_size = 0  # bytes of the snapshot in place
+        self._compact_bytes_at = compact_min_bytes  # _size value that starts a compaction
         self._size = 0  # journal bytes; the offset to roll back to on a failed write
         self._crc = 0  # CRC-32 of those bytes (a snapshot records it with its mark)
         self._inode = 0  # the journal file's
@@ -292,6 +308,7 @@ class JournalStorage(Storage):
         mark = self._mark()
         pieces = encode_snapshot(new_data, mark) if snapshot is None else reheader(snapshot, mark)
         _write_snapshot(self._dir, pieces)
+        self._snapshot_size = sum(map(len, pieces))
         self._data = new_data  # what a restart reads from now on
         self.generation += 1
         try:
@@ -378,7 +395,9 @@ class JournalStorage(Storage):
         self._check_writable()
         self._wait_for_compaction()
         mark = self._mark()
-        _write_snapshot(self._dir, encode_snapshot(self._data, mark))
+        pieces = encode_snapshot(self._data, mark)
+        _write_snapshot(self._dir, pieces)
+        self._snapshot_size = sum(map(len, pieces))
         self._trim(mark, self._lines)
 
     # -- batches -----------------------------------------------------------------
@@ -482,6 +501,8 @@ class JournalStorage(Storage):
             raise StoreCorruptError(
                 f"{path} is corrupt: {exc}; restore the data dir from a backup"
             ) from None
+        self._snapshot_size = len(raw)
+        self._compact_bytes_at = self.compaction_bytes()
         return legacy, covered
 
     def _replay(self, path: Path, covered: JournalMark | None) -> bool:
@@ -550,7 +571,8 @@ class JournalStorage(Storage):
     def _maybe_compact(self) -> None:
         """After each write: start a background compaction when due, finish one that is done."""
         if self._compaction is None:
-            if self._lines >= self._compact_at and self._dir is not None:
+            due = self._lines >= self._compact_at or self._size >= self._compact_bytes_at
+            if due and self._dir is not None:
                 self._start_compaction()
         elif self._compaction.future.done():
             self._finish_compaction()
@@ -574,7 +596,7 @@ class JournalStorage(Storage):
             future = self._executor.submit(_encode_and_write_snapshot, self._dir, tables, mark)
         except RuntimeError:  # the interpreter is shutting down: close() compacts
             log.warning("store compaction not started: the interpreter is exiting")
-            self._compact_at = self._lines + self._compact_every
+            self._retry_later()
             return
         self._compaction = _Compaction(future, mark, self._lines)
 
@@ -585,6 +607,8 @@ class JournalStorage(Storage):
         error = compaction.future.exception()
         if error is None:
             try:
+                assert self._dir is not None
+                self._snapshot_size = (self._dir / SNAPSHOT).stat().st_size
                 self._trim(compaction.mark, compaction.lines)
                 return
             except OSError as exc:
@@ -593,7 +617,18 @@ class JournalStorage(Storage):
         # which of them it holds), so nothing fails; the journal simply keeps growing until a
         # retry works.
         log.error("store compaction failed; will retry", exc_info=error)
+        self._retry_later()
+
+    def compaction_bytes(self) -> int:
+        """The journal size at which a write starts a compaction: `compact_ratio` times the
+        snapshot's size, and at least `compact_min_bytes`."""
+        return max(self._compact_min_bytes, int(self._compact_ratio * self._snapshot_size))
+
+    def _retry_later(self) -> None:
+        """A compaction could not start or finish: try again as many lines or bytes later as
+        would start one after a compaction."""
         self._compact_at = self._lines + self._compact_every
+        self._compact_bytes_at = self._size + self.compaction_bytes()
 
     def _wait_for_compaction(self) -> None:
         """Let a background compaction finish, and forget it (the caller supersedes it)."""
@@ -632,6 +667,7 @@ class JournalStorage(Storage):
         self._crc = zlib.crc32(tail)
         self._lines -= lines
         self._compact_at = self._compact_every
+        self._compact_bytes_at = self.compaction_bytes()
         if self._executor is None:
             _close_quietly(old)
         else:  # its last close frees the file's pages: milliseconds, which the loop need not wait

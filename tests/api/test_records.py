@@ -34,6 +34,7 @@ TABLES: dict[str, Any] = {
     "payout_movements": records.PayoutMovementRecord,
     "withdrawals": records.WithdrawalRecord,
     "settlement_days": records.SettlementDayRecord,
+    "settlement_entries": records.SettlementEntryRecord,
     "settlements": records.SettlementRecord,
     "refresh_tokens": records.RefreshTokenRecord,
 }

@@ -77,6 +77,20 @@ def server(tmp_path: Path) -> Iterator[Server]:
     running.stop()
 
 
+@pytest.fixture(autouse=True)
+def listen_state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Where listen keeps its subscriptions' secrets (the user's data dir): one per test."""
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    return tmp_path / "xdg" / "payorch" / "listen.json"
+
+
+def paused(client: Client) -> list[str]:
+    """The ids of the subscriptions left paused (listen keeps them for its next run)."""
+    subs = client.list_webhooks()["data"]
+    assert all(not sub["active"] for sub in subs), subs
+    return [sub["id"] for sub in subs]
+
+
 def _ignore_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
@@ -141,8 +155,8 @@ def test_listen_prints_deliveries_and_cleans_up_on_ctrl_c(server: Server) -> Non
     finally:
         proc.send_signal(signal.SIGINT)
     assert exit_code(proc, lines) == 0
-    lines.until("Removed subscription")
-    assert client.list_webhooks()["pagination"]["total"] == 0
+    lines.until("Paused subscription")
+    assert len(paused(client)) == 1
 
 
 def test_ctrl_c_stops_listen_even_when_started_with_sigint_ignored(server: Server) -> None:
@@ -153,8 +167,8 @@ def test_ctrl_c_stops_listen_even_when_started_with_sigint_ignored(server: Serve
     finally:
         proc.send_signal(signal.SIGINT)
     assert exit_code(proc, lines) == 0
-    lines.until("Removed subscription")
-    assert client.list_webhooks()["pagination"]["total"] == 0
+    lines.until("Paused subscription")
+    assert len(paused(client)) == 1
 
 
 class _Endpoint(BaseHTTPRequestHandler):
@@ -187,7 +201,7 @@ def test_listen_forwards_to_a_url_and_stops_on_sigterm(server: Server) -> None:
         proc.send_signal(signal.SIGTERM)
         endpoint.shutdown()
     assert exit_code(proc, lines) == 0
-    assert client.list_webhooks()["pagination"]["total"] == 0
+    assert len(paused(client)) == 1
 
 
 def test_listen_refuses_a_bad_url(server: Server) -> None:

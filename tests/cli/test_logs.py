@@ -25,14 +25,14 @@ def server(tmp_path: Path) -> Iterator[Server]:
 
 
 def start_tail(
-    server: Server, *args: str, sigint_ignored: bool = False
+    server: Server, *args: str, sigint_ignored: bool = False, columns: int = 200
 ) -> tuple[subprocess.Popen[str], Lines]:
     proc = subprocess.Popen(
         [*PAYORCH, "logs", "tail", "--base-url", server.url, *args],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        env={**os.environ, "PYTHONUNBUFFERED": "1", "COLUMNS": str(columns)},
         preexec_fn=_ignore_sigint if sigint_ignored else None,
     )
     return proc, Lines(proc)
@@ -53,9 +53,9 @@ def test_tail_prints_each_request_and_ctrl_c_exits_0(server: Server) -> None:
     try:
         wait_until_tailing(proc, lines)
         tx = client.post("/payments", {"amount": 10, "paymentMethodId": "1001"})
-        line = lines.until("POST", "/api/v1/payments")
-        assert " 200 " in line and "mer_mercadoazul/sandbox" in line and " ms" in line
-        assert "(sim " in line and "req_" in line
+        line = lines.until("POST", "/payments")
+        assert " 200 " in line and "mer_mercadoazul/sandbox" in line and "ms " in line
+        assert " sim " in line and "req_" in line
         with pytest.raises(ApiError) as caught:
             client.get("/payments/TXN-missing")
         line = lines.until("404 transaction_not_found")
@@ -66,7 +66,7 @@ def test_tail_prints_each_request_and_ctrl_c_exits_0(server: Server) -> None:
         lines.until("GET", tx["transactionId"])
         client.get("/_sim/requests")  # reads of the log are not logged
         client.get("/ping")
-        lines.until("/api/v1/ping")
+        lines.until("/ping")
         assert not any("/_sim/requests" in seen for seen in lines.seen)
     finally:
         proc.send_signal(signal.SIGINT)
@@ -116,3 +116,90 @@ def test_a_bad_status_filter_is_a_usage_error_before_any_request(server: Server)
     lines.until_closed()
     errors = "".join(lines.errors)
     assert "'4yy' is not a status: write a class (2xx, 4xx, 5xx) or one status (404)" in errors
+
+
+def _traffic(client: Client) -> dict[str, str]:
+    """A payment, a read of it, a refused request and a long query; the request id of each."""
+    tx = client.post("/payments", {"amount": 10, "paymentMethodId": "1001"})
+    client.get(f"/payments/{tx['transactionId']}")
+    with pytest.raises(ApiError) as refused:
+        client.post("/payments", {"amount": 0, "paymentMethodId": "1001"})
+    client.get("/payments", limit=5, merchantOrderId="order-" + "x" * 60)
+    rows = client.get("/_sim/requests", limit=4)["data"]
+    assert refused.value.request_id == rows[1]["id"]
+    return {"tx": tx["transactionId"], "refused": rows[1]["id"], "ids": [r["id"] for r in rows]}
+
+
+@pytest.mark.parametrize("columns", [80, 120])
+def test_one_line_per_request_with_the_whole_id_at_the_terminal_width(
+    server: Server, columns: int
+) -> None:
+    client = Client(server.url)
+    proc, lines = start_tail(server, columns=columns)
+    try:
+        wait_until_tailing(proc, lines)
+        seen = _traffic(client)
+        for _ in range(4):
+            lines.until("req_")
+    finally:
+        proc.send_signal(signal.SIGINT)
+    assert exit_code(proc, lines) == 0
+    assert len(lines.seen) == 4
+    for line, request_id in zip(lines.seen, reversed(seen["ids"]), strict=True):
+        assert len(line) < columns, line
+        assert f" {request_id}" in line  # whole, never cut
+    create, read, refused, listed = lines.seen
+    assert create.split()[1:4] == ["POST", "/payments", "200"]
+    assert f"/payments/{seen['tx']}" in read  # the API prefix is left out; the id fits whole
+    assert " 400 " in refused and "…" in listed  # cut in the middle
+    assert listed.split()[2].startswith("/payments")
+    assert listed.split()[2].endswith("x" * 10)
+    if columns == 80:
+        assert "amount_invalid" not in refused and "ms " not in refused  # they gave way
+    else:
+        assert "400 amount_invalid" in refused and "ms req_" in refused
+        assert "mer_mercadoazul" not in refused  # from about 160 columns
+
+
+def test_logs_show_prints_one_request_with_its_bodies(server: Server) -> None:
+    client = Client(server.url)
+    seen = _traffic(client)
+    env = {**os.environ, "COLUMNS": "80"}
+    shown = subprocess.run(
+        [*PAYORCH, "logs", "show", seen["refused"], "--base-url", server.url],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=30,
+        check=False,
+    )
+    assert shown.returncode == 0, shown.stderr
+    out = shown.stdout
+    assert out.startswith("POST /api/v1/payments\n")
+    assert f"Request id:  {seen['refused']}" in out and "Status:      400 amount_invalid" in out
+    assert "Request body (40 bytes):" in out and '"amount": 0' in out
+    assert '"code": "amount_invalid"' in out
+
+    as_json = subprocess.run(
+        [*PAYORCH, "logs", "show", seen["refused"], "--json", "--base-url", server.url],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=30,
+        check=False,
+    )
+    detail = json.loads(as_json.stdout)
+    assert detail["id"] == seen["refused"] and detail["request"]["body"]["body"]["amount"] == 0
+    assert detail["response"]["body"]["body"]["error"]["code"] == "amount_invalid"
+
+
+def test_logs_show_of_an_unknown_request_exits_1_with_the_reason(server: Server) -> None:
+    shown = subprocess.run(
+        [*PAYORCH, "logs", "show", "req_nope", "--base-url", server.url],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+    assert shown.returncode == 1 and shown.stdout == ""
+    assert shown.stderr.startswith("payorch logs show: request_not_found: "), shown.stderr

@@ -4,6 +4,7 @@ processes and real nginx."""
 from __future__ import annotations
 
 import os
+import queue
 import signal
 import threading
 import time
@@ -141,5 +142,27 @@ def test_nothing_outlives_a_supervisor_killed_with_kill_9(tmp_path: Path) -> Non
             "the workers end with their supervisor",
         )
         wait(lambda: call_refused(cluster.url), "nginx ends with its supervisor")
+    finally:
+        cluster.kill()
+
+
+def test_log_requests_prints_every_workers_requests(tmp_path: Path) -> None:
+    """`--log-requests` prints `default`'s request log (as one process does) from every worker:
+    the listing reaches the sibling's `default` too."""
+    cluster = Cluster(tmp_path / "data", 2, "--log-requests")
+    try:
+        assert cluster.proc.stdout is not None
+        lines: queue.Queue[str] = queue.Queue()
+        threading.Thread(
+            target=lambda: [lines.put(line) for line in cluster.proc.stdout or ()], daemon=True
+        ).start()
+        assert cluster.call("GET", "/api/v1/ping", DEFAULT_SK).status == 200
+        assert cluster.call("GET", "/_sim/namespaces", DEFAULT_SK).status == 200
+        seen: list[str] = []
+        while not (
+            any(" /ping " in line for line in seen)
+            and sum(" /_sim/namespaces " in line for line in seen) == 2
+        ):
+            seen.append(lines.get(timeout=60))
     finally:
         cluster.kill()

@@ -152,7 +152,7 @@ def test_logs_tail_record_and_scenarios_work_through_the_front(
         )
         assert paid.status == 200, paid.body
         tx_id = paid.json()["transactionId"]
-        assert " 200 " in lines.until("POST", "/api/v1/payments")
+        assert " 200 " in lines.until("POST", " /payments ")
         assert cluster.call("GET", f"/api/v1/payments/{tx_id}", DEFAULT_SK).status == 200
         lines.until("GET", tx_id)
     finally:

@@ -295,3 +295,100 @@ def test_each_event_follows_the_request_that_caused_it_whatever_the_millisecond(
         "expect_event",
         "expect_event",
     ]
+
+
+def test_what_cannot_be_a_step_is_a_comment_and_counted() -> None:
+    """Log records the recorder cannot make a step of: a body nested past what a scenario
+    file may hold, a body the log cut short, a record of an unknown shape. Each is a comment
+    where its step would be; the file still loads."""
+    nested: Any = []
+    for _ in range(100):
+        nested = [nested]
+    cut = detail("POST", "/api/v1/payments", 400, body=None)
+    cut["request"]["body"] = {"bytes": 70_000, "truncated": True, "text": "{" * 10}
+    odd = detail("GET", "/api/v1/me/balance", answer={"ok": True})
+    del odd["status"]
+    recording = record(
+        [
+            detail("POST", "/api/v1/payments", 400, body={"metadata": nested}),
+            cut,
+            odd,
+            detail("GET", "/api/v1/ping", answer={"ok": True}),
+        ],
+        [],
+        ME,
+    )
+    assert len(recording.document["steps"]) == 1
+    assert recording.unexpressed == [
+        "POST /api/v1/payments",
+        "POST /api/v1/payments",
+        "GET /api/v1/me/balance",
+    ]
+    text = to_yaml(recording.document, recording.comments)
+    lines = [line for line in text.splitlines() if line.startswith("# NOT RECORDED")]
+    assert "nested deeper than 56 levels" in lines[0]
+    assert "was cut short in the log" in lines[1]
+    assert "KeyError" in lines[2]
+    assert text.index("# NOT RECORDED") < text.index("path: /ping")
+    load_text(text, "recorded.yaml", Credentials.builtin().check)
+
+
+def test_ids_of_paths_not_created_in_the_recording_are_flagged_vars() -> None:
+    recording = record(
+        [
+            detail("GET", "/api/v1/payments/TXN-7Q2M4K8Z1P3X5C9V", answer={"status": "paid"}),
+            detail("GET", "/api/v1/payments/TXN-7Q2M4K8Z1P3X5C9V/trace", answer={}),
+            detail("GET", "/api/v1/payment-methods/sbx_pix", answer={}),
+        ],
+        [],
+        ME,
+    )
+    steps = recording.document["steps"]
+    assert [s["request"]["path"] for s in steps] == [
+        "/payments/${tx}",
+        "/payments/${tx}/trace",
+        "/payment-methods/sbx_pix",  # a fixture id: the same on every server
+    ]
+    assert recording.document["vars"] == {"tx": "TXN-7Q2M4K8Z1P3X5C9V"}
+    assert recording.unlinked == ["TXN-7Q2M4K8Z1P3X5C9V"]
+    text = to_yaml(recording.document, recording.comments)
+    assert text.count("# UNLINKED: TXN-7Q2M4K8Z1P3X5C9V") == 1
+    loads(recording.document)
+
+
+def test_balance_reads_expect_changes_from_the_first_one() -> None:
+    first = {"currency": "USD", "balance": {"available": 10, "pending": 0}, "movements": []}
+    later = {
+        "currency": "USD",
+        "balance": {"available": 10, "pending": 95.2},
+        "movements": [{"type": "payment", "amount": 100, "transactionId": "TXN-1A2B3C4D5E6F7G8H"}],
+    }
+    recording = record(
+        [
+            detail("GET", "/api/v1/me/balance", answer=first),
+            detail(
+                "POST",
+                "/api/v1/payments",
+                body={"amount": 100},
+                answer={"transactionId": "TXN-1A2B3C4D5E6F7G8H", "status": "pending"},
+            ),
+            detail("POST", "/api/v1/payments/TXN-1A2B3C4D5E6F7G8H/simulate", answer={}),
+            detail("GET", "/api/v1/me/balance", answer=later),
+        ],
+        [],
+        ME,
+    )
+    steps = recording.document["steps"]
+    assert steps[0]["save"] == {"first_balance": "."}
+    assert steps[0]["expect"]["json"]["balance"] == {
+        "available": {"$type": "number"},
+        "pending": {"$type": "number"},
+    }
+    assert steps[3]["expect"]["json"]["balance"] == {
+        "available": "${first_balance.balance.available}",
+        "pending": "${first_balance.balance.pending + 95.2}",
+    }
+    assert steps[3]["expect"]["json"]["movements"] == {
+        "$contains": [{"type": "payment", "amount": 100, "transactionId": "${tx}"}]
+    }
+    loads(recording.document)

@@ -354,6 +354,37 @@ def test_compaction(tmp_path: Path) -> None:
         assert store.table("docs").ids() == [f"d{i}" for i in range(1, 25)]
 
 
+def test_compaction_starts_on_journal_bytes_too(tmp_path: Path) -> None:
+    # Few lines, many bytes (one document rewritten whole): the line count never gets there.
+    pad = "x" * 1_000
+    with Store.open(tmp_path, compact_every=1_000_000, compact_min_bytes=10_000) as store:
+        docs = store.table("docs")
+        n = 0
+        while (tmp_path / "journal.log").stat().st_size < 10_000:
+            assert store._storage._compaction is None
+            docs.put("d", {"n": n, "pad": pad})
+            n += 1
+        assert n == 10  # the write that took the journal past 10,000 bytes started one
+        wait_for_compaction(store)
+        docs.put("d", {"n": n, "pad": pad})  # trims
+        assert len(journal_lines(tmp_path)) == 1
+        assert snapshot_docs(tmp_path) == {"d": {"n": n - 1, "pad": pad}}
+    with Store.open(tmp_path) as store:  # closing compacts: a snapshot of about 60 KB
+        for i in range(60):
+            store.table("docs").put(f"e{i}", {"pad": pad})
+    snapshot = (tmp_path / "snapshot.json").stat().st_size
+    # Past the floor, the journal may grow as large as the snapshot (compact_ratio 1).
+    with Store.open(tmp_path, compact_every=1_000_000, compact_min_bytes=1_000) as store:
+        assert store._storage.compaction_bytes() == snapshot
+        docs = store.table("docs")
+        while (tmp_path / "journal.log").stat().st_size < snapshot:
+            assert store._storage._compaction is None
+            docs.put("d", {"pad": pad})
+        wait_for_compaction(store)
+    with Store.open(tmp_path, compact_ratio=0.5, compact_min_bytes=1_000) as store:
+        assert store._storage.compaction_bytes() == (tmp_path / "snapshot.json").stat().st_size // 2
+
+
 def test_writes_go_on_during_a_background_compaction(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -1,0 +1,77 @@
+"""Help as a new user meets it: `-h` wherever `--help` works, `--version`, and every command
+list's summaries whole on one line at 80 columns (click cuts a summary that does not fit with
+`...`, at any width: its help formatter never grows past 78 columns)."""
+
+from __future__ import annotations
+
+import subprocess
+from importlib import metadata
+
+import click
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from payorch_cli.main import app
+from tests.cli.test_serve import PAYORCH
+from tests.cli.test_usage import command_paths
+
+runner = CliRunner()
+
+
+def group_paths() -> list[list[str]]:
+    """The root and every command group, as the words that name them."""
+    found: list[list[str]] = []
+
+    def walk(command: click.Command, path: list[str]) -> None:
+        subcommands = getattr(command, "commands", None)
+        if subcommands is None:
+            return
+        found.append(path)
+        for name, sub in subcommands.items():
+            walk(sub, [*path, name])
+
+    walk(typer.main.get_command(app), [])
+    return found
+
+
+def command_list(output: str) -> list[str]:
+    """The lines of the `Commands:` section of a help page."""
+    lines = output.splitlines()
+    start = lines.index("Commands:") + 1
+    section = []
+    for line in lines[start:]:
+        if not line.strip():
+            break
+        section.append(line)
+    return section
+
+
+@pytest.mark.parametrize("path", group_paths(), ids=lambda path: " ".join(["payorch", *path]))
+def test_every_summary_is_whole_on_one_line_at_80_columns(path: list[str]) -> None:
+    result = runner.invoke(app, [*path, "--help"], env={"COLUMNS": "80"})
+    assert result.exit_code == 0, result.output
+    section = command_list(result.output)
+    assert section
+    for line in section:
+        assert len(line) <= 80, line
+        # A summary that wrapped continues on an indented line without a command name.
+        assert line.startswith("  ") and not line.startswith("   "), section
+        assert not line.endswith("..."), f"cut summary: {line.strip()!r}"
+
+
+@pytest.mark.parametrize("path", [[], *command_paths()], ids=lambda path: " ".join(path) or "root")
+def test_dash_h_is_help_everywhere(path: list[str]) -> None:
+    long = runner.invoke(app, [*path, "--help"], env={"COLUMNS": "80"})
+    short = runner.invoke(app, [*path, "-h"], env={"COLUMNS": "80"})
+    assert short.exit_code == 0, short.output
+    assert short.output == long.output
+    assert "-h, --help" in short.output
+
+
+def test_version_prints_the_installed_version() -> None:
+    result = subprocess.run(
+        [*PAYORCH, "--version"], capture_output=True, text=True, timeout=30, check=False
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == f"payorch {metadata.version('payorch')}\n"
