@@ -250,10 +250,32 @@ class Globals:
     json: bool = False
     namespace: str | None = None
 
-    def client(self) -> Client:
+    def client(self, tool: str | None = "cli", *, tag_writes: bool = False) -> Client:
+        """The command's client; `tool` names it in the request log (payorch_cli/client.py)."""
         from payorch_cli.client import Client
 
-        return Client(self.base_url, self.api_key, namespace=self.namespace)
+        return Client(
+            self.base_url,
+            self.api_key,
+            tool=tool,
+            tag_writes=tag_writes,
+            namespace=self.namespace,
+        )
+
+
+IncludeTools = Annotated[
+    bool,
+    typer.Option(
+        "--include-tools",
+        help="Also the requests payorch's own tools made (the TUI's polling, listen, "
+        "logs tail, the scenario runner's probe, CLI reads), left out by default.",
+    ),
+]
+
+
+def include_tools_query(include: bool) -> str | None:
+    """The API's `includeTools` value: left out (the default, false) unless asked."""
+    return "true" if include else None
 
 
 def _print_version(wanted: bool) -> None:

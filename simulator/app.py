@@ -184,8 +184,9 @@ def _compose(
     app[keys.OPERATIONS] = operations
     # What outlives a reset: the request log (emptied by it) and the readers of the live streams.
     app[keys.REQUEST_LOG] = request_log = RequestLog(settings.request_log)
-    app[keys.REQUEST_TAIL] = RequestTail(request_log)
-    app[keys.STREAM] = EventStream(store.table("events"))
+    stall = settings.stream_stall_timeout
+    app[keys.REQUEST_TAIL] = RequestTail(request_log, write_timeout_seconds=stall)
+    app[keys.STREAM] = EventStream(store.table("events"), write_timeout_seconds=stall)
     app[keys.SAVED_STATES] = SavedStates(
         settings.data_dir / "snapshots" if settings.data_dir else None
     )

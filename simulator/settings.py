@@ -10,6 +10,7 @@ DEFAULT_PORT = 8080
 DEFAULT_DATA_DIR = Path(".payorch")
 BODY_LIMIT_BYTES = 1024 * 1024
 REQUEST_LOG_SIZE = 10_000
+BODY_TIMEOUT_SECONDS = 10.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,6 +32,12 @@ class Settings:
     # Seconds a client has to send a whole request head (from connecting, or from its first
     # byte on a kept-alive connection) before its connection is closed (simulator/http/server.py).
     header_timeout: float = 10.0
+    # Seconds a request body has to arrive whole once its head is in; then the request is
+    # answered 408 request_timeout and the connection closed (simulator/http/requests.py). 0: none.
+    body_timeout: float = BODY_TIMEOUT_SECONDS
+    # Seconds a live-stream reader (GET /_sim/events, /_sim/requests/stream) may take nothing
+    # while bytes wait for it before its connection is aborted (simulator/http/sse.py).
+    stream_stall_timeout: float = 10.0
     # Entries kept per payment or payout trace; past it the first 100 and the newest stay
     # (simulator/domain/trace.py).
     trace_limit: int = 500

@@ -14,7 +14,7 @@ import typer
 
 from payorch_cli.options import DEFAULT_DATA, DataDir, Fixtures
 from simulator.cluster import SECRET_ENV
-from simulator.settings import DEFAULT_HOST, DEFAULT_PORT, REQUEST_LOG_SIZE
+from simulator.settings import BODY_TIMEOUT_SECONDS, DEFAULT_HOST, DEFAULT_PORT, REQUEST_LOG_SIZE
 
 # On SIGINT/SIGTERM, requests in flight get this long to finish; past it they are answered 503
 # service_unavailable (never dropped mid-write), so the process is gone well within 10 s.
@@ -102,7 +102,8 @@ def serve(
         bool,
         typer.Option(
             "--log-requests",
-            help="Print one line per request on standard output, after the Listening line.",
+            help="Print one line per request on standard output, after the Listening line "
+            "(not those of payorch's own tools, such as the TUI's polling).",
         ),
     ] = False,
     quiet: Annotated[
@@ -113,6 +114,16 @@ def serve(
             help="Print only the Listening line (the next steps it prints on a terminal go).",
         ),
     ] = False,
+    body_timeout: Annotated[
+        float,
+        typer.Option(
+            "--body-timeout",
+            min=0,
+            metavar="SECONDS",
+            help="Seconds a request body has to arrive whole once its head is in; a slower one "
+            "is answered 408 request_timeout and its connection closed. 0: no limit.",
+        ),
+    ] = BODY_TIMEOUT_SECONDS,
 ) -> None:
     """Serve the API, checkout pages and the /_sim control plane.
 
@@ -135,6 +146,7 @@ def serve(
     count = worker_count_of(workers)
     if count > 1:
         options = _forwarded(fixtures, no_rate_limit, fsync, loopback_webhooks, request_log)
+        options += ["--body-timeout", str(body_timeout)]
         if log_requests:
             options.append("--log-requests")
         serve_workers(host, port, data_dir, count, options, log_requests=log_requests)
@@ -163,6 +175,7 @@ def serve(
                 peers=tuple(peers or ()),
                 public_url=public_url,
                 output=output,
+                body_timeout=body_timeout,
             )
         )
     except StoreLockedError as exc:
@@ -221,7 +234,10 @@ class Output:
 
         def print_row(row: Row) -> None:
             # Synchronous, on the request path: opt-in, and a line is a few microseconds.
-            sys.stdout.write(layout.line(dict(Entry(row).summary())) + "\n")
+            summary = dict(Entry(row).summary())
+            if summary.get("tool") is not None:
+                return  # payorch's own tools (the TUI's polling...), as `logs tail` leaves them
+            sys.stdout.write(layout.line(summary) + "\n")
             sys.stdout.flush()
 
         app[REQUEST_LOG].subscribe(print_row)
@@ -240,6 +256,7 @@ async def _serve(
     peers: tuple[str, ...] = (),
     public_url: str | None = None,
     output: Output,
+    body_timeout: float,
 ) -> None:
     import asyncio
     import os
@@ -262,6 +279,7 @@ async def _serve(
         peers=peers,
         public_url=public_url,
         namespace_secret=_namespace_secret(os.environ.get(SECRET_ENV)),
+        body_timeout=body_timeout,
     )
     app = create_app(settings)
     # drain() has already finished or answered every request when cleanup() runs: the short
@@ -281,15 +299,16 @@ async def _serve(
         # What start-up built (modules, fixtures, compiled schemas, indexes) lives as long as
         # the server: out of the collector's sight, full collections stop re-walking it.
         gc.freeze()
+        # Before the first line: a tool may signal the server as soon as it has read it.
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, stop.set)
         # The first line, exactly so: tools wait for it and read the port from it.
         sys.stdout.write(f"Listening on http://{host}:{real_port}\n")
         sys.stdout.flush()
         output.started(app, f"http://{host}:{real_port}")
         sys.stdout.flush()
-        stop = asyncio.Event()
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(sig, stop.set)
         await stop.wait()
         # Graceful: stop listening (new connections are refused), then let the requests in
         # flight finish within the grace; those that cannot are answered 503, never dropped.

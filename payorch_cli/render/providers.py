@@ -258,9 +258,20 @@ def provider_table(provider: dict[str, Any]) -> Table:
         ("kind", str(provider.get("kind") or "?")),
         ("rails", rails_text(provider)),
         ("behaviour now", behaviour_text(provider)),
-        ("incidents", incidents_text(provider)),
-        ("counts", counts_text(provider)),
-        ("callback", callback_text(provider)),
     ):
         table.add_row(label, value)
+    # One row per incident, its id first: the id `payorch providers end ID INCIDENT` asks for.
+    lines = incident_lines(provider) or ["-"]
+    for index, line in enumerate(lines):
+        table.add_row("incidents" if index == 0 else "", line)
+    table.add_row("counts", counts_text(provider))
+    table.add_row("callback", callback_text(provider))
     return table
+
+
+def incident_lines(provider: dict[str, Any]) -> list[str]:
+    """`inc_…  outage until 12:10:00`, the active incident first, then the scheduled ones."""
+    incidents = sorted(
+        _incidents(provider), key=lambda i: (not i.get("active"), str(i.get("startsAt")))
+    )
+    return [f"{i.get('id', '?')}  {incident_text(i)}" for i in incidents]

@@ -119,10 +119,14 @@ class ScenarioItem(pytest.Item):
 
     def runtest(self) -> None:
         from payorch_cli.scenario.reporters import QuietReporter
-        from payorch_cli.scenario.suite import run_instances
+        from payorch_cli.scenario.suite import needs_isolation, run_instances
 
         base_url = self.config.getoption("payorch_base_url")
-        [result], _ = run_instances([self.instance], QuietReporter(), credentials(), base_url, None)
+        # A scenario that needs a server of its own gets a fresh namespace of the shared one.
+        namespace = "auto" if base_url and needs_isolation(self.instance) else None
+        [result], _ = run_instances(
+            [self.instance], QuietReporter(), credentials(), base_url, None, namespace=namespace
+        )
         if not result.passed:
             raise ScenarioFailed(result)
 

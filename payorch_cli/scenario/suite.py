@@ -18,6 +18,24 @@ from payorch_cli.scenario.loader import discover, load_file
 from payorch_cli.scenario.model import Instance, Scenario
 from payorch_cli.scenario.source import ScenarioError, ScenarioFileError
 
+# The tag of scenarios that need a server of their own (exact balances, list totals, the
+# provider world): a shared --base-url server's other data would fail them with plain diffs.
+ISOLATED_TAG = "isolated"
+ISOLATED_REASON = (
+    "tagged `isolated`: it checks exact balances or totals, so it needs a server of its own"
+)
+
+
+def needs_isolation(instance: Instance) -> bool:
+    return ISOLATED_TAG in instance.scenario.tags
+
+
+def split_isolated(instances: list[Instance]) -> tuple[list[Instance], list[Instance]]:
+    """(the instances a shared server can run, those that need a server of their own)."""
+    shared = [i for i in instances if not needs_isolation(i)]
+    return shared, [i for i in instances if needs_isolation(i)]
+
+
 _TOKEN = re.compile(r"\s*(\(|\)|\band\b|\bor\b|\bnot\b|[^\s()]+)")
 
 
@@ -115,7 +133,8 @@ def run_instances(
                 runner = Runner(simulator.base_url, credentials, default, reporter, run_id)
                 results.append(runner.run(instance))
                 if coverage is not None:
-                    coverage.append(read_coverage(simulator.base_url, default.key))
+                    # Coverage is per merchant: the run's own server, every merchant's counts.
+                    coverage.extend(merchants_coverage(simulator.base_url, credentials, default))
             finally:
                 simulator.stop()
         run_id = runner.run_id  # one ${run.id} for the whole run
@@ -144,7 +163,7 @@ def in_namespace(
     from payorch_cli.client import Client
 
     key = api_key if api_key and api_key.startswith("sk_test_") else None
-    client = Client(base_url, key, namespace="default")
+    client = Client(base_url, key, namespace="default", tool="scenario")
     fresh = namespace == "auto"
     name = f"scenario-{secrets.token_hex(6)}" if fresh else namespace
     try:
@@ -159,13 +178,41 @@ def in_namespace(
         client.close()
 
 
+def merchants_coverage(
+    base_url: str, credentials: Credentials, default: Credential
+) -> list[dict[str, Any]]:
+    """Every fixture merchant's coverage of a server (a suspended one's key is refused: none)."""
+    from payorch_cli.client import ApiError
+
+    reports = []
+    for key in merchant_keys(credentials, default):
+        try:
+            reports.append(read_coverage(base_url, key))
+        except ApiError:
+            if key == default.key:
+                raise
+    return reports
+
+
+def merchant_keys(credentials: Credentials, default: Credential) -> list[str]:
+    """One sandbox secret key per fixture merchant (the default's first, if it is one)."""
+    keys: dict[str | None, str] = {}
+    if default.key and default.key.startswith("sk_test_"):
+        keys[default.merchant_id] = default.key
+    for credential in credentials.by_key.values():
+        key = credential.key
+        if key and key.startswith("sk_test_") and credential.merchant_id not in keys:
+            keys[credential.merchant_id] = key
+    return list(keys.values()) or [default.key or ""]
+
+
 def read_coverage(base_url: str, api_key: str | None) -> dict[str, Any]:
     """GET /_sim/coverage of a server, with a sandbox key (the scenario's default if it is one,
     else the fixture sandbox key)."""
     from payorch_cli.client import DEFAULT_API_KEY, Client
 
     key = api_key if api_key and api_key.startswith("sk_test_") else DEFAULT_API_KEY
-    client = Client(base_url, key)
+    client = Client(base_url, key, tool="scenario")
     try:
         report: dict[str, Any] = client.get("/_sim/coverage")
         return report
@@ -177,7 +224,8 @@ def check_reachable(base_url: str) -> str | None:
     """None if a server answers at `base_url`, else the reason."""
     from payorch_cli.client import ApiError, Client
 
-    client = Client(base_url, "none")
+    # Tagged, and without a credential nobody's: it shows in no request log nor coverage.
+    client = Client(base_url, "none", tool="scenario")
     try:
         client.get("/ping")
     except ApiError as exc:

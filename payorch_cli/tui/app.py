@@ -425,6 +425,15 @@ class PayorchApp(App[None]):
         self.notify(summary, title="Replayed")
 
     def action_advance_clock(self) -> None:
+        if self.identity is not None and not self.identity.sandbox:
+            self.notify(
+                "The simulated clock needs a sandbox key (the control plane refuses production "
+                "keys). Press k to switch.",
+                title="Clock",
+                severity="warning",
+            )
+            return
+
         def chosen(seconds: float | None) -> None:
             if seconds:
                 self.advance_clock(seconds)

@@ -194,6 +194,24 @@ class Authenticator:
         pair["refreshExpiresIn"] = REFRESH_TOKEN_SECONDS
         return pair
 
+    def owner_of_keys(self, api_key: Any, secret_key: Any) -> tuple[str, str] | None:
+        """The merchant and environment a POST /auth/token names (its secret key, else its
+        publishable key), or None when neither is a known key (the request log's owner)."""
+        credential = None
+        if isinstance(secret_key, str):
+            credential = self._catalog.by_secret.get(secret_key)
+        if credential is None and isinstance(api_key, str):
+            credential = self._catalog.by_publishable.get(api_key)
+        return None if credential is None else (credential.merchant.id, credential.environment)
+
+    def owner_of_refresh(self, refresh_token: Any) -> tuple[str, str] | None:
+        """The merchant and environment of a refresh token ever issued (used or not), or None."""
+        if not isinstance(refresh_token, str) or not refresh_token:
+            return None
+        record = self._refresh.get(_hash_refresh(refresh_token))
+        credential = None if record is None else self._by_key_id.get(record["kid"])
+        return None if credential is None else (credential.merchant.id, credential.environment)
+
     def _revoke_chain(self, record: RefreshTokenRecord, now: float) -> None:
         """Revoke every token issued after `record` by rotation (each names its successor)."""
         seen = {record["id"]}

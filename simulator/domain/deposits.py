@@ -242,7 +242,7 @@ class DepositService:
         }
         self._accounts.put(account["id"], account)
         self._index(account)
-        self.ctx.coverage.reach("deposit_account.create")
+        self.ctx.coverage.reach("deposit_account.create", account)
         return account
 
     def disable(self, account_id: str) -> DepositAccountRecord:
@@ -252,7 +252,7 @@ class DepositService:
             raise ApiError("deposit_account_not_found", f"No deposit account {account_id}.")
         account.update({"status": "disabled", "updatedAt": self.ctx.now()})
         self._accounts.put(account_id, account)
-        self.ctx.coverage.reach("deposit_account.disable")
+        self.ctx.coverage.reach("deposit_account.disable", account)
         return account
 
     # -- reads ---------------------------------------------------------------------------------

@@ -146,6 +146,11 @@ CATALOGUE: dict[str, ErrorSpec] = {
     ),
     "simulate_sandbox_only": ErrorSpec(400, _INVALID, "Simulation is not available in production."),
     "payload_too_large": ErrorSpec(413, _INVALID, "The request body is too large."),
+    # Not in the spec's table: a body that did not arrive whole in time (decisions.md, "Slow
+    # clients"); the connection is closed after the answer.
+    "request_timeout": ErrorSpec(
+        408, _INVALID, "The request body did not arrive in time; the connection is closed."
+    ),
     "method_not_allowed": ErrorSpec(405, _INVALID, "The HTTP method is not allowed on this path."),
     "route_not_found": ErrorSpec(404, _INVALID, "No such route."),
     # Rate limit

@@ -446,15 +446,15 @@ class PayoutService:
             coverage = self.ctx.coverage
             if not dispatch.accepted:
                 # Answered synchronously (422), so no payout.failed event: nobody is waiting.
-                coverage.reach("payout.send_rejected")
+                coverage.reach("payout.send_rejected", payout)
                 self._fail(
                     payout, dispatch.failure_reason or "rejected", emit=False, cause="provider"
                 )
             elif payout["environment"] == "production":
-                coverage.reach("payout.send")
+                coverage.reach("payout.send", payout)
                 self._await_provider(payout, dispatch.callback)
             else:
-                coverage.reach("payout.send")
+                coverage.reach("payout.send", payout)
                 self._save(payout)
         self.ctx.providers.flush()
         return payout
@@ -464,7 +464,7 @@ class PayoutService:
         simulated driver, or a callback 0 s after), or its webhook settles it later (scheduled
         here; never, with no callback: it stays processing)."""
         if callback is None or callback.after_seconds == 0:
-            self.ctx.coverage.reach("payout.provider_completed")
+            self.ctx.coverage.reach("payout.provider_completed", payout)
             self._complete(payout, cause="provider")
             return
         self._save(payout)
@@ -504,10 +504,10 @@ class PayoutService:
         if payout is not None and verdict.applied:
             callback.trace_received(self.ctx, payout)
             if target == "completed":
-                self.ctx.coverage.reach("payout.provider_completed")
+                self.ctx.coverage.reach("payout.provider_completed", payout)
                 self._complete(payout, cause="provider_callback")
             else:
-                self.ctx.coverage.reach("payout.provider_failed")
+                self.ctx.coverage.reach("payout.provider_failed", payout)
                 failure = SIMULATED_FAILURES.get(outcome, "provider_error")
                 self._fail(payout, failure, cause="provider_callback")
         callback.close(self.ctx, payout, verdict, before)
@@ -641,7 +641,7 @@ class PayoutService:
                 details={"status": payout["status"], "requiredStatus": "processing"},
             )
         target = SIMULATE_ACTIONS[action]
-        self.ctx.coverage.reach(f"payout.simulate_{target or 'processing'}")
+        self.ctx.coverage.reach(f"payout.simulate_{target or 'processing'}", payout)
         self.ctx.trace.record(payout, "simulate", action=action)
         if target == "completed":
             self._complete(payout, cause="simulate")

@@ -33,9 +33,10 @@ from simulator.domain.namespaces import (
     split_path,
     valid_name,
 )
-from simulator.http.keys import URL_PREFIX, WORLDS
+from simulator.http.keys import REQUEST_URL_PREFIX, SETTINGS, URL_PREFIX, WORLDS
+from simulator.http.requests import receive_body
 from simulator.http.responses import REQUEST_ID_HEADER, error_response
-from simulator.http.server import Application
+from simulator.http.server import Application, ConnectionHandler, log_refused
 
 # The two endpoints that carry their credential in the body (keys, or a refresh token).
 CREDENTIAL_IN_BODY = frozenset({"/api/v1/auth/token", "/api/v1/auth/refresh"})
@@ -66,7 +67,9 @@ with warnings.catch_warnings():  # see simulator/http/server.py: aiohttp warns o
         async def _by_body(self, request: web.Request) -> web.StreamResponse:
             name = None
             if request.rel_url.raw_path in CREDENTIAL_IN_BODY:
-                name = await _body_namespace(request)
+                name, refused = await _body_namespace(request, self[SETTINGS].body_timeout)
+                if refused is not None:
+                    return refused
             if name is None:
                 return await _OWN_HANDLE(self, request)
             return await self._in_namespace(request, name, prefixed=False)
@@ -81,7 +84,9 @@ with warnings.catch_warnings():  # see simulator/http/server.py: aiohttp warns o
             request = request.clone(rel_url=rel_url)
             credential = of_authorization(request.headers.get(hdrs.AUTHORIZATION))
             if credential is None and rest in CREDENTIAL_IN_BODY and request.method == "POST":
-                credential = await _body_namespace(request)
+                credential, refused = await _body_namespace(request, self[SETTINGS].body_timeout)
+                if refused is not None:
+                    return refused
             if credential is not None and credential != name:
                 return _refuse(
                     ApiError(
@@ -107,7 +112,7 @@ with warnings.catch_warnings():  # see simulator/http/server.py: aiohttp warns o
                 return _refuse(
                     ApiError("invalid_api_key", f"Unknown or deleted namespace {name!r}.")
                 )
-            prefix = world[URL_PREFIX]
+            prefix = request[REQUEST_URL_PREFIX] = world[URL_PREFIX]
             try:
                 return _prefix_links(await self._in_world(world, request), prefix)
             except web.HTTPRedirection as redirect:
@@ -135,14 +140,34 @@ with warnings.catch_warnings():  # see simulator/http/server.py: aiohttp warns o
             return await handler(request)
 
 
-async def _body_namespace(request: web.Request) -> str | None:
-    """The namespace named by a credential in an auth endpoint's body (read once: aiohttp keeps
-    the bytes for the handler). A body without a length, or over the limit, is not read here:
-    `default` answers it (413 for one too large, as before)."""
+async def _body_namespace(
+    request: web.Request, timeout: float
+) -> tuple[str | None, web.Response | None]:
+    """The namespace named by a credential in an auth endpoint's body, read once (aiohttp keeps
+    the bytes for the handler) within the server's body deadline, as every body is; or the
+    refusal to answer when it does not arrive. A body without a length, or over the limit, is
+    not read here: `default` answers it (413 for one too large, as before)."""
     length = request.content_length
     if length is None or length > request.client_max_size:
-        return None
-    return of_body(await request.read())
+        return None, None
+    refusal = await receive_body(request, timeout)
+    if refusal is not None:
+        return None, _refuse_connection(refusal, request)
+    return of_body(await request.read()), None
+
+
+def _refuse_connection(error: ApiError, request: web.Request) -> web.Response:
+    """A body that could not be had (too slow, unreadable), answered as the request middleware
+    answers one: one line in the server's output, the connection closed unread."""
+    request_id = "req_" + token_hex(12)
+    why = (error.details or {}).get("reason") or error.message
+    log_refused(request.remote, error.status, f"{request.method} {request.path}: {why}", request_id)
+    protocol = request.protocol
+    if isinstance(protocol, ConnectionHandler):
+        protocol.drop_after_response()
+    response = error_response(error, request_id)
+    response.headers[REQUEST_ID_HEADER] = request_id
+    return response
 
 
 def _root_relative(url: str) -> bool:

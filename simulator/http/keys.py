@@ -88,6 +88,9 @@ PRINCIPAL = web.RequestKey("principal", Principal)
 BODY = web.RequestKey("json_body", dict)
 # The body's bytes as they were read (for the request log).
 RAW_BODY = web.RequestKey("raw_body", bytes)
+# Set when the body, read off the connection before the request was handled, was over the size
+# limit: the refusal is answered where the body is parsed, after authentication, as before.
+BODY_TOO_LARGE = web.RequestKey("body_too_large", bool)
 # Named saved states (/_sim/state): files under <data_dir>/snapshots, or in memory.
 SAVED_STATES = web.AppKey("saved_states", SavedStates)
 # One save or delete of a saved state at a time ("exists? then write" must not interleave).
@@ -95,7 +98,8 @@ SAVED_STATES_LOCK = web.AppKey("saved_states_lock", asyncio.Lock)
 
 # Namespaces (simulator/worlds.py): the world's name (`default` for the front's own), the
 # registry of the other worlds, and the prefix the URLs a world hands out carry (`/ns/{name}`;
-# "" for `default`).
+# "" for `default`), which the front also puts on each request it hands to that world.
 NAMESPACE = web.AppKey("namespace", str)
 WORLDS = web.AppKey["Worlds"]("worlds")
 URL_PREFIX = web.AppKey("url_prefix", str)
+REQUEST_URL_PREFIX = web.RequestKey("url_prefix", str)

@@ -45,8 +45,15 @@ AUTH_CODES: dict[str, tuple[str, ...]] = {
     "secret": (*_CREDENTIAL_CODES, "key_kind_not_allowed"),
     "sandbox": (*_CREDENTIAL_CODES, "key_kind_not_allowed", "production_key_refused"),
 }
-# What reading a JSON body can answer (simulator/http/requests.py).
-BODY_CODES = ("content_type_required", "invalid_json", "invalid_request", "payload_too_large")
+# What reading a JSON body can answer (simulator/http/requests.py): 408 request_timeout is a
+# body that did not arrive whole within the server's body deadline.
+BODY_CODES = (
+    "content_type_required",
+    "invalid_json",
+    "invalid_request",
+    "payload_too_large",
+    "request_timeout",
+)
 # Every operation can fail unexpectedly, or be cut short by a server that is stopping (a request
 # still running when the shutdown grace ends is answered 503, not dropped).
 ALWAYS_CODES = ("internal_error", "service_unavailable")

@@ -266,9 +266,21 @@ async def test_provider_scripting_events_traces_and_coverage_stay_home(api: Api)
     await api.pay(b.sk)
     _, deliveries, _ = await api.get(f"/webhooks/{hook_a['id']}/deliveries", a.sk)
     assert deliveries["data"] == []
+
+    def reached(body: dict[str, Any]) -> dict[str, int]:
+        return {row["key"]: row["reached"] for t in body["stateTables"] for row in t["rows"]}
+
+    def errors(body: dict[str, Any]) -> int:
+        return sum(e["reached"] for e in body["errors"] if e["code"] == "transaction_not_found")
+
+    _, before_a, _ = await api.get("/_sim/coverage", a.sk)
+    _, before_b, _ = await api.get("/_sim/coverage", b.sk)
+    assert (await api.get("/payments/TXN-NOPE", b.sk))[0] == 404
     _, cov_a, _ = await api.get("/_sim/coverage", a.sk)
     _, cov_b, _ = await api.get("/_sim/coverage", b.sk)
-    assert cov_a != cov_b
+    assert errors(cov_a) == errors(before_a) and errors(cov_b) == errors(before_b) + 1
+    assert not any(reached(cov_a).values())  # a made no payment; b's are b's
+    assert reached(cov_b)["transaction.create"] >= 2
 
 
 async def test_the_live_request_stream_is_per_namespace(api: Api) -> None:
@@ -283,6 +295,23 @@ async def test_the_live_request_stream_is_per_namespace(api: Api) -> None:
     while b"/api/v1/payments" not in seen:
         seen += await asyncio.wait_for(response.content.readany(), 5)
     assert b.sk[-4:].encode() not in seen
+    response.close()
+
+
+async def test_the_event_stream_is_per_namespace(api: Api) -> None:
+    a, b = await create(api, "ev-a"), await create(api, "ev-b")
+    response = await api.client.get("/_sim/events", headers={"Authorization": f"Bearer {a.sk}"})
+    assert response.status == 200
+    for space in (b, a):
+        tx = await api.pay(space.sk)
+        path = f"/payments/{tx['transactionId']}/simulate"
+        assert (await api.post(path, space.sk, json={"action": "paid"}))[0] == 200
+    mine = tx["transactionId"]
+    seen = b""
+    while mine.encode() not in seen:
+        seen += await asyncio.wait_for(response.content.readany(), 5)
+    ids = {line for line in seen.split(b"\n") if line.startswith(b"data:")}
+    assert ids and all(mine.encode() in line for line in ids), seen
     response.close()
 
 
@@ -411,3 +440,15 @@ async def test_a_pages_redirect_stays_in_its_namespace(api: Api) -> None:
     )
     assert response.status == 303, await response.text()
     assert response.headers["Location"].startswith("/ns/pages/c/")
+
+
+async def test_without_a_data_dir_namespaces_live_in_memory(aiohttp_client: Any) -> None:
+    settings = Settings(data_dir=None, tick_seconds=0, seed=3, rate_limit=False)
+    api = Api(await aiohttp_client(create_app(settings)))
+    a = await create(api, "mem")
+    paid = await api.pay(a.sk)
+    assert (await api.get(f"/payments/{paid['transactionId']}", a.sk))[0] == 200
+    assert (await api.get(f"/payments/{paid['transactionId']}", DEFAULT_SK))[0] == 404
+    assert (await api.call("DELETE", "/_sim/namespaces/mem", DEFAULT_SK))[0] == 204
+    status, body, _ = await api.get("/ping", a.sk)
+    assert_error(status, body, 401, "invalid_api_key")

@@ -76,3 +76,22 @@ def test_namespace_option_and_environment_reach_every_command(server: Server) ->
     assert Client(server.url).get("/payments")["data"] == []
     unknown = run("clock", "show", "--namespace", "nobody", "--base-url", server.url)
     assert unknown.returncode == 1 and "namespace_not_found" in unknown.stderr
+
+
+def test_keys_of_a_namespace_the_data_dir_does_not_have(tmp_path: Path) -> None:
+    result = run("keys", "--namespace", "nobody", "--data-dir", str(tmp_path / "data"))
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert result.stderr.count("\n") == 1 and "no namespace 'nobody'" in result.stderr
+
+
+def test_the_mcp_servers_namespace_sandbox_works_against_real_namespaces(server: Server) -> None:
+    """`payorch mcp --namespace NAME` (design.md 1.8) takes the namespace's keys from PUT."""
+    from payorch_cli.mcp.sandbox import namespace_sandbox
+
+    Client(server.url).post("/payments", {"amount": 10, "paymentMethodId": "1001"})
+    sandbox = namespace_sandbox(server.url, "agent-1", "sk_test_19g744zrbw5buqxqpxp5w4gj")
+    try:
+        assert sandbox.get("/payments")["pagination"]["total"] == 0
+        assert "agent-1" in sandbox.get("/_sim/namespaces/agent-1")["name"]
+    finally:
+        sandbox.close()

@@ -80,6 +80,7 @@ def test_the_server_loads_babel_only_when_a_page_is_rendered() -> None:
         ["logs", "tail", "--help"],
         ["reset", "--help"],
         ["tui", "--help"],
+        ["mcp", "--help"],
         ["keys", "--json"],
         ["openapi"],
     ],
@@ -91,6 +92,12 @@ def test_the_cli_loads_no_server_and_no_tui(args: list[str]) -> None:
 
 def test_a_command_against_a_server_loads_no_aiohttp(payorch: Payorch) -> None:
     assert loaded(cli(["--base-url", payorch.base_url, "clock", "show"]), SERVER_AND_TUI) == []
+
+
+def test_only_payorch_mcp_loads_the_mcp_sdk() -> None:
+    # The SDK (starlette, uvicorn, its types...) is 0.6 s of imports: `payorch mcp` alone pays.
+    for args in (["--help"], ["mcp", "--help"]):
+        assert loaded(cli(args), ("mcp", "starlette", "uvicorn", "payorch_cli.mcp.server")) == []
 
 
 def test_the_tui_command_module_is_light() -> None:

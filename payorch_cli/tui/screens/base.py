@@ -12,6 +12,7 @@ import contextlib
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.screen import Screen
 
@@ -19,9 +20,26 @@ from payorch_cli.tui.widgets.footer import FittingFooter
 from payorch_cli.tui.widgets.header import StatusHeader
 
 if TYPE_CHECKING:
+    from payorch_cli.client import ApiError
     from payorch_cli.tui.app import PayorchApp
 
 STALE_KINDS = frozenset({"balance", "deliveries", "transactions"})
+# The control plane's answer to a production key (design.md 1.3).
+SANDBOX_ONLY = "production_key_refused"
+
+
+def sandbox_only(error: ApiError) -> bool:
+    """Whether a refusal only means the key is a production one: the screen says so in place,
+    not as an error notification (its data comes from the sandbox-only control plane)."""
+    return error.code == SANDBOX_ONLY
+
+
+def needs_sandbox_text(what: str) -> Text:
+    """What a screen shows instead of its data under a production key."""
+    return Text.assemble(
+        (f" {what} needs a sandbox key", "bold yellow"),
+        (": the simulator's control plane refuses production keys. Press k to switch.", "dim"),
+    )
 
 
 class LiveScreen(Screen[None]):

@@ -52,6 +52,11 @@ def _cycle(options: tuple[str, ...], current: str | None, step: int) -> str | No
 
 class TransactionsScreen(LiveScreen):
     WATCHES = frozenset({"balance", "transactions"})
+    # The filter bar shows these keys (`/ search…`, `s status:all  m method:all`): a narrow
+    # footer leaves them out for the others.
+    HINTED_ELSEWHERE: ClassVar[frozenset[str]] = frozenset(
+        {"search", "cycle_status(1)", "cycle_method(1)"}
+    )
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("enter", "open", "Open", show=False),
         Binding("p", "simulate('paid')", "Paid"),
