@@ -149,7 +149,18 @@ def serve(
         options += ["--body-timeout", str(body_timeout)]
         if log_requests:
             options.append("--log-requests")
-        serve_workers(host, port, data_dir, count, options, log_requests=log_requests)
+        steps = Output(
+            next_steps=not quiet and sys.stdout.isatty(), log_requests=False, fixtures=fixtures
+        )
+        serve_workers(
+            host,
+            port,
+            data_dir,
+            count,
+            options,
+            log_requests=log_requests,
+            listening=lambda url: steps.started(None, url),
+        )
         return
     import asyncio  # here, not at the top: 30 ms of every other command's start
 

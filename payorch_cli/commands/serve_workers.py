@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import NoReturn
 
@@ -35,7 +36,14 @@ def print_config(workers: list[str], listen: str) -> None:
 
 
 def serve_workers(
-    host: str, port: int, data_dir: Path, count: int, options: list[str], *, log_requests: bool
+    host: str,
+    port: int,
+    data_dir: Path,
+    count: int,
+    options: list[str],
+    *,
+    log_requests: bool,
+    listening: Callable[[str], None],
 ) -> None:
     import asyncio
 
@@ -57,6 +65,7 @@ def serve_workers(
                 worker_options=options,
                 nginx=nginx,
                 forward_output=log_requests,
+                listening=listening,
             )
             return await supervisor.run()
 

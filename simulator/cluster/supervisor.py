@@ -27,7 +27,7 @@ import socket
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
@@ -172,6 +172,7 @@ class Supervisor:
         worker_options: Sequence[str],
         nginx: str,
         forward_output: bool = False,
+        listening: Callable[[str], None] | None = None,
         out: TextIO = sys.stdout,
         err: TextIO = sys.stderr,
     ) -> None:
@@ -180,6 +181,7 @@ class Supervisor:
         self.nginx_binary = nginx
         self.out, self.err = out, err
         self.forward_output = forward_output  # the workers' --log-requests lines
+        self.listening = listening  # what to print under the Listening line (next steps)
         self.public_url = f"http://{host}:{self.port}"
         ports = free_ports(WORKER_HOST, count)
         origins = [f"http://{WORKER_HOST}:{p}" for p in ports]
@@ -222,6 +224,9 @@ class Supervisor:
             await self._start_nginx()
             self.out.write(f"Listening on {self.public_url}\n")
             self.out.flush()
+            if self.listening is not None:
+                self.listening(self.public_url)
+                self.out.flush()
             watchers = [asyncio.create_task(self._watch(w)) for w in self.workers]
             nginx_exit = asyncio.create_task(self._nginx_exit())
             stop = asyncio.create_task(self.stopping.wait())
