@@ -12,6 +12,7 @@ from pathlib import Path
 from aiohttp import web
 
 from simulator.clock import SimClock
+from simulator.cluster.worker_front import WorkerFront
 from simulator.domain.auth import Authenticator
 from simulator.domain.catalog import Catalog
 from simulator.domain.checkout import EXPIRE_JOB as CHECKOUT_EXPIRE_JOB
@@ -96,7 +97,9 @@ def create_app(
     catalog = catalog or load_catalog(settings.fixtures_dir)
     if store is None:
         store = _open_store(settings)
-    app = FrontApplication(
+    # One worker of several (payorch serve --workers): managing a namespace for a sibling's.
+    front = WorkerFront if settings.peers else FrontApplication
+    app = front(
         middlewares=[request_middleware],
         client_max_size=settings.body_limit,
         # Request bodies are never inflated: a compressed one is refused (415) before it is

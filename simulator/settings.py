@@ -48,3 +48,10 @@ class Settings:
     # real time is unloaded; either comes back on its next request.
     namespaces_in_memory: int = 1000
     namespace_unload_seconds: float = 300.0
+    # One worker of several (payorch serve --workers, simulator/cluster/): the key of the
+    # namespaces' key derivation, the same in every worker (None: the data dir's own); the
+    # origin clients reach (the proxy's), for URLs built outside a request; the sibling workers'
+    # origins, asked for their namespaces by GET /_sim/namespaces.
+    namespace_secret: bytes | None = None
+    public_url: str | None = None
+    peers: tuple[str, ...] = ()

@@ -103,7 +103,7 @@ class Worlds:
         self._loaded: OrderedDict[str, web.Application] = OrderedDict()  # least recent first
         self._active: dict[str, int] = {}  # requests being handled, per loaded world
         self._locks: dict[str, asyncio.Lock] = {}
-        self._secret: bytes | None = None
+        self._secret: bytes | None = settings.namespace_secret  # given: one of several workers
         self._catalogs: dict[str, Catalog] = {}
         # What is known of each namespace (all of them without a data dir; on disk, those read
         # since start: the expiry index is filled by a scan in the background).

@@ -32,15 +32,18 @@ PATH_PREFIX = "/ns/"
 # Beside the namespaces' directories (<data dir>/namespaces/): the key of their key derivation.
 # Not a valid name, so no namespace can be called that.
 SECRET_FILE = ".secret"
+# The rules as pattern text, also written into the proxy's configuration
+# (simulator/cluster/nginx_config.py): one source, so the proxy and the server cannot disagree.
 # The start of a credential of a namespace: the group is the name.
-_CREDENTIAL = re.compile(r"(?:[sp]k_(?:test|live)_|rt_)?ns_(" + NAME_RULE + ")_")
+CREDENTIAL_RULE = r"(?:[sp]k_(?:test|live)_|rt_)?ns_(" + NAME_RULE + ")_"
 # The same, after `Authorization: Bearer ` (the scheme is case-insensitive, as auth reads it).
-_AUTHORIZATION = re.compile(
-    r"\s*(?i:bearer)\s+(?:[sp]k_(?:test|live)_|rt_)?ns_(" + NAME_RULE + ")_"
-)
+AUTHORIZATION_RULE = r"\s*(?i:bearer)\s+" + CREDENTIAL_RULE
 # A namespaced key or refresh token as a JSON string value (POST /auth/token and /auth/refresh
 # carry their credential in the body).
-_BODY_CREDENTIAL = re.compile(rb'"(?:[sp]k_(?:test|live)_|rt_)?ns_(' + NAME_RULE.encode() + rb")_")
+BODY_CREDENTIAL_RULE = '"' + CREDENTIAL_RULE
+_CREDENTIAL = re.compile(CREDENTIAL_RULE)
+_AUTHORIZATION = re.compile(AUTHORIZATION_RULE)
+_BODY_CREDENTIAL = re.compile(BODY_CREDENTIAL_RULE.encode())
 _KEY_ALPHABET = "0123456789abcdefghijklmnopqrstuvwxyz"
 _DERIVED_LENGTH = 24  # like the fixture keys' random part
 

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from aiohttp import web
 
+from simulator.cluster.peers import PEER_HEADER, merged, siblings_namespaces
 from simulator.domain.errors import ApiError
 from simulator.domain.namespaces import DEFAULT, check_name
-from simulator.http.keys import NAMESPACE, WORLDS
+from simulator.http.keys import CATALOG, NAMESPACE, SETTINGS, WORLDS
 from simulator.http.middlewares import auth
 from simulator.http.requests import read_json
 from simulator.http.responses import json_response
@@ -42,6 +43,10 @@ async def list_namespaces(request: web.Request) -> web.Response:
     caller = request.app[NAMESPACE]
     names = worlds.names() if caller == DEFAULT else [caller]
     data = [worlds.describe(n, keys=False) for n in map(worlds.find, names) if n is not None]
+    peers = request.app[SETTINGS].peers
+    if caller == DEFAULT and peers and PEER_HEADER not in request.headers:
+        # One worker of several: the siblings hold the rest (simulator/cluster/peers.py).
+        data = merged(data, await siblings_namespaces(peers, request.app[CATALOG]))
     return json_response({"data": data})
 
 
@@ -73,12 +78,17 @@ def _visible(request: web.Request, worlds: Worlds) -> Namespace:
     name = check_name(request.match_info["name"])
     caller = request.app[NAMESPACE]
     if caller not in (DEFAULT, name):
-        raise ApiError(
-            "forbidden",
-            f"A credential of namespace {caller!r} manages only {caller!r}; use `default`'s.",
-            param="name",
-        )
+        raise not_yours(caller)
     namespace = worlds.find(name)
     if namespace is None:
         raise not_found(name)
     return namespace
+
+
+def not_yours(caller: str) -> ApiError:
+    """403 for a credential of `caller` showing or deleting another namespace."""
+    return ApiError(
+        "forbidden",
+        f"A credential of namespace {caller!r} manages only {caller!r}; use `default`'s.",
+        param="name",
+    )
