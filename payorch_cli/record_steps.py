@@ -21,6 +21,7 @@ from payorch_cli.record_values import (
     NAME_BY_PREFIX,
     TEST_CARD,
     TEST_DOCUMENTS,
+    TEST_PERSONAL,
     change_from,
     is_stable_key,
     is_volatile,
@@ -195,6 +196,12 @@ class StepsBuilder:
             return TEST_CARD
         if lowered in ("cvv", "cvc"):
             return "123"
+        if lowered in TEST_PERSONAL:
+            self.notes.append(
+                f"{path}: `{key}` was masked in the log; the scenario sends "
+                f"{TEST_PERSONAL[lowered]!r} instead"
+            )
+            return TEST_PERSONAL[lowered]
         if lowered == "secretkey" and path.endswith("/auth/token"):
             secret = self.identity.secret_of(self._publishable or "")
             if secret is not None:
