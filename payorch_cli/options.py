@@ -217,13 +217,20 @@ class Globals:
 
         return Client(self.base_url, self.api_key, tool=tool, tag_writes=tag_writes)
 
+    def user_client(self) -> Client:
+        """The client of a resource command (`payments`, `payouts`, `balance`): the user's own API
+        calls, made from the CLI instead of curl, so nothing is tagged, reads included: they show
+        in the request log and in what `record` writes (docs/decisions.md)."""
+        return self.client(tool=None)
+
 
 IncludeTools = Annotated[
     bool,
     typer.Option(
         "--include-tools",
         help="Also the requests payorch's own tools made (the TUI's polling, listen, "
-        "logs tail, the scenario runner's probe, CLI reads), left out by default.",
+        "logs tail, the scenario runner's probe, the CLI's looks at the simulator), left out "
+        "by default.",
     ),
 ]
 

@@ -145,7 +145,7 @@ def create(
     if simulate is not None:
         headers["Sandbox-Simulate"] = simulate.value
     with api_errors("payments create"):
-        result = options.client().post("/payments", body, headers=headers)
+        result = options.user_client().post("/payments", body, headers=headers)
     emit(options, result, lambda: payment_view(result))
 
 
@@ -164,7 +164,7 @@ def get(
 
     options = resolve(ctx, base_url, api_key, as_json)
     with api_errors("payments get"):
-        result = options.client().get(f"/payments/{quote(transaction_id, safe='')}")
+        result = options.user_client().get(f"/payments/{quote(transaction_id, safe='')}")
     emit(options, result, lambda: payment_view(result))
 
 
@@ -198,7 +198,7 @@ def list_(
         "offset": offset,
     }
     with api_errors("payments list"):
-        page = options.client().get("/payments", **query)
+        page = options.user_client().get("/payments", **query)
     emit(options, page, lambda: payments_table(page))
 
 
@@ -235,5 +235,7 @@ def refund(
         json_object(data) if data else None, fields or [], {"amount": amount, "reason": reason}
     )
     with api_errors("payments refund"):
-        result = options.client().post(f"/payments/{quote(transaction_id, safe='')}/refund", body)
+        result = options.user_client().post(
+            f"/payments/{quote(transaction_id, safe='')}/refund", body
+        )
     emit(options, result, lambda: refund_view(result))

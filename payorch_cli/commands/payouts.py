@@ -44,7 +44,7 @@ def list_(
         "offset": offset,
     }
     with api_errors("payouts list"):
-        page = options.client().get("/me/payout/send", **query)
+        page = options.user_client().get("/me/payout/send", **query)
     emit(options, page, lambda: payouts_table(page))
 
 
@@ -63,5 +63,5 @@ def get(
 
     options = resolve(ctx, base_url, api_key, as_json)
     with api_errors("payouts get"):
-        result = options.client().get(f"/me/payout/send/{quote(payout_id, safe='')}")
+        result = options.user_client().get(f"/me/payout/send/{quote(payout_id, safe='')}")
     emit(options, result, lambda: payout_view(result))
