@@ -224,6 +224,10 @@ class Globals:
         return self.client(tool=None)
 
 
+# A list command's page (payments list, payouts list): the API caps a page at 100 rows.
+Limit = Annotated[int, typer.Option("--limit", min=1, help="Page size (the API caps it at 100).")]
+Offset = Annotated[int, typer.Option("--offset", min=0, help="Rows to skip.")]
+
 IncludeTools = Annotated[
     bool,
     typer.Option(

@@ -12,7 +12,17 @@ from typing import Annotated
 import typer
 
 from payorch_cli.body import build, field, json_object
-from payorch_cli.options import ApiKey, BaseUrl, Json, api_errors, command_group, emit, resolve
+from payorch_cli.options import (
+    ApiKey,
+    BaseUrl,
+    Json,
+    Limit,
+    Offset,
+    api_errors,
+    command_group,
+    emit,
+    resolve,
+)
 from payorch_cli.options import amount as amount_option
 
 app = command_group("Pay-ins: create, get, list and refund payments.")
@@ -63,8 +73,6 @@ Data = Annotated[
     typer.Option("--data", parser=_data, metavar="JSON", help="The body as a JSON object."),
 ]
 TransactionId = Annotated[str, typer.Argument(metavar="ID", help="TXN-...")]
-Limit = Annotated[int, typer.Option("--limit", min=1, help="Page size (the API caps it at 100).")]
-Offset = Annotated[int, typer.Option("--offset", min=0, help="Rows to skip.")]
 
 
 @app.command("create")
