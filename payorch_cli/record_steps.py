@@ -197,9 +197,10 @@ class StepsBuilder:
         if lowered in ("cvv", "cvc"):
             return "123"
         if lowered in TEST_PERSONAL:
+            # No path: each checkout session has its own, and the note is the same for all.
             self.notes.append(
-                f"{path}: `{key}` was masked in the log; the scenario sends "
-                f"{TEST_PERSONAL[lowered]!r} instead"
+                f"`{key}` was masked in the log; the scenario sends {TEST_PERSONAL[lowered]!r} "
+                "instead"
             )
             return TEST_PERSONAL[lowered]
         if lowered == "secretkey" and path.endswith("/auth/token"):

@@ -202,7 +202,8 @@ def test_a_recorded_checkout_journey_replays_with_no_environment(
         )
         token = session["checkoutUrl"].rsplit("/", 1)[1]
         send(server, "GET", f"/api/v1/checkout/sessions/{token}", b"", None)
-        body = json.dumps({"paymentMethodId": "1001"}).encode()
+        select = {"paymentMethodId": "1001", "customer": {"email": "ana@example.com"}}
+        body = json.dumps(select).encode()
         assert send(server, "POST", f"/api/v1/checkout/sessions/{token}/select", body, None) == 200
     path = tmp_path / "checkout.yaml"
     recorded = payorch("record", "--base-url", server.url, "-o", str(path))
@@ -212,6 +213,11 @@ def test_a_recorded_checkout_journey_replays_with_no_environment(
     assert "Ana" not in text and "ana@example.com" not in text
     assert '"/checkout/sessions/${sessionId}/select"' in text
     assert recorded.stderr.count("`firstName` was masked") == 1, recorded.stderr
+    # One note per field, whatever path (each session's own) carried it.
+    assert recorded.stderr.count("`email` was masked") == 1, recorded.stderr
+    assert "`email` was masked in the log; the scenario sends 'buyer@example.com' instead " in (
+        recorded.stderr
+    )
     for attempt in (1, 2):
         replay = payorch("scenario", "run", str(path), "--base-url", server.url)
         assert replay.returncode == 0, f"replay {attempt}: {replay.stdout}{replay.stderr}"
