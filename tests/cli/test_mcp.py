@@ -245,8 +245,12 @@ async def _every_tool(client: Any, base_url: str) -> None:
     recorded, yaml_text = await call(client, "record_scenario", last=2, name="one sale")
     assert recorded["steps"] == 2 and "scenario: one sale" in yaml_text
     assert "simulate:" in yaml_text or "/simulate" in yaml_text
-    # Its reads carry the CLI's tool tag, which the log leaves out of a recording altogether.
+    # Its reads carry its own tool tag, which the log leaves out of a recording altogether.
     assert not any(step.startswith("GET /_sim/") for step in recorded["leftOut"])
+    log = Client(base_url, KEYS.sandbox_sk, tool=None)
+    tagged = log.get("/_sim/requests", includeTools="true", limit=100)
+    tools = {row["tool"] for row in tagged["data"] if row["path"] == "/_sim/clock"}
+    assert tools == {"mcp"}, tools  # named as the agent's server, not as the CLI
     assert "/_sim/clock" not in yaml_text and "/_sim/providers" not in yaml_text
     ran, text = await call(client, "run_scenario", scenario_yaml=yaml_text)
     assert ran["passed"] == 1 and ran["failed"] == 0, text
