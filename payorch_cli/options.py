@@ -262,13 +262,24 @@ class Globals:
             namespace=self.namespace,
         )
 
+    def user_client(self) -> Client:
+        """The client of a resource command (`payments`, `payouts`, `balance`): the user's own API
+        calls, made from the CLI instead of curl, so nothing is tagged, reads included: they show
+        in the request log and in what `record` writes (docs/decisions.md)."""
+        return self.client(tool=None)
+
+
+# A list command's page (payments list, payouts list): the API caps a page at 100 rows.
+Limit = Annotated[int, typer.Option("--limit", min=1, help="Page size (the API caps it at 100).")]
+Offset = Annotated[int, typer.Option("--offset", min=0, help="Rows to skip.")]
 
 IncludeTools = Annotated[
     bool,
     typer.Option(
         "--include-tools",
         help="Also the requests payorch's own tools made (the TUI's polling, listen, "
-        "logs tail, the scenario runner's probe, CLI reads), left out by default.",
+        "logs tail, the scenario runner's probe, the CLI's looks at the simulator), left out "
+        "by default.",
     ),
 ]
 

@@ -21,6 +21,7 @@ from payorch_cli.record_values import (
     NAME_BY_PREFIX,
     TEST_CARD,
     TEST_DOCUMENTS,
+    TEST_PERSONAL,
     change_from,
     is_stable_key,
     is_volatile,
@@ -195,6 +196,13 @@ class StepsBuilder:
             return TEST_CARD
         if lowered in ("cvv", "cvc"):
             return "123"
+        if lowered in TEST_PERSONAL:
+            # No path: each checkout session has its own, and the note is the same for all.
+            self.notes.append(
+                f"`{key}` was masked in the log; the scenario sends {TEST_PERSONAL[lowered]!r} "
+                "instead"
+            )
+            return TEST_PERSONAL[lowered]
         if lowered == "secretkey" and path.endswith("/auth/token"):
             secret = self.identity.secret_of(self._publishable or "")
             if secret is not None:

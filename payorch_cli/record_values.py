@@ -72,6 +72,21 @@ TEST_DOCUMENTS = {
     "USA": "123456789",
 }
 TEST_CARD = "4242424242424242"
+# Stand-ins for a buyer's or recipient's masked personal data (keys lowered, `_` dropped): not
+# secrets the user must supply, so a recorded journey replays as it is (docs/decisions.md).
+TEST_PERSONAL = {
+    "username": "Test Buyer",
+    "fullname": "Test Buyer",
+    "name": "Test Buyer",
+    "firstname": "Test",
+    "lastname": "Buyer",
+    "useremail": "buyer@example.com",
+    "email": "buyer@example.com",
+    "userphone": "+525550001234",
+    "phone": "+525550001234",
+    "userip": "203.0.113.10",  # TEST-NET-3: a documentation address
+    "customerip": "203.0.113.10",
+}
 COUNTRY_BY_CURRENCY = {"MXN": "MEX", "BRL": "BRA", "CLP": "CHL", "ARS": "ARG", "COP": "COL"}
 
 

@@ -26,5 +26,5 @@ def balance(
 
     options = resolve(ctx, base_url, api_key, as_json)
     with api_errors("balance"):
-        result = options.client().get("/me/payout/balance" if payout else "/me/balance")
+        result = options.user_client().get("/me/payout/balance" if payout else "/me/balance")
     emit(options, result, lambda: payout_balances_table(result) if payout else balance_view(result))

@@ -81,8 +81,9 @@ def tail(
 
     One line each, as wide as the terminal: time, method, path (under /api/v1 unless it starts
     with /_sim), status, duration and the whole request id; from about 120 columns also the
-    error code, merchant and environment, simulated time and `replayed` for an Idempotency-Key
-    replay. `payorch logs show REQUEST_ID` prints one request with its bodies.
+    error code, the tool that made it (with --include-tools), merchant and environment,
+    simulated time and `replayed` for an Idempotency-Key replay. `payorch logs show REQUEST_ID`
+    prints one request with its bodies.
     """
     import json
     import shutil

@@ -12,7 +12,17 @@ from typing import Annotated
 import typer
 
 from payorch_cli.body import build, field, json_object
-from payorch_cli.options import ApiKey, BaseUrl, Json, api_errors, command_group, emit, resolve
+from payorch_cli.options import (
+    ApiKey,
+    BaseUrl,
+    Json,
+    Limit,
+    Offset,
+    api_errors,
+    command_group,
+    emit,
+    resolve,
+)
 from payorch_cli.options import amount as amount_option
 
 app = command_group("Pay-ins: create, get, list and refund payments.")
@@ -63,8 +73,6 @@ Data = Annotated[
     typer.Option("--data", parser=_data, metavar="JSON", help="The body as a JSON object."),
 ]
 TransactionId = Annotated[str, typer.Argument(metavar="ID", help="TXN-...")]
-Limit = Annotated[int, typer.Option("--limit", min=1, help="Page size (the API caps it at 100).")]
-Offset = Annotated[int, typer.Option("--offset", min=0, help="Rows to skip.")]
 
 
 @app.command("create")
@@ -145,7 +153,7 @@ def create(
     if simulate is not None:
         headers["Sandbox-Simulate"] = simulate.value
     with api_errors("payments create"):
-        result = options.client().post("/payments", body, headers=headers)
+        result = options.user_client().post("/payments", body, headers=headers)
     emit(options, result, lambda: payment_view(result))
 
 
@@ -164,7 +172,7 @@ def get(
 
     options = resolve(ctx, base_url, api_key, as_json)
     with api_errors("payments get"):
-        result = options.client().get(f"/payments/{quote(transaction_id, safe='')}")
+        result = options.user_client().get(f"/payments/{quote(transaction_id, safe='')}")
     emit(options, result, lambda: payment_view(result))
 
 
@@ -198,7 +206,7 @@ def list_(
         "offset": offset,
     }
     with api_errors("payments list"):
-        page = options.client().get("/payments", **query)
+        page = options.user_client().get("/payments", **query)
     emit(options, page, lambda: payments_table(page))
 
 
@@ -235,5 +243,7 @@ def refund(
         json_object(data) if data else None, fields or [], {"amount": amount, "reason": reason}
     )
     with api_errors("payments refund"):
-        result = options.client().post(f"/payments/{quote(transaction_id, safe='')}/refund", body)
+        result = options.user_client().post(
+            f"/payments/{quote(transaction_id, safe='')}/refund", body
+        )
     emit(options, result, lambda: refund_view(result))

@@ -9,7 +9,17 @@ from typing import Annotated
 
 import typer
 
-from payorch_cli.options import ApiKey, BaseUrl, Json, api_errors, command_group, emit, resolve
+from payorch_cli.options import (
+    ApiKey,
+    BaseUrl,
+    Json,
+    Limit,
+    Offset,
+    api_errors,
+    command_group,
+    emit,
+    resolve,
+)
 
 app = command_group("Payouts: list and get the payouts you sent.")
 
@@ -27,8 +37,8 @@ def list_(
     method_id: Annotated[
         str | None, typer.Option("--method-id", help="A payout method id (sbx_po_mx_spei...).")
     ] = None,
-    limit: Annotated[int, typer.Option("--limit", min=1, help="Page size.")] = 20,
-    offset: Annotated[int, typer.Option("--offset", min=0, help="Rows to skip.")] = 0,
+    limit: Limit = 20,
+    offset: Offset = 0,
     base_url: BaseUrl = None,
     api_key: ApiKey = None,
     as_json: Json = False,
@@ -44,7 +54,7 @@ def list_(
         "offset": offset,
     }
     with api_errors("payouts list"):
-        page = options.client().get("/me/payout/send", **query)
+        page = options.user_client().get("/me/payout/send", **query)
     emit(options, page, lambda: payouts_table(page))
 
 
@@ -63,5 +73,5 @@ def get(
 
     options = resolve(ctx, base_url, api_key, as_json)
     with api_errors("payouts get"):
-        result = options.client().get(f"/me/payout/send/{quote(payout_id, safe='')}")
+        result = options.user_client().get(f"/me/payout/send/{quote(payout_id, safe='')}")
     emit(options, result, lambda: payout_view(result))

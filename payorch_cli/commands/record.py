@@ -4,6 +4,7 @@ transformation itself is payorch_cli/record.py."""
 from __future__ import annotations
 
 import sys
+from collections import Counter
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -93,8 +94,9 @@ def record(
     sys.stderr.write(f"Recorded {counts}.\n")
     if recording.skipped:
         sys.stderr.write(f"Left out: {', '.join(recording.skipped)}.\n")
-    for note in recording.notes:
-        sys.stderr.write(f"Note: {note}.\n")
+    # Once per distinct note: a masked field of many requests is named once, with their count.
+    for note, times in Counter(recording.notes).items():
+        sys.stderr.write(f"Note: {note}" + (f" ({times} requests)" if times > 1 else "") + ".\n")
 
 
 def _count(number: int, noun: str) -> str:

@@ -77,6 +77,7 @@ class Trigger:
     advanced: float = 0.0
     inbox: str = ""
     may_advance: bool = True
+    inbox_client: Client | None = None  # the inbox's polls (the tool's own); else `client`
 
     # -- observation -------------------------------------------------------------------------
 
@@ -103,7 +104,8 @@ class Trigger:
         return bool(ours & mentioned)
 
     def seen(self) -> dict[str, Any] | None:
-        rows = self.client.get(f"/webhooks/{self.inbox}/deliveries", limit=100)["data"]
+        reader = self.inbox_client or self.client
+        rows = reader.get(f"/webhooks/{self.inbox}/deliveries", limit=100)["data"]
         for row in reversed(rows):  # oldest first
             if row["eventType"] == self.event and self.about_ours(row["event"]):
                 return dict(row["event"])
@@ -307,9 +309,14 @@ def trigger(
         raise typer.Exit(ExitStatus.USAGE)
     options = resolve(ctx, base_url, api_key, as_json)
     client = options.client()
-    run = Trigger(client, event, method, timeout, may_advance=advance_clock)
+    # Its temporary inbox is the tool's own housekeeping, tagged like listen's subscription;
+    # what it drives (payments, simulations, clock moves) is what the user asked for.
+    inbox_client = options.client("trigger", tag_writes=True)
+    run = Trigger(
+        client, event, method, timeout, may_advance=advance_clock, inbox_client=inbox_client
+    )
     with api_errors("trigger"):
-        inbox = client.create_webhook(None, [event], "payorch trigger")
+        inbox = inbox_client.create_webhook(None, [event], "payorch trigger")
         run.inbox = inbox["id"]
         try:
             run.run()
@@ -317,7 +324,7 @@ def trigger(
         except TriggerFailed as exc:
             raise typer.Exit(_fail(str(exc))) from None
         finally:
-            client.delete_webhook(run.inbox)
+            inbox_client.delete_webhook(run.inbox)
     if envelope is None:
         raise typer.Exit(_fail(f"{event} did not fire within {timeout:g} s"))
     _include_event_object(run, envelope)

@@ -23,6 +23,8 @@ from typing import Any, Literal
 from payorch_cli.client import ApiError, Client
 from payorch_cli.credentials import environment_of
 
+# Its reads in the request log (X-Payorch-Tool): the agent's server's, not the CLI's.
+MCP_TOOL = "mcp"
 Environment = Literal["sandbox", "production"]
 NAMESPACE_PATTERN = re.compile(r"[a-z0-9][a-z0-9-]{0,39}")
 
@@ -202,7 +204,7 @@ class Sandbox:
         with self._lock:
             client = self._clients.get(key)
             if client is None:
-                client = self._clients[key] = Client(self.api_url, key)
+                client = self._clients[key] = Client(self.api_url, key, tool=MCP_TOOL)
             try:
                 return client.request(method, path, body, query)
             except ApiError as exc:
@@ -244,7 +246,7 @@ def namespace_sandbox(base_url: str, name: str, root_key: str) -> Sandbox:
     """A namespace's own keys (design.md 1.6): `PUT /_sim/namespaces/{name}` creates it or
     answers it unchanged, with its keys; the first shop's sandbox secret and its production twin
     are used."""
-    client = Client(base_url, root_key)
+    client = Client(base_url, root_key, tool=MCP_TOOL)
     try:
         answer = client.request("PUT", f"/_sim/namespaces/{name}")
     except ApiError as exc:

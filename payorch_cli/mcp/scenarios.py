@@ -25,9 +25,10 @@ def _observation(row: dict[str, Any]) -> bool:
 def record_session(sandbox: Sandbox, last: int | None, name: str) -> tuple[str, dict[str, Any]]:
     from payorch_cli.client import ApiError, Client
     from payorch_cli.commands.record import _delivered_events, _detail, _identity, _summaries
+    from payorch_cli.mcp.sandbox import MCP_TOOL
     from payorch_cli.record import record, to_yaml
 
-    client = Client(sandbox.api_url, sandbox.key("sandbox"))
+    client = Client(sandbox.api_url, sandbox.key("sandbox"), tool=MCP_TOOL)
     try:
         summaries, outside = _summaries(client, None, None)
         observed = [row for row in summaries if _observation(row)]

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 from urllib.parse import quote
 
 from pydantic import Field
 
+from payorch.vocabulary import PROVIDER_BEHAVIOURS, PROVIDER_BEHAVIOURS_BY_KIND
 from payorch_cli.mcp.sandbox import Environment, Sandbox, ToolFailure
+from simulator.domain.catalog import PAYIN_DECLINE_REASONS
 
 PaymentId = Annotated[
     str, Field(description="A payment's transaction id.", pattern=r"^TXN-[A-Za-z0-9]+$")
@@ -45,17 +47,17 @@ FindEnvironment = Annotated[
     Environment | None,
     Field(description="Where the payment lives; omitted: sandbox, then production."),
 ]
-Behaviour = Literal["accept", "decline", "outage", "no_instructions", "timeout", "reject"]
-DeclineReason = Literal[
-    "card_declined",
-    "insufficient_funds",
-    "expired_card",
-    "fraud_blocked",
-    "kyc_required",
-    "three_ds_required",
-    "three_ds_failed",
-    "do_not_honor",
-]
+# The vocabulary's behaviours and the catalogue's decline reasons, not a copy of them (pydantic
+# reads the Literal at run time; mypy takes a literal only, so it sees the plain strings).
+if TYPE_CHECKING:
+    Behaviour = str
+    DeclineReason = str
+else:
+    Behaviour = Literal[PROVIDER_BEHAVIOURS]
+    DeclineReason = Literal[PAYIN_DECLINE_REASONS]
+BEHAVIOURS_HELP = "; ".join(
+    f"{kind}: {', '.join(behaviours)}" for kind, behaviours in PROVIDER_BEHAVIOURS_BY_KIND.items()
+)
 PaymentStatus = Literal["pending", "completed", "failed", "refunded", "expired", "chargeback"]
 
 
@@ -343,10 +345,7 @@ class Toolbox:
         provider_id: ProviderId,
         behaviour: Annotated[
             Behaviour | None,
-            Field(
-                description="Pay-in: accept, decline, outage, no_instructions, timeout; "
-                "payout: accept, reject, outage."
-            ),
+            Field(description=f"{BEHAVIOURS_HELP}."),
         ] = None,
         decline_rate: Annotated[
             float | None, Field(ge=0, le=1, description="Share of charges declined.")

@@ -4,7 +4,8 @@ with its bodies (GET /_sim/requests/{requestId}) as a short report.
 A line never wraps: `Layout.for_width` picks the columns a terminal width holds, by priority:
 the request id (whole: it is what a user copies into `payorch logs show`), the time, method,
 status, the path (cut in the middle when long), the duration; from about 120 columns the error
-code, the merchant and environment, the simulated time and the replay marker follow. Paths
+code, the merchant and environment, the tool that made it (`tool:tui`, for --include-tools),
+the simulated time and the replay marker follow. Paths
 under the API's prefix are shown without it (`/payments/TXN-...`; the control plane's begin
 with `/_sim`), as the API's docs write them.
 """
@@ -76,6 +77,11 @@ def _replayed(summary: dict[str, Any]) -> str:
     return "replayed" if summary.get("idempotentReplayed") else ""
 
 
+def _tool(summary: dict[str, Any]) -> str:
+    """Which of payorch's tools made it (X-Payorch-Tool: shown with --include-tools)."""
+    return f"tool:{summary['tool']}" if summary.get("tool") else ""
+
+
 def _request_id(summary: dict[str, Any]) -> str:
     return str(summary.get("id") or "?")
 
@@ -121,10 +127,23 @@ DURATION = Column("duration", 6, _duration, right=True)
 REQUEST_ID = Column("id", REQUEST_ID_WIDTH, _request_id)
 WHO = Column("who", 26, _who)
 REPLAYED = Column("replayed", 8, _replayed)
-DISPLAY_ORDER = (TIME, SIM, METHOD, "path", STATUS, CODE, DURATION, REQUEST_ID, WHO, REPLAYED)
+TOOL = Column("tool", 13, _tool)  # tool:scenario
+DISPLAY_ORDER = (
+    TIME,
+    SIM,
+    METHOD,
+    "path",
+    STATUS,
+    CODE,
+    DURATION,
+    REQUEST_ID,
+    WHO,
+    REPLAYED,
+    TOOL,
+)
 ALWAYS = (REQUEST_ID, TIME, METHOD, STATUS)
 NARROW = (DURATION,)  # shown while the path keeps PATH_MIN
-WIDE = (CODE, WHO, SIM, REPLAYED)  # shown while the path keeps PATH_ROOMY
+WIDE = (CODE, TOOL, WHO, SIM, REPLAYED)  # shown while the path keeps PATH_ROOMY
 
 
 @dataclass(frozen=True, slots=True)
@@ -211,6 +230,8 @@ def request_detail(detail: dict[str, Any]) -> str:
         f"Duration:    {_duration(detail) or '?'}",
         f"Merchant:    {_who(detail)}",
     ]
+    if detail.get("tool"):
+        facts.append(f"Made by:     payorch's {detail['tool']} (X-Payorch-Tool), not your code")
     if detail.get("eventIds"):
         facts.append(f"Events:      {', '.join(detail['eventIds'])}")
     request = detail.get("request") or {}

@@ -50,14 +50,19 @@ class EventStreamReader:
         self.base_url = base_url
         self.api_key = api_key
         self._conn: http.client.HTTPConnection | None = None
+        # The stream's socket, kept apart: the server closes the connection with the stream
+        # (`Connection: close`), so http.client hands the socket to the response and forgets it
+        # (`conn.sock` is None once the response is read).
+        self._sock: socket.socket | None = None
         self._closed = threading.Event()
 
     def close(self) -> None:
         self._closed.set()
-        conn = self._conn
-        if conn is not None and conn.sock is not None:
+        sock = self._sock
+        if sock is not None:
             with contextlib.suppress(OSError):  # already gone
-                conn.sock.shutdown(socket.SHUT_RDWR)
+                sock.shutdown(socket.SHUT_RDWR)
+        conn = self._conn
         if conn is not None:
             conn.close()
 
@@ -81,11 +86,14 @@ class EventStreamReader:
                     TOOL_HEADER: "tui",
                 },
             )
+            self._sock = conn.sock
+            if self._closed.is_set():  # closed while connecting: close() saw no socket
+                return
             response = conn.getresponse()
             if response.status >= 400:
                 raise _error(response.status, response.read())
-            if conn.sock is not None:
-                conn.sock.settimeout(READ_TIMEOUT)
+            if self._sock is not None:
+                self._sock.settimeout(READ_TIMEOUT)
             yield Opened()
             yield from _parse(response)
         except ApiError:

@@ -17,6 +17,7 @@ from simulator.store.snapshot import Encoded, JournalMark, encode_snapshot
 log = logging.getLogger("simulator.store.journal")
 
 SNAPSHOT: Final = "snapshot.json"
+TMP_SUFFIX: Final = ".tmp"  # a file being written atomically (write_atomically)
 
 
 def encode_and_write_snapshot(data_dir: Path, tables: Encoded, mark: JournalMark) -> None:
@@ -32,8 +33,13 @@ def let_the_loop_run() -> None:
 
 def write_snapshot(data_dir: Path, pieces: Sequence[bytes]) -> None:
     """Put a snapshot in place atomically and durably (fsync, rename, fsync the dir)."""
-    path = data_dir / SNAPSHOT
-    tmp = data_dir / (SNAPSHOT + ".tmp")
+    write_atomically(data_dir / SNAPSHOT, pieces)
+
+
+def write_atomically(path: Path, pieces: Sequence[bytes]) -> None:
+    """Write `path` whole or not at all, durably: `<name>.tmp` beside it, fsynced, renamed over
+    it, the directory fsynced. A failure leaves the old file and no temporary one."""
+    tmp = path.with_name(path.name + TMP_SUFFIX)
     try:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
         try:
@@ -46,7 +52,7 @@ def write_snapshot(data_dir: Path, pieces: Sequence[bytes]) -> None:
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
-    fsync_dir(data_dir)
+    fsync_dir(path.parent)
 
 
 def close_quietly(fd: int) -> None:

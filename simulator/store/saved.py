@@ -30,6 +30,7 @@ from typing import Any, Final, NamedTuple
 
 import orjson
 
+from simulator.store.files import TMP_SUFFIX, write_atomically
 from simulator.store.snapshot import Encoded, SnapshotError, decode_snapshot, encode_snapshot
 
 __all__ = [
@@ -47,7 +48,7 @@ __all__ = [
 STATE_VERSION: Final = 1
 _HEAD_KEY: Final = "payorchState"
 _SUFFIX: Final = ".json"
-_TMP: Final = ".tmp"
+_TMP: Final = TMP_SUFFIX
 # No separator, no leading dot (no `.`, `..` or hidden file), at most 64 characters.
 NAME_PATTERN: Final = r"^[A-Za-z0-9_-][A-Za-z0-9._-]{0,63}$"
 _NAME = re.compile(NAME_PATTERN)
@@ -162,7 +163,7 @@ class SavedStates:
         if self._dir is None:
             self._memory[state.name] = b"".join(pieces)
         else:
-            _write_atomically(self._path(state.name), pieces)
+            write_atomically(self._path(state.name), pieces)
         return _with_size(state, size)
 
     def read(self, name: str) -> Loaded:
@@ -302,26 +303,3 @@ def _with_size(state: SavedState, size: int) -> SavedState:
         state.transactions,
         size,
     )
-
-
-def _write_atomically(path: Path, pieces: list[bytes]) -> None:
-    tmp = path.with_name(path.name + _TMP)
-    try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-        try:
-            for piece in pieces:
-                view = memoryview(piece)
-                while view:
-                    view = view[os.write(fd, view) :]
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    dir_fd = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        os.fsync(dir_fd)
-    finally:
-        os.close(dir_fd)

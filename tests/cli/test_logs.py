@@ -205,3 +205,31 @@ def test_logs_show_of_an_unknown_request_exits_1_with_the_reason(server: Server)
     )
     assert shown.returncode == 1 and shown.stdout == ""
     assert shown.stderr.startswith("payorch logs show: request_not_found: "), shown.stderr
+
+
+def test_with_include_tools_a_tools_request_is_marked_in_tail_and_show(server: Server) -> None:
+    """--include-tools mixes payorch's own requests with the user's (item 9): each says which
+    tool made it, in the tail's wide layout (and a pipe's) and in `logs show`; the user's
+    requests carry no mark, and at 80 columns the whole request id still comes first."""
+    user, tui = Client(server.url, tool=None), Client(server.url, tool="tui")
+    proc, lines = start_tail(server, "--include-tools", columns=200)
+    try:
+        wait_until_tailing(proc, lines)
+        user.get("/me")
+        tui.get("/me/balance")
+        mine, polled = lines.until("req_"), lines.until("req_")
+    finally:
+        proc.send_signal(signal.SIGINT)
+    assert exit_code(proc, lines) == 0
+    assert "/me " in mine and "tool:" not in mine
+    assert "/me/balance" in polled and polled.endswith("tool:tui"), polled
+    request_id = next(word for word in polled.split() if word.startswith("req_"))
+    shown = subprocess.run(
+        [*PAYORCH, "logs", "show", request_id, "--base-url", server.url],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+    assert shown.returncode == 0, shown.stderr
+    assert "Made by:     payorch's tui (X-Payorch-Tool), not your code" in shown.stdout

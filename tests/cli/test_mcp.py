@@ -17,6 +17,7 @@ from typing import Any, ClassVar
 import pytest
 from typer.testing import CliRunner
 
+from payorch.vocabulary import PROVIDER_BEHAVIOURS
 from payorch_cli.client import ApiError, Client
 from payorch_cli.main import app
 from payorch_cli.mcp.embedded import EmbeddedServerError
@@ -26,8 +27,18 @@ from payorch_cli.mcp.tools import READ_ONLY, TOOLS
 from payorch_cli.scenario.credentials import Credentials
 from payorch_cli.scenario.fixture import Payorch
 from payorch_cli.scenario.loader import load_text
+from simulator.domain.catalog import PAYIN_DECLINE_REASONS
 from tests.cli.mcp_session import call, environment, fail, resource, resource_json, session, stdio
 from tests.conftest import KEYS
+
+
+def enum_of(schema: dict[str, Any]) -> list[str]:
+    """The values of an optional enum parameter (`anyOf: [{enum}, {type: null}]`)."""
+    for option in schema.get("anyOf", [schema]):
+        if "enum" in option:
+            return list(option["enum"])
+    raise AssertionError(f"no enum in {schema}")
+
 
 ALL_TOOLS = {spec.name for spec in TOOLS}
 RESOURCES = {
@@ -105,6 +116,12 @@ async def test_stdio_every_tool_resource_and_prompt() -> None:
             "sandbox",
             "production",
         ]
+        # A provider's behaviours and decline reasons are the vocabulary's and the catalogue's
+        # (one table, issue 27), not a copy kept beside them.
+        script = next(t for t in listed if t.name == "script_provider")
+        properties = script.input_schema["properties"]
+        assert enum_of(properties["behaviour"]) == list(PROVIDER_BEHAVIOURS)
+        assert enum_of(properties["decline_reason"]) == list(PAYIN_DECLINE_REASONS)
 
         # Resources: each one read.
         assert {str(r.uri) for r in (await client.list_resources()).resources} == RESOURCES
@@ -228,8 +245,12 @@ async def _every_tool(client: Any, base_url: str) -> None:
     recorded, yaml_text = await call(client, "record_scenario", last=2, name="one sale")
     assert recorded["steps"] == 2 and "scenario: one sale" in yaml_text
     assert "simulate:" in yaml_text or "/simulate" in yaml_text
-    # Its reads carry the CLI's tool tag, which the log leaves out of a recording altogether.
+    # Its reads carry its own tool tag, which the log leaves out of a recording altogether.
     assert not any(step.startswith("GET /_sim/") for step in recorded["leftOut"])
+    log = Client(base_url, KEYS.sandbox_sk, tool=None)
+    tagged = log.get("/_sim/requests", includeTools="true", limit=100)
+    tools = {row["tool"] for row in tagged["data"] if row["path"] == "/_sim/clock"}
+    assert tools == {"mcp"}, tools  # named as the agent's server, not as the CLI
     assert "/_sim/clock" not in yaml_text and "/_sim/providers" not in yaml_text
     ran, text = await call(client, "run_scenario", scenario_yaml=yaml_text)
     assert ran["passed"] == 1 and ran["failed"] == 0, text

@@ -179,3 +179,45 @@ def test_an_id_created_outside_the_recording_is_a_flagged_var(
     assert f"# UNLINKED: {tx} was not created in this recording; it is vars.tx" in text
     replay = payorch("scenario", "run", str(path), "--base-url", server.url)
     assert replay.returncode == 0, replay.stdout + replay.stderr
+
+
+def test_a_recorded_checkout_journey_replays_with_no_environment(
+    server: Serve, tmp_path: Path
+) -> None:
+    """A buyer's journey through a checkout session: its token is masked in every path the log
+    serves and its buyer's name, e-mail and phone in the bodies (item 1), yet the recording
+    replays twice as it is (item 17): the token is the session's saved id, the personal data
+    stand-ins; each masked field is named once on stderr, however many requests carried it."""
+    customer = {
+        "firstName": "Ana",
+        "lastName": "Diaz",
+        "email": "ana@example.com",
+        "phone": "+525512345678",
+    }
+    for _ in range(3):
+        session = server.curl(
+            "POST",
+            "/api/v1/checkout/sessions",
+            {"amount": 40, "country": "MX", "customer": customer},
+        )
+        token = session["checkoutUrl"].rsplit("/", 1)[1]
+        send(server, "GET", f"/api/v1/checkout/sessions/{token}", b"", None)
+        select = {"paymentMethodId": "1001", "customer": {"email": "ana@example.com"}}
+        body = json.dumps(select).encode()
+        assert send(server, "POST", f"/api/v1/checkout/sessions/{token}/select", body, None) == 200
+    path = tmp_path / "checkout.yaml"
+    recorded = payorch("record", "--base-url", server.url, "-o", str(path))
+    assert recorded.returncode == 0, recorded.stderr
+    text = path.read_text()
+    assert "${env." not in text
+    assert "Ana" not in text and "ana@example.com" not in text
+    assert '"/checkout/sessions/${sessionId}/select"' in text
+    assert recorded.stderr.count("`firstName` was masked") == 1, recorded.stderr
+    # One note per field, whatever path (each session's own) carried it.
+    assert recorded.stderr.count("`email` was masked") == 1, recorded.stderr
+    assert "`email` was masked in the log; the scenario sends 'buyer@example.com' instead " in (
+        recorded.stderr
+    )
+    for attempt in (1, 2):
+        replay = payorch("scenario", "run", str(path), "--base-url", server.url)
+        assert replay.returncode == 0, f"replay {attempt}: {replay.stdout}{replay.stderr}"

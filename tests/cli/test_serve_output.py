@@ -76,11 +76,21 @@ def test_on_a_terminal_the_next_steps_follow_the_listening_line(tmp_path: Path) 
     finally:
         assert term.stop() == 0
     steps = "\n".join(term.lines[1:])
-    assert f"Sandbox key   {SANDBOX_SK}  (shp_mazul_tienda; every key: payorch keys)" in steps
+    assert f"Sandbox key   {SANDBOX_SK}  (shp_mazul_tienda)" in steps
+    assert "every key: payorch keys" in steps
     assert f"payorch tui --base-url {url}" in steps
     assert f"payorch logs tail --base-url {url}" in steps
-    assert f"Docs          {url}/  (OpenAPI: {url}/api/v1/openapi.json)" in steps
+    assert (
+        f"Docs          {url}/\n" in steps and f"OpenAPI       {url}/api/v1/openapi.json" in steps
+    )
     assert "--quiet" in steps
+    # Whole lines in an 80-column terminal (item 14's width), the first call a shell command
+    # continued with a backslash, so it can be pasted as it is.
+    assert max(len(line) for line in term.lines) <= 80, term.lines
+    joined = steps.replace(" \\\n", " ")
+    assert f"curl -s {url}/api/v1/ping" in joined
+    call = next(line for line in joined.splitlines() if "curl -s" in line)
+    assert call.endswith(f"-H 'Authorization: Bearer {SANDBOX_SK}'"), call
 
 
 def test_quiet_leaves_only_the_listening_line_and_log_requests_prints_each(

@@ -76,3 +76,31 @@ def test_the_scenario_runners_probe_is_in_neither_the_log_nor_coverage(
         return sum(e["reached"] for e in errors if e["code"] == "transaction_not_found")
 
     assert (not_found(), not_found("--include-tools")) == (0, 1)
+
+
+def test_the_resource_commands_are_the_users_own_calls(server: Serve) -> None:  # noqa: F811
+    """`payorch payments|payouts|balance` are the user's API calls made from the CLI instead of
+    curl, reads too: in the log by default and in what `record` writes. A tool's look at the
+    simulator (`coverage`, `logs`, `trace`...) stays tagged."""
+    base = ("--base-url", server.url, "--api-key", SANDBOX_SK)
+    created = payorch(*base, "--json", "payments", "create", "--amount", "50", "--method", "1001")
+    assert created.returncode == 0, created.stderr
+    tx = json.loads(created.stdout)["transactionId"]
+    for command in (
+        ("payments", "get", tx),
+        ("payments", "list"),
+        ("payouts", "list"),
+        ("balance",),
+    ):
+        done = payorch(*base, *command)
+        assert done.returncode == 0, done.stderr
+    assert payorch(*base, "coverage").returncode == 0
+    shown = [(row["method"], row["path"]) for row in reversed(log_of(server))]
+    assert [(m, p.split("?")[0]) for m, p in shown] == [
+        ("POST", "/api/v1/payments"),
+        ("GET", f"/api/v1/payments/{tx}"),
+        ("GET", "/api/v1/payments"),
+        ("GET", "/api/v1/me/payout/send"),
+        ("GET", "/api/v1/me/balance"),
+    ]
+    assert all(row.get("tool") is None for row in log_of(server))

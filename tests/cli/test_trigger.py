@@ -121,3 +121,20 @@ def test_settlement_closed_shows_the_settlement_of_the_payment_it_created(
     )
     assert human.exit_code == 0, human.output
     assert "created payment TXN-" in human.stdout and ", settlement STL-" in human.stdout
+
+
+def test_the_log_shows_what_trigger_drove_not_its_own_inbox(payorch: Payorch) -> None:
+    """The payment it creates and drives is what the user asked for, in the log and in what
+    `record` writes; its temporary inbox (subscribe, poll, unsubscribe) is the tool's own
+    housekeeping, tagged like `listen`'s subscription (issue 23 items 9, 16)."""
+    before = {row["id"] for row in payorch.client.get("/_sim/requests")["data"]}
+    result = runner.invoke(app, ["--base-url", payorch.base_url, "trigger", "payment.completed"])
+    assert result.exit_code == 0, result.output
+    rows = payorch.client.get("/_sim/requests", limit=100)["data"]
+    rows = [row for row in rows if row["id"] not in before]  # the fixture's own setup
+    shown = [(row["method"], row["path"].split("/")[3]) for row in reversed(rows)]
+    assert ("POST", "payments") in shown
+    assert not [row for row in shown if row[1] == "webhooks"], shown
+    every = payorch.client.get("/_sim/requests", limit=100, includeTools="true")["data"]
+    tagged = {(row["method"], row["tool"]) for row in every if "/webhooks" in row["path"]}
+    assert {("POST", "trigger"), ("DELETE", "trigger")} <= tagged

@@ -1,0 +1,32 @@
+"""The TUI's event-stream reader on the stream the server serves since issue 23 item 7 (its
+connection closes with the stream, `Connection: close`): http.client then hands the socket to
+the response and forgets it, and the reader had kept its 3 s connect timeout on it, so a quiet
+stream ended in `TimeoutError` 3 s after opening ("Lost the server" in the TUI, every few
+seconds, on an idle server)."""
+
+from __future__ import annotations
+
+import pytest
+
+from payorch_cli.scenario.fixture import Payorch
+from payorch_cli.tui import stream
+from payorch_cli.tui.stream import Envelope, EventStreamReader, Opened
+from tests.conftest import KEYS
+
+
+def test_an_open_stream_outlives_the_connect_timeout(
+    payorch: Payorch, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A connect timeout no API call can beat: what reads the stream must not be bound by it.
+    monkeypatch.setattr(stream, "CONNECT_TIMEOUT", 0.001)
+    reader = EventStreamReader(payorch.base_url, KEYS.sandbox_sk)
+    frames = reader.frames()
+    try:
+        assert isinstance(next(frames), Opened)
+        tx = payorch.client.post("/payments", {"amount": 50, "paymentMethodId": "1001"})
+        payorch.client.post(f"/payments/{tx['transactionId']}/simulate", {"action": "paid"})
+        frame = next(frames)
+        assert isinstance(frame, Envelope) and frame.event["type"] == "payment.completed"
+    finally:
+        reader.close()
+        frames.close()
