@@ -144,6 +144,13 @@ async def _provider_incident(api: Api) -> tuple[str, dict[str, Any]]:
     return "/_sim/providers/prv_cardhub/incidents", {"behaviour": "outage", "durationSeconds": 60}
 
 
+_NAMESPACES = itertools.count(1)
+
+
+async def _namespace(api: Api) -> tuple[str, dict[str, Any]]:
+    return f"/_sim/namespaces/null-check-{next(_NAMESPACES)}", {"idleSeconds": 3600}
+
+
 # (method, document path) -> the setups that give a valid request (several for checkout's modes).
 SETUPS: dict[tuple[str, str], tuple[Setup, ...]] = {
     ("POST", "/payments"): (_payment,),
@@ -161,6 +168,7 @@ SETUPS: dict[tuple[str, str], tuple[Setup, ...]] = {
     ("POST", "/_sim/state"): (_save_state,),
     ("PATCH", "/_sim/providers/{id}"): (_provider_update,),
     ("POST", "/_sim/providers/{id}/incidents"): (_provider_incident,),
+    ("PUT", "/_sim/namespaces/{name}"): (_namespace,),
 }
 
 
