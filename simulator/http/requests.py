@@ -9,7 +9,7 @@ from __future__ import annotations
 import contextlib
 import json
 import re
-from typing import Any
+from typing import Any, TypeVar
 
 from aiohttp import web
 
@@ -25,6 +25,9 @@ JSON_TYPES = ("application/json",)
 # match the next quote is the next string's opening quote.
 _STRING_TOKEN = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"(\s*:)?', re.DOTALL)
 _IDENTITY = ("", "identity")
+# A closing quote followed by JSON whitespace: where a key's colon may stand apart from it.
+_QUOTE_GAPS = (b'" ', b'"\t', b'"\n', b'"\r')
+T = TypeVar("T")
 MAX_DEPTH = 32  # levels of objects and arrays in a body
 
 
@@ -85,6 +88,15 @@ async def read_json(request: web.Request, *, optional: bool = False) -> dict[str
     return await read_body(request, optional=optional)
 
 
+def checked_body(request: web.Request, kind: type[T]) -> T:
+    """The typed body the validation middleware made of an operation's checked body (its
+    reader in `simulator.openapi.validation.BODY_READERS`)."""
+    body: object = request.get(BODY)
+    if not isinstance(body, kind):
+        raise TypeError(f"{request.method} {request.path}: no checked {kind.__name__} body")
+    return body
+
+
 def _members(value: Any) -> int:
     """How many key/value members the objects of a parsed document hold, nested ones included.
 
@@ -92,6 +104,10 @@ def _members(value: Any) -> int:
     and deeper values would make recursive code (a validator's error message, a repr) overflow
     the stack long before orjson's own limit of 1,024 levels.
     """
+    if isinstance(value, dict) and not any(
+        isinstance(item, (dict, list)) for item in value.values()
+    ):
+        return len(value)  # a flat object (most bodies): one level, its own members
     count, stack = 0, [(value, 1)]
     while stack:
         item, depth = stack.pop()
@@ -116,8 +132,15 @@ def _refuse_duplicate_keys(raw: bytes, body: dict[str, Any]) -> None:
     charge 1000 where another parser (a proxy, a log reader) sees 1. Cheap check first: the keys
     written in the text against the members parsed; only a mismatch parses again to name the key.
     """
+    members = _members(body)
+    # Quicker still, for the usual body whose keys' closing quotes each meet their colon: every
+    # key then writes `":`, so the text holds at least as many as it has keys, and at least as
+    # many keys as parsed members; equal counts leave no room for a repeated key. (A string
+    # value may add a `":` of its own; then the counts differ and the scan below decides.)
+    if raw.count(b'":') == members and not any(gap in raw for gap in _QUOTE_GAPS):
+        return
     colons = _STRING_TOKEN.findall(raw)  # per string, what follows it: b"" unless a colon
-    if len(colons) - colons.count(b"") == _members(body):
+    if len(colons) - colons.count(b"") == members:
         return
     repeated: list[str] = []
 
