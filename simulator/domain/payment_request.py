@@ -136,44 +136,45 @@ def parse_payment_request(body: dict[str, Any]) -> PaymentRequest:
         else:
             extra = sorted(set(customer) - CUSTOMER_FIELDS)
             issues.extend(_issue(f"customer.{key}", "unknown field") for key in extra)
-    request = read_payment_request(body)
+    refused = {issue["path"] for issue in issues}
+    request = read_payment_request({k: v for k, v in body.items() if k not in refused})
     check_payment_rules(request, issues)
     return request
 
 
 def read_payment_request(body: dict[str, Any]) -> PaymentRequest:
     """The typed request of a body whose shape is known good: `PaymentCreate`'s schema passed
-    (the validation middleware's reader), or `parse_payment_request` has collected its shape
-    issues. Reads only: trims, converts the amount, fills buyer gaps from `customer`."""
-    values: dict[str, str | None] = dict.fromkeys(STRING_FIELDS)
+    (the validation middleware's reader), or `parse_payment_request` left out what it refused.
+    Reads only: trims, converts the amount, fills buyer gaps from `customer`."""
+    # Only the fields sent (a few of sixteen) are looked at.
+    text: dict[str, str | None] = {}
     for key, value in body.items():
-        if (
-            key not in _STRING_FIELD_SET
-            or not isinstance(value, str)
-            or len(value) > MAX_LENGTHS[key]
-        ):
-            continue  # not text, or refused by the shape checks
-        values[key] = value if key in VERBATIM_FIELDS else value.strip() or None
+        if value.__class__ is str and key in _STRING_FIELD_SET:
+            text[key] = value if key in VERBATIM_FIELDS else value.strip() or None
+    get = text.get
     customer = body.get("customer")
-    fallbacks = _customer_fallbacks(customer) if isinstance(customer, dict) else {}
+    if customer:
+        fallbacks = _customer_fallbacks(customer)
+        for key, value in fallbacks.items():
+            text[key] = get(key) or value
     return PaymentRequest(
-        amount=parse_amount(body["amount"]),
-        currency=values["currency"],
-        payment_method_id=values["paymentMethodId"],
-        payment_method=values["paymentMethod"],
-        country=values["country"],
-        user_name=values["userName"] or fallbacks.get("userName"),
-        user_email=values["userEmail"] or fallbacks.get("userEmail"),
-        document_id=values["documentId"] or fallbacks.get("documentId"),
-        user_phone=values["userPhone"] or fallbacks.get("userPhone"),
-        user_ip=values["userIp"],
-        merchant_order_id=values["merchantOrderId"],
-        tags=(values["tag1"], values["tag2"], values["tag3"]),
-        hosted_checkout=body.get("hostedCheckout") is True,
-        return_url=values["returnUrl"],
-        merchant_id=values["merchantId"],
-        shop_id=values["shopId"],
-        body=body,
+        parse_amount(body["amount"]),
+        get("currency"),
+        get("paymentMethodId"),
+        get("paymentMethod"),
+        get("country"),
+        get("userName"),
+        get("userEmail"),
+        get("documentId"),
+        get("userPhone"),
+        get("userIp"),
+        get("merchantOrderId"),
+        (get("tag1"), get("tag2"), get("tag3")),
+        body.get("hostedCheckout") is True,
+        get("returnUrl"),
+        get("merchantId"),
+        get("shopId"),
+        body,
     )
 
 
