@@ -521,7 +521,12 @@ def new_record(
         "paymentMethodName": method.name,
         "iconPath": icon_path(method),
         "country": country,
-        "fees": {k: str(v) for k, v in fees.as_json().items()},
+        "fees": {
+            "platform": str(fees.platform),
+            "provider": str(fees.provider),
+            "network": str(fees.network),
+            "total": str(fees.total),
+        },
         "reserve": str(fees.reserve),
         "settlementDelay": f"T+{merchant.settlement_delay_days}",
         "paymentFormPath": None,
