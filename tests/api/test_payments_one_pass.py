@@ -116,3 +116,29 @@ async def test_a_value_holding_a_key_like_text_is_not_a_repeated_key(api: Api) -
     )
     assert status == 200, data
     assert (data["tag1"], data["tag2"]) == ('x":', ":y")
+
+
+@pytest.mark.parametrize(("size", "status"), [(200, 200), (201, 413)])
+async def test_a_body_read_whole_with_its_head_keeps_the_size_limit(
+    aiohttp_client: Any, settings: Any, size: int, status: int
+) -> None:
+    """A body that arrived with the head is taken without awaiting the stream: the limit is the
+    one aiohttp's own read applies (more than `body_limit` bytes is 413)."""
+    from dataclasses import replace
+
+    from simulator.app import create_app
+
+    client = await aiohttp_client(create_app(replace(settings, body_limit=200)))
+    head = b'{"amount":50,"paymentMethodId":"1001","tag1":"'
+    raw = head + b"x" * (size - len(head) - 2) + b'"}'
+    assert len(raw) == size
+    answer = await client.post(
+        "/api/v1/payments",
+        data=raw,
+        headers={"Authorization": f"Bearer {KEYS.sandbox_sk}", "Content-Type": "application/json"},
+    )
+    data = await answer.json()
+    assert answer.status == status, data
+    if status == 413:
+        assert data["error"]["code"] == "payload_too_large"
+        assert data["error"]["details"] == {"limitBytes": 200}
