@@ -23,12 +23,17 @@ from simulator.http.responses import json_response, offset_page_bytes
 async def create_payment(request: web.Request) -> web.Response:
     principal = principal_of(request)
     payment = checked_body(request, PaymentRequest)  # the validation's typed result
-    simulate = request.headers.get("Sandbox-Simulate")
-    # Keys are per shop too: a replay must never hand one shop another shop's transaction, which
-    # it could not even read back (GET and list only show the caller's shop).
-    scope = (*principal.scope, principal.shop.id if principal.shop else "")
-    # The Sandbox-Simulate header changes what the request does, so it is part of its identity.
-    operation = f"POST /payments Sandbox-Simulate={simulate or ''}"
+    headers = request.headers
+    simulate = headers.get("Sandbox-Simulate")
+    key = headers.get("Idempotency-Key")
+    scope: tuple[str, ...] = ()
+    operation = ""
+    if key is not None:
+        # Keys are per shop too: a replay must never hand one shop another shop's transaction,
+        # which it could not even read back (GET and list only show the caller's shop).
+        scope = (*principal.scope, principal.shop.id if principal.shop else "")
+        # The Sandbox-Simulate header changes what the request does: part of its identity.
+        operation = f"POST /payments Sandbox-Simulate={simulate or ''}"
     app = request.app
     execute = partial(
         payment_creation.create_payment,
@@ -40,11 +45,13 @@ async def create_payment(request: web.Request) -> web.Response:
         base_url(request),
     )
     status, payload, replayed = await app[IDEMPOTENCY].run(
-        scope, request.headers.get("Idempotency-Key"), operation, payment.body or {}, execute
+        scope, key, operation, payment.body or {}, execute
     )
-    headers = {REPLAYED_HEADER: "true"} if replayed else None
     return web.Response(
-        body=payload, status=status, content_type="application/json", headers=headers
+        body=payload,
+        status=status,
+        content_type="application/json",
+        headers={REPLAYED_HEADER: "true"} if replayed else None,
     )
 
 
