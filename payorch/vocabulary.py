@@ -1,9 +1,9 @@
 """The spec's fixed names, listed once for the simulator and the CLI (trigger, scenarios, TUI):
-the API's path prefix, event types, transaction statuses, paymentData method slugs and simulate
-actions. It imports
-nothing, so the CLI's start stays cheap. A table that needs more than the names (the simulator's
-transitions, the CLI's typer choices) keeps its own copy, checked against these by
-tests/unit/test_vocabulary.py."""
+the API's path prefix, event types, transaction statuses, paymentData method slugs, simulate
+actions and what a simulated provider can be scripted to do. It imports nothing, so the CLI's
+start stays cheap. A table that needs more than the names (the simulator's transitions, the CLI's
+typer choices) keeps its own copy, checked against these by tests/unit/test_vocabulary.py; the
+OpenAPI document's enums marked `x-vocabulary` are filled from here when it is built."""
 
 from __future__ import annotations
 
@@ -60,7 +60,7 @@ PAYMENT_METHOD_SLUGS: tuple[str, ...] = (
 PAYMENT_SIMULATE_ACTIONS: tuple[str, ...] = ("paid", "failed", "expired", "refunded", "chargeback")
 
 # The actions of POST /me/payout/send/{id}/simulate (what each does:
-# simulator.domain.payouts.SIMULATE_ACTIONS).
+# simulator.domain.states.PAYOUT_SIMULATE_ACTIONS).
 PAYOUT_SIMULATE_ACTIONS: tuple[str, ...] = (
     "completed",
     "paid",
@@ -70,3 +70,28 @@ PAYOUT_SIMULATE_ACTIONS: tuple[str, ...] = (
     "returned",
     "processing",
 )
+
+# What a simulated provider does with a production call, per kind of provider, in the order
+# errors and help list them (PATCH /_sim/providers/{id} and its incidents take them): the one
+# table the provider world, the CLI, the TUI and the OpenAPI document read.
+PROVIDER_BEHAVIOURS_BY_KIND: dict[str, tuple[str, ...]] = {
+    "payin": ("accept", "decline", "outage", "no_instructions", "timeout"),
+    "payout": ("accept", "reject", "outage"),
+}
+# Every behaviour, pay-in ones first.
+PROVIDER_BEHAVIOURS: tuple[str, ...] = tuple(
+    dict.fromkeys(b for behaviours in PROVIDER_BEHAVIOURS_BY_KIND.values() for b in behaviours)
+)
+# Two every provider takes: the one that takes every call (any other disturbs its traffic), and
+# the one the TUI's outage key schedules.
+ACCEPTING_BEHAVIOUR = "accept"
+OUTAGE_BEHAVIOUR = "outage"
+# What a provider's callback reports, per kind, and how it is delivered.
+PROVIDER_CALLBACK_OUTCOMES_BY_KIND: dict[str, tuple[str, ...]] = {
+    "payin": ("paid", "failed"),
+    "payout": ("completed", "failed", "rejected", "refunded", "returned"),
+}
+PROVIDER_CALLBACK_OUTCOMES: tuple[str, ...] = tuple(
+    dict.fromkeys(o for outcomes in PROVIDER_CALLBACK_OUTCOMES_BY_KIND.values() for o in outcomes)
+)
+PROVIDER_CALLBACK_MODES: tuple[str, ...] = ("once", "duplicate")

@@ -4,6 +4,12 @@ Standard library only (`http.client`): `payorch --help` must not pay for importi
 sequential calls are cheaper this way (design.md 2.5). One persistent connection per Client; a
 dropped keep-alive connection is reopened once. Also here: `post_raw`, the plain POST that
 `payorch webhooks audit` sends to the user's own endpoint.
+
+Every request says which payorch tool made it (`X-Payorch-Tool`): the request log, `record` and
+coverage leave tagged requests out unless asked (docs/decisions.md). A client tags its reads
+(GET) with its `tool`, `cli` unless told otherwise; its writes only with `tag_writes` (a tool's own
+housekeeping, like `listen`'s subscription), since a write a command makes is what the user asked
+for. `tool=None` tags nothing (the pytest fixture: the user's own test).
 """
 
 from __future__ import annotations
@@ -24,6 +30,10 @@ DEFAULT_BASE_URL = "http://127.0.0.1:8080"
 DEFAULT_API_KEY = "sk_test_19g744zrbw5buqxqpxp5w4gj"  # the fixture sandbox secret key
 BASE_URL_ENV = "PAYORCH_BASE_URL"
 API_KEY_ENV = "PAYORCH_API_KEY"
+NAMESPACE_ENV = "PAYORCH_NAMESPACE"  # read by the commands (options.py), not by every Client
+DEFAULT_NAMESPACE = "default"
+TOOL_HEADER = "X-Payorch-Tool"  # simulator/domain/requestlog.py keeps it
+READS = frozenset({"GET", "HEAD"})
 
 
 class ApiError(Exception):
@@ -63,14 +73,68 @@ def _connection(url: str, timeout: float | None) -> tuple[http.client.HTTPConnec
 
 
 class Client:
+    """`namespace`: every request goes under `/ns/{name}`, and a key of
+    `default` (the fixture key by default) is swapped, on first use, for its counterpart in that
+    namespace (asked of the server: a namespace's keys cannot be computed from its name)."""
+
     def __init__(
-        self, base_url: str | None = None, api_key: str | None = None, timeout: float = 30.0
+        self,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        timeout: float = 30.0,
+        *,
+        tool: str | None = "cli",
+        tag_writes: bool = False,
+        namespace: str | None = None,
     ) -> None:
         self.base_url = (base_url or os.environ.get(BASE_URL_ENV) or DEFAULT_BASE_URL).rstrip("/")
-        self.api_key = api_key or os.environ.get(API_KEY_ENV) or DEFAULT_API_KEY
+        self._api_key = api_key or os.environ.get(API_KEY_ENV) or DEFAULT_API_KEY
+        self.given_key = self._api_key  # before a namespace's swap
         self.timeout = timeout
+        self.tool = tool
+        self.tag_writes = tag_writes
         self._conn: http.client.HTTPConnection | None = None
-        self._prefix = urlsplit(self.base_url).path.rstrip("/")
+        self._root = self._prefix = urlsplit(self.base_url).path.rstrip("/")
+        self.namespace = None if namespace == DEFAULT_NAMESPACE else namespace
+        self._key_resolved = self.namespace is None
+        if self.namespace is not None:
+            self._prefix += f"/ns/{quote(self.namespace, safe='')}"
+
+    @property
+    def api_key(self) -> str:
+        if not self._key_resolved:
+            self._key_resolved = True
+            self._api_key = self._namespace_key(self._api_key)
+        return self._api_key
+
+    @api_key.setter
+    def api_key(self, value: str) -> None:
+        self._api_key, self._key_resolved = value, True
+
+    def _namespace_key(self, key: str) -> str:
+        """`key`'s counterpart in the namespace when `key` is one of `default`'s (the same
+        merchant, shop, environment and kind); any other key as it is."""
+        try:
+            mine = self._root_get("/_sim/namespaces/default", key)
+            theirs = self._root_get(f"/_sim/namespaces/{quote(str(self.namespace), safe='')}", key)
+        except ApiError as exc:
+            if exc.status == 0 or exc.code == "namespace_not_found":
+                raise
+            return key  # not a sandbox secret key of `default`: sent as given
+        for row, counterpart in zip(mine.get("keys", ()), theirs.get("keys", ()), strict=False):
+            for field in ("secretKey", "publishableKey"):
+                if row.get(field) == key:
+                    return str(counterpart[field])
+        return key
+
+    def _root_get(self, path: str, key: str) -> Any:
+        """A GET outside the namespace's prefix, with `key`."""
+        saved, saved_key, saved_resolved = self._prefix, self._api_key, self._key_resolved
+        self._prefix, self._api_key, self._key_resolved = self._root, key, True
+        try:
+            return self.request("GET", path)
+        finally:
+            self._prefix, self._api_key, self._key_resolved = saved, saved_key, saved_resolved
 
     # -- transport ---------------------------------------------------------------------------------
 
@@ -97,12 +161,19 @@ class Client:
         path: str,
         body: Any = None,
         query: dict[str, Any] | None = None,
+        headers: dict[str, str] | None = None,
     ) -> Any:
+        """One call; `headers` adds request headers (Idempotency-Key, Sandbox-Simulate...)."""
         target = self._url_path(path, query)
         payload = None if body is None else json.dumps(body).encode()
-        headers = {"Authorization": f"Bearer {self.api_key}", "Accept": "application/json"}
+        headers = {
+            **(headers or {}),
+            "Authorization": f"Bearer {self.api_key}",
+            "Accept": "application/json",
+        }
         if payload is not None:
             headers["Content-Type"] = "application/json"
+        self.tag(method, headers)
         try:
             response, raw = self._keepalive(method, target, payload, headers)
         except http.client.HTTPException as exc:  # a truncated or garbled answer
@@ -127,6 +198,11 @@ class Client:
                 error.get("requestId"),
             )
         return data
+
+    def tag(self, method: str, headers: dict[str, str]) -> None:
+        """Add the tool's tag to a request's headers, if this client tags this method."""
+        if self.tool is not None and (self.tag_writes or method in READS):
+            headers[TOOL_HEADER] = self.tool
 
     def _keepalive(
         self, method: str, target: str, body: bytes | None, headers: dict[str, str]
@@ -153,8 +229,18 @@ class Client:
     def get(self, path: str, **query: Any) -> Any:
         return self.request("GET", path, query=query or None)
 
-    def post(self, path: str, body: Any = None) -> Any:
-        return self.request("POST", path, body)
+    def post(self, path: str, body: Any = None, headers: dict[str, str] | None = None) -> Any:
+        return self.request("POST", path, body, headers=headers)
+
+    # -- namespaces (/_sim/namespaces: outside any namespace's prefix) --------------------------
+
+    def namespace_call(self, method: str, name: str | None = None, body: Any = None) -> Any:
+        path = "/_sim/namespaces" + (f"/{quote(name, safe='')}" if name is not None else "")
+        saved, self._prefix = self._prefix, self._root
+        try:
+            return self.request(method, path, body)
+        finally:
+            self._prefix = saved
 
     # -- saved states (/_sim/state) ------------------------------------------------------------
 
@@ -218,11 +304,9 @@ class Client:
         error answer raises ApiError instead)."""
         conn, _ = _connection(self.base_url, timeout=None)  # an event may be long in coming
         try:
-            conn.request(
-                "GET",
-                self._url_path(path, query),
-                headers={"Authorization": f"Bearer {self.api_key}"},
-            )
+            headers = {"Authorization": f"Bearer {self.api_key}"}
+            self.tag("GET", headers)
+            conn.request("GET", self._url_path(path, query), headers=headers)
             response = conn.getresponse()
             if response.status >= 400:
                 raw = response.read()

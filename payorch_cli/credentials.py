@@ -73,6 +73,27 @@ def fixture_rows(fixtures: Path | None = None) -> list[dict[str, Any]]:
     ]
 
 
+def namespace_rows(data_dir: Path, fixtures: Path | None, name: str) -> list[dict[str, Any]]:
+    """Namespace `name`'s credentials, derived from the data dir's namespace secret as its
+    server derives them; exit 2 with a one-line reason when it has no such namespace."""
+    import sys
+
+    import typer
+
+    from simulator.domain.namespaces import SECRET_FILE, key_rows, keyed_for, valid_name
+    from simulator.fixture_loader import load_catalog
+
+    root = data_dir / "namespaces"
+    if not valid_name(name) or not (root / name).is_dir():
+        sys.stderr.write(
+            f"payorch keys: no namespace {name!r} in {data_dir} (create it with `payorch ns "
+            "create`, or pass --base-url to ask a server)\n"
+        )
+        raise typer.Exit(2)
+    secret = bytes.fromhex((root / SECRET_FILE).read_text().strip())
+    return key_rows(keyed_for(load_catalog(fixtures), secret, name))
+
+
 def credentials_of(row: Mapping[str, Any]) -> list[Credential]:
     """A row's keys, the secret one first, named OWNER/ENVIRONMENT[/publishable]: OWNER is the
     shop, or the merchant for a merchant-wide key."""

@@ -7,10 +7,15 @@ never loads aiohttp or textual.
 
 from __future__ import annotations
 
+from payorch_cli.commands import balance as balance_command
 from payorch_cli.commands import clock, keys, openapi, scenario, serve, simulate, trigger, tui
 from payorch_cli.commands import coverage as coverage_command
 from payorch_cli.commands import listen as listen_command
 from payorch_cli.commands import logs as logs_command
+from payorch_cli.commands import mcp as mcp_command
+from payorch_cli.commands import ns as ns_command
+from payorch_cli.commands import payments as payments_command
+from payorch_cli.commands import payouts as payouts_command
 from payorch_cli.commands import providers as providers_command
 from payorch_cli.commands import record as record_command
 from payorch_cli.commands import reset as reset_command
@@ -42,6 +47,11 @@ app.command("coverage")(coverage_command.coverage)
 app.command("record")(record_command.record)
 app.command("trace")(trace_command.trace)
 app.add_typer(providers_command.app, name="providers")
+app.add_typer(ns_command.app, name="ns")
+app.command("mcp")(mcp_command.mcp)
+app.add_typer(payments_command.app, name="payments")
+app.add_typer(payouts_command.app, name="payouts")
+app.command("balance")(balance_command.balance)
 
 
 if __name__ == "__main__":  # pragma: no cover

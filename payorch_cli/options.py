@@ -13,10 +13,11 @@ explicit root-level flag.
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import Enum, IntEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -112,11 +113,41 @@ class Command(TyperCommand):
         return pieces
 
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        names = {p.name for p in self.params}
+        if "base_url" in names and "namespace" not in names:
+            args = _take_namespace(ctx, args)
         try:
             return super().parse_args(ctx, args)
         except typer.BadParameter as exc:
             exc.message = plain_reason(exc) or exc.message
             raise
+
+
+def _take_namespace(ctx: Any, args: list[str]) -> list[str]:
+    """`--namespace NAME` written after a command that talks to a server: taken out of `args`
+    and kept where the root's `--namespace` goes (`Globals`), so that every such command takes
+    it without a parameter of its own."""
+    rest: list[str] = []
+    value: str | None = None
+    words = iter(args)
+    for word in words:
+        if word == "--":
+            rest.append(word)
+            rest.extend(words)
+            break
+        if word == "--namespace":
+            value = next(words, None)
+            if value is None:
+                raise typer.BadParameter("--namespace needs a NAME")
+        elif word.startswith("--namespace="):
+            value = word.split("=", 1)[1]
+        else:
+            rest.append(word)
+    if value:
+        root = ctx.find_root()
+        current = root.obj if isinstance(root.obj, Globals) else Globals()
+        root.obj = replace(current, namespace=value)
+    return rest
 
 
 def positive_seconds(value: str) -> float:
@@ -195,6 +226,13 @@ ApiKey = Annotated[
         show_default=False,
     ),
 ]
+NAMESPACE_HELP = (
+    "The namespace to work in (env PAYORCH_NAMESPACE; default: `default`): requests go under "
+    "/ns/NAME and a fixture key is swapped for the namespace's own."
+)
+NamespaceName = Annotated[
+    str | None, typer.Option("--namespace", help=NAMESPACE_HELP, show_default=False)
+]
 DEFAULT_DATA = DEFAULT_DATA_DIR
 
 
@@ -210,11 +248,34 @@ class Globals:
     base_url: str | None = None
     api_key: str | None = None
     json: bool = False
+    namespace: str | None = None
 
-    def client(self) -> Client:
+    def client(self, tool: str | None = "cli", *, tag_writes: bool = False) -> Client:
+        """The command's client; `tool` names it in the request log (payorch_cli/client.py)."""
         from payorch_cli.client import Client
 
-        return Client(self.base_url, self.api_key)
+        return Client(
+            self.base_url,
+            self.api_key,
+            tool=tool,
+            tag_writes=tag_writes,
+            namespace=self.namespace,
+        )
+
+
+IncludeTools = Annotated[
+    bool,
+    typer.Option(
+        "--include-tools",
+        help="Also the requests payorch's own tools made (the TUI's polling, listen, "
+        "logs tail, the scenario runner's probe, CLI reads), left out by default.",
+    ),
+]
+
+
+def include_tools_query(include: bool) -> str | None:
+    """The API's `includeTools` value: left out (the default, false) unless asked."""
+    return "true" if include else None
 
 
 def _print_version(wanted: bool) -> None:
@@ -230,6 +291,7 @@ def root_options(
     base_url: BaseUrl = None,
     api_key: ApiKey = None,
     as_json: Json = False,
+    namespace: NamespaceName = None,
     version: Annotated[
         bool,
         typer.Option(
@@ -241,7 +303,7 @@ def root_options(
     ] = False,
 ) -> None:
     """Local, offline simulator of a LATAM-first payment-orchestration API."""
-    ctx.obj = Globals(base_url, api_key, as_json)
+    ctx.obj = Globals(base_url, api_key, as_json, namespace)
 
 
 def resolve(
@@ -251,9 +313,16 @@ def resolve(
     as_json: bool = False,
 ) -> Globals:
     """The command-level values over the root-level ones (the environment comes after both)."""
+    from payorch_cli.client import NAMESPACE_ENV  # standard library only, like this module
+
     root = ctx.find_root().obj if ctx is not None else None
     root = root if isinstance(root, Globals) else Globals()
-    return Globals(base_url or root.base_url, api_key or root.api_key, as_json or root.json)
+    return Globals(
+        base_url or root.base_url,
+        api_key or root.api_key,
+        as_json or root.json,
+        root.namespace or os.environ.get(NAMESPACE_ENV) or None,
+    )
 
 
 @contextmanager

@@ -6,10 +6,13 @@ import asyncio
 import random
 import secrets
 import warnings
+from dataclasses import replace
+from pathlib import Path
 
 from aiohttp import web
 
 from simulator.clock import SimClock
+from simulator.cluster.worker_front import WorkerFront
 from simulator.domain.auth import Authenticator
 from simulator.domain.catalog import Catalog
 from simulator.domain.checkout import EXPIRE_JOB as CHECKOUT_EXPIRE_JOB
@@ -21,6 +24,12 @@ from simulator.domain.deposits import DepositService
 from simulator.domain.fx import Fx
 from simulator.domain.ids import BufferedSystemRandom
 from simulator.domain.ledger import Ledger
+from simulator.domain.namespaces import (
+    DEFAULT,
+    PATH_PREFIX,
+    refresh_prefix,
+    token_prefix,
+)
 from simulator.domain.payments import PaymentService
 from simulator.domain.payout_ledger import PayoutLedger
 from simulator.domain.payouts import CALLBACK_JOB as PAYOUT_CALLBACK_JOB
@@ -41,19 +50,22 @@ from simulator.events.engine import DeliveryEngine
 from simulator.events.stream import EventStream
 from simulator.fixture_loader import load_catalog, static_dir
 from simulator.http import keys
+from simulator.http.front import FrontApplication
 from simulator.http.idempotency import IdempotencyCache
 from simulator.http.middlewares import request_middleware
 from simulator.http.rendered import RenderedTransactions
 from simulator.http.request_tail import RequestTail
 from simulator.http.reset import Background, ServerReset
 from simulator.http.routes import setup_routes
-from simulator.http.server import KEEPALIVE_TIMEOUT, Application
+from simulator.http.server import KEEPALIVE_TIMEOUT
+from simulator.openapi.validation import Operations
 from simulator.openapi.validation import compiled as compiled_operations
 from simulator.scheduler import Scheduler
 from simulator.settings import Settings
 from simulator.store import Encoded, Store
 from simulator.store.saved import Loaded, SavedStates
 from simulator.store.snapshot import compact_bytes
+from simulator.worlds import Worlds
 
 
 def _signing_doc() -> dict[str, str]:
@@ -80,14 +92,14 @@ def create_app(
     store: Store | None = None,
     catalog: Catalog | None = None,
 ) -> web.Application:
+    """The server: the front application, which is the world `default` too, with the registry
+    of the other namespaces' worlds (built by `_namespace_world` when first used)."""
     catalog = catalog or load_catalog(settings.fixtures_dir)
     if store is None:
-        store = (
-            Store.open(settings.data_dir, fsync=settings.fsync)
-            if settings.data_dir
-            else (Store.memory())
-        )
-    app = Application(
+        store = _open_store(settings)
+    # One worker of several (payorch serve --workers): managing a namespace for a sibling's.
+    front = WorkerFront if settings.peers else FrontApplication
+    app = front(
         middlewares=[request_middleware],
         client_max_size=settings.body_limit,
         # Request bodies are never inflated: a compressed one is refused (415) before it is
@@ -100,22 +112,88 @@ def create_app(
             "keepalive_timeout": KEEPALIVE_TIMEOUT,
         },
     )
+    # Compiled once per process: every world validates requests against the same document.
+    operations = compiled_operations()
+    _compose(app, settings, store, catalog, operations, asyncio.Event(), clock=clock)
+    # One URL table for every world: the front resolves each request with it, then hands it to
+    # the request's world (simulator/http/front.py).
+    setup_routes(app, str(static_dir()))
+
+    app.on_shutdown.append(_stopping)
+
+    def build_world(name: str, data_dir: Path | None, keyed: Catalog) -> web.Application:
+        return _namespace_world(app, name, data_dir, keyed)
+
+    app[keys.WORLDS] = Worlds(
+        settings, catalog, build_world, lambda world: world[keys.IN_FLIGHT].keys()
+    )
+    app.cleanup_ctx.append(app[keys.WORLDS].lifecycle)
+    app.on_cleanup.append(_close_store)
+    return app
+
+
+def _open_store(settings: Settings) -> Store:
+    if settings.data_dir:
+        return Store.open(settings.data_dir, fsync=settings.fsync)
+    return Store.memory()
+
+
+def _namespace_world(
+    front: web.Application, name: str, data_dir: Path | None, catalog: Catalog
+) -> web.Application:
+    """One more world, composed of the same parts as `default`'s: its own store (in
+    `data_dir`), clock, services, request log, streams, saved states and reset; the front's
+    compiled operations and stopping flag. It has no routes of its own (the front resolves)."""
+    settings = replace(front[keys.SETTINGS], data_dir=data_dir)
+    world = web.Application(middlewares=[request_middleware])
+    store = _open_store(settings)
+    _compose(
+        world,
+        settings,
+        store,
+        catalog,
+        front[keys.OPERATIONS],
+        front[keys.STOPPING],
+        namespace=name,
+        public_url=f"{front[keys.CONTEXT].public_url}{PATH_PREFIX}{name}",
+    )
+    world[keys.WORLDS] = front[keys.WORLDS]
+    world.on_cleanup.append(_close_store)
+    world.freeze()
+    return world
+
+
+def _compose(
+    app: web.Application,
+    settings: Settings,
+    store: Store,
+    catalog: Catalog,
+    operations: Operations,
+    stopping: asyncio.Event,
+    *,
+    clock: SimClock | None = None,
+    namespace: str = DEFAULT,
+    public_url: str | None = None,
+) -> None:
+    """Everything one world is, put on `app`: the store and clock, the services (`_build`), the
+    request log and live streams, saved states, the reset gate and the background."""
+    app[keys.NAMESPACE] = namespace
+    app[keys.URL_PREFIX] = "" if namespace == DEFAULT else PATH_PREFIX + namespace
     app[keys.SETTINGS] = settings
     app[keys.CLOCK] = clock or SimClock(_meta(store)[1])
     app[keys.STORE] = store
     app[keys.CATALOG] = catalog
-    # Compiled once per process: every app validates requests against the same document.
-    app[keys.OPERATIONS] = compiled_operations()
+    app[keys.OPERATIONS] = operations
     # What outlives a reset: the request log (emptied by it) and the readers of the live streams.
     app[keys.REQUEST_LOG] = request_log = RequestLog(settings.request_log)
-    app[keys.REQUEST_TAIL] = RequestTail(request_log)
-    app[keys.STREAM] = EventStream(store.table("events"))
+    stall = settings.stream_stall_timeout
+    app[keys.REQUEST_TAIL] = RequestTail(request_log, write_timeout_seconds=stall)
+    app[keys.STREAM] = EventStream(store.table("events"), write_timeout_seconds=stall)
     app[keys.SAVED_STATES] = SavedStates(
         settings.data_dir / "snapshots" if settings.data_dir else None
     )
-    _build(app, public_url=f"http://{settings.host}:{settings.port}")
-    setup_routes(app, str(static_dir()))
-    app[keys.STOPPING] = asyncio.Event()
+    _build(app, public_url=public_url or f"http://{settings.host}:{settings.port}")
+    app[keys.STOPPING] = stopping
     app[keys.IN_FLIGHT] = {}
     background = Background()
     app[keys.RESET] = ServerReset(
@@ -123,10 +201,7 @@ def create_app(
     )
     app[keys.SAVED_STATES_LOCK] = asyncio.Lock()
     app.on_shutdown.append(_close_streams)
-    app.on_shutdown.append(_stopping)
     app.cleanup_ctx.append(background.lifecycle)  # the webhook engine and the scheduler's tick
-    app.on_cleanup.append(_close_store)
-    return app
 
 
 def _build(app: web.Application, public_url: str) -> None:
@@ -149,6 +224,8 @@ def _build(app: web.Application, public_url: str) -> None:
         if settings.seed is None
         else random.Random(
             f"{settings.seed}/{len(store.table('events'))}/{len(store.table('transactions'))}"
+            # Another namespace mixes in its name: two seeded worlds draw different ids.
+            + ("" if app[keys.NAMESPACE] == DEFAULT else f"/{app[keys.NAMESPACE]}")
         )
     )
     scheduler = Scheduler(clock, store.table("jobs"), store.batch)
@@ -190,7 +267,12 @@ def _build(app: web.Application, public_url: str) -> None:
     app[keys.BUS] = bus
     app[keys.CONTEXT] = ctx
     app[keys.AUTHENTICATOR] = Authenticator(
-        catalog, signing_secret, store.table("refresh_tokens"), rng
+        catalog,
+        signing_secret,
+        store.table("refresh_tokens"),
+        rng,
+        token_prefix=token_prefix(app[keys.NAMESPACE]),
+        refresh_prefix=refresh_prefix(app[keys.NAMESPACE]),
     )
     app[keys.PAYMENTS] = payments
     app[keys.REFUNDS] = refunds
@@ -301,6 +383,7 @@ def _wire_event_flows(
         store.batch,
         store.table("jobs").__contains__,
         loopback_only=app[keys.SETTINGS].webhooks_loopback_only,
+        namespace=None if app[keys.NAMESPACE] == DEFAULT else app[keys.NAMESPACE],
     )
     stream = app[keys.STREAM]
     settlements = SettlementService(

@@ -10,6 +10,7 @@ DEFAULT_PORT = 8080
 DEFAULT_DATA_DIR = Path(".payorch")
 BODY_LIMIT_BYTES = 1024 * 1024
 REQUEST_LOG_SIZE = 10_000
+BODY_TIMEOUT_SECONDS = 10.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,8 +32,26 @@ class Settings:
     # Seconds a client has to send a whole request head (from connecting, or from its first
     # byte on a kept-alive connection) before its connection is closed (simulator/http/server.py).
     header_timeout: float = 10.0
+    # Seconds a request body has to arrive whole once its head is in; then the request is
+    # answered 408 request_timeout and the connection closed (simulator/http/requests.py). 0: none.
+    body_timeout: float = BODY_TIMEOUT_SECONDS
+    # Seconds a live-stream reader (GET /_sim/events, /_sim/requests/stream) may take nothing
+    # while bytes wait for it before its connection is aborted (simulator/http/sse.py).
+    stream_stall_timeout: float = 10.0
     # Entries kept per payment or payout trace; past it the first 100 and the newest stay
     # (simulator/domain/trace.py).
     trace_limit: int = 500
     # Requests kept in the request log (GET /_sim/requests); 0 turns it off.
     request_log: int = REQUEST_LOG_SIZE
+    # Namespaces (simulator/worlds.py): at most this many worlds besides `default` stay in
+    # memory (the least recently used is unloaded first), and one unused this many seconds of
+    # real time is unloaded; either comes back on its next request.
+    namespaces_in_memory: int = 1000
+    namespace_unload_seconds: float = 300.0
+    # One worker of several (payorch serve --workers, simulator/cluster/): the key of the
+    # namespaces' key derivation, the same in every worker (None: the data dir's own); the
+    # origin clients reach (the proxy's), for URLs built outside a request; the sibling workers'
+    # origins, asked for their namespaces by GET /_sim/namespaces.
+    namespace_secret: bytes | None = None
+    public_url: str | None = None
+    peers: tuple[str, ...] = ()

@@ -9,12 +9,25 @@ with soft wrapping, so a terminal narrower still wraps a line rather than losing
 from __future__ import annotations
 
 import json
+import os
+from dataclasses import replace
 from itertools import groupby
 from typing import TYPE_CHECKING, Any
 
 import typer
 
-from payorch_cli.options import DEFAULT_DATA, DataDir, Fixtures, Json, resolve
+from payorch_cli.client import BASE_URL_ENV
+from payorch_cli.options import (
+    DEFAULT_DATA,
+    ApiKey,
+    BaseUrl,
+    DataDir,
+    Fixtures,
+    Json,
+    NamespaceName,
+    api_errors,
+    resolve,
+)
 
 if TYPE_CHECKING:
     from rich.text import Text
@@ -80,18 +93,31 @@ def keys(
     data_dir: DataDir = DEFAULT_DATA,
     fixtures: Fixtures = None,
     as_json: Json = False,
+    namespace: NamespaceName = None,
+    base_url: BaseUrl = None,
+    api_key: ApiKey = None,
 ) -> None:
     """List every credential with its publishable and secret key.
 
-    Merchant, shop and environment of each; the same for every data dir.
+    Merchant, shop and environment of each; the same for every data dir. With --namespace: that
+    namespace's keys, asked of the server at --base-url (or PAYORCH_BASE_URL) when one is given,
+    else derived from the data dir's namespace secret.
     """
-    as_json = resolve(ctx, as_json=as_json).json
-    from payorch_cli.credentials import fixture_rows
+    options = resolve(ctx, base_url, api_key, as_json)
+    as_json, namespace = options.json, namespace or options.namespace
+    from payorch_cli.credentials import fixture_rows, namespace_rows
     from simulator.fixture_loader import FixtureError
 
-    del data_dir  # keys come from the fixtures and are the same for every data dir
     try:
-        rows = fixture_rows(fixtures)
+        if namespace and namespace != "default":
+            if options.base_url or os.environ.get(BASE_URL_ENV):
+                with api_errors("keys"):
+                    client = replace(options, namespace=None).client()
+                    rows = client.namespace_call("GET", namespace)["keys"]
+            else:
+                rows = namespace_rows(data_dir, fixtures, namespace)
+        else:
+            rows = fixture_rows(fixtures)  # the same for every data dir
     except FixtureError as exc:
         typer.echo(f"payorch keys: bad fixtures: {exc}", err=True)
         raise typer.Exit(2) from None

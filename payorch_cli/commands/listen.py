@@ -189,7 +189,7 @@ def listen(
 
     wanted = parse_events(events)  # a bad name is refused before anything starts
     options = resolve(ctx, base_url, api_key, as_json)
-    client = options.client()
+    client = options.client("listen", tag_writes=True)
     state = ListenState()
     key = entry_key(client.base_url, client.api_key, forward_to)
     if print_secret:

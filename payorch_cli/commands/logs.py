@@ -14,10 +14,12 @@ from payorch_cli.options import (
     ApiKey,
     BaseUrl,
     ExitStatus,
+    IncludeTools,
     Json,
     api_errors,
     command_group,
     emit,
+    include_tools_query,
     resolve,
 )
 
@@ -70,6 +72,7 @@ def tail(
     path: PathPrefix = None,
     method: Method = None,
     merchant: Merchant = None,
+    include_tools: IncludeTools = False,
     base_url: BaseUrl = None,
     api_key: ApiKey = None,
     as_json: Json = False,
@@ -87,8 +90,9 @@ def tail(
     from payorch_cli.render.requests import Layout
 
     options = resolve(ctx, base_url, api_key, as_json)
-    client = options.client()
+    client = options.client("logs")
     query = {"status": status, "path": path, "method": method, "merchant": merchant}
+    query["includeTools"] = include_tools_query(include_tools)
 
     layout = Layout.for_width(shutil.get_terminal_size().columns)
 

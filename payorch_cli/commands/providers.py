@@ -12,6 +12,13 @@ from typing import Annotated, Any
 
 import typer
 
+from payorch.vocabulary import (
+    PROVIDER_BEHAVIOURS,
+    PROVIDER_BEHAVIOURS_BY_KIND,
+    PROVIDER_CALLBACK_MODES,
+    PROVIDER_CALLBACK_OUTCOMES,
+)
+from payorch.vocabulary import PROVIDER_CALLBACK_OUTCOMES_BY_KIND as OUTCOMES_BY_KIND
 from payorch_cli.options import (
     ApiKey,
     BaseUrl,
@@ -32,33 +39,22 @@ app = command_group(
 )
 
 
-class Behaviour(StrEnum):
-    accept = "accept"
-    decline = "decline"
-    outage = "outage"
-    no_instructions = "no_instructions"
-    timeout = "timeout"
-    reject = "reject"
-
-
-class CallbackOutcome(StrEnum):
-    paid = "paid"
-    failed = "failed"
-    completed = "completed"
-    rejected = "rejected"
-    refunded = "refunded"
-    returned = "returned"
-
-
-class CallbackMode(StrEnum):
-    once = "once"
-    duplicate = "duplicate"
-
+# The choices of the options below: payorch.vocabulary's table, which the server checks too.
+Behaviour = StrEnum("Behaviour", {b: b for b in PROVIDER_BEHAVIOURS})  # type: ignore[misc]  # members from the vocabulary's table
+CallbackOutcome = StrEnum("CallbackOutcome", {o: o for o in PROVIDER_CALLBACK_OUTCOMES})  # type: ignore[misc]  # members from the vocabulary's table
+CallbackMode = StrEnum("CallbackMode", {m: m for m in PROVIDER_CALLBACK_MODES})  # type: ignore[misc]  # members from the vocabulary's table
 
 BEHAVIOURS_HELP = (
-    "Pay-in providers: accept, decline, outage, no_instructions, timeout; payout providers: "
-    "accept, reject, outage."
+    f"Pay-in providers: {', '.join(PROVIDER_BEHAVIOURS_BY_KIND['payin'])}; payout providers: "
+    f"{', '.join(PROVIDER_BEHAVIOURS_BY_KIND['payout'])}."
 )
+
+
+def _either(values: tuple[str, ...]) -> str:
+    """`a, b or c`."""
+    return " or ".join(filter(None, (", ".join(values[:-1]), values[-1])))
+
+
 NONE_WORDS = ("none", "never", "off", "null")
 
 
@@ -209,14 +205,17 @@ def set_(
         CallbackOutcome | None,
         typer.Option(
             "--callback-outcome",
-            help="What the callback reports: paid or failed from a pay-in provider; completed, "
-            "failed, rejected, refunded or returned from a payout provider (a failure after "
-            "processing: payout.failed, the debit reversed).",
+            help=f"What the callback reports: {_either(OUTCOMES_BY_KIND['payin'])} from a pay-in "
+            f"provider; {_either(OUTCOMES_BY_KIND['payout'])} from a payout provider (a failure "
+            "after processing: payout.failed, the debit reversed).",
         ),
     ] = None,
     callback_mode: Annotated[
         CallbackMode | None,
-        typer.Option("--callback-mode", help="once, or duplicate: the callback arrives twice."),
+        typer.Option(
+            "--callback-mode",
+            help=f"{_either(PROVIDER_CALLBACK_MODES)}: duplicate delivers the callback twice.",
+        ),
     ] = None,
     base_url: BaseUrl = None,
     api_key: ApiKey = None,

@@ -10,7 +10,15 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from payorch_cli.options import ApiKey, BaseUrl, ExitStatus, api_errors, resolve
+from payorch_cli.options import (
+    ApiKey,
+    BaseUrl,
+    ExitStatus,
+    IncludeTools,
+    api_errors,
+    include_tools_query,
+    resolve,
+)
 
 if TYPE_CHECKING:
     from payorch_cli.client import Client
@@ -37,6 +45,7 @@ def record(
         typer.Option("--last", min=1, help="Only the last N requests that become steps."),
     ] = None,
     name: Annotated[str, typer.Option("--name", help="The scenario's name.")] = "recorded session",
+    include_tools: IncludeTools = False,
     base_url: BaseUrl = None,
     api_key: ApiKey = None,
 ) -> None:
@@ -56,7 +65,7 @@ def record(
     options = resolve(ctx, base_url, api_key)
     client = options.client()
     with api_errors("record"):
-        summaries, outside = _summaries(client, cutoff, last)
+        summaries, outside = _summaries(client, cutoff, last, include_tools)
         if not summaries:
             _fail(_empty_reason(client, since, last), ExitStatus.ERROR)
         details = [_detail(client, summary) for summary in summaries]
@@ -173,7 +182,7 @@ def _at(summary: dict[str, Any]) -> datetime:
 
 
 def _summaries(
-    client: Client, cutoff: datetime | None, last: int | None
+    client: Client, cutoff: datetime | None, last: int | None, include_tools: bool = False
 ) -> tuple[list[dict[str, Any]], list[str]]:
     """The log's requests to record, oldest first (the log lists newest first), and the ids of
     the events caused by the requests around them that are not recorded (left out with them: to
@@ -189,7 +198,12 @@ def _summaries(
     counted = 0
     offset = 0
     while True:
-        page = client.get("/_sim/requests", limit=PAGE, offset=offset)
+        page = client.get(
+            "/_sim/requests",
+            limit=PAGE,
+            offset=offset,
+            includeTools=include_tools_query(include_tools),
+        )
         rows = page["data"]
         for row in rows:
             becomes_step = recordable(row["method"], row["path"])

@@ -6,6 +6,7 @@ nothing matched; 3 the --base-url server is unreachable.
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from pathlib import Path
@@ -72,7 +73,8 @@ def run(
     api_key: ApiKey = None,
     as_json: Json = False,
 ) -> None:
-    """Run scenarios. Without --base-url each one gets its own in-process simulator."""
+    """Run scenarios. Without --base-url each one gets its own in-process simulator; with it,
+    `--namespace auto` runs each one in a fresh namespace of that server (deleted after)."""
     from payorch_cli.render.coverage import merge as merge_coverage
     from payorch_cli.render.report import summary_line
     from payorch_cli.scenario.reporters import (
@@ -83,10 +85,12 @@ def run(
         write_junit,
     )
     from payorch_cli.scenario.suite import (
+        ISOLATED_REASON,
         check_reachable,
         keyword_filter,
         read_coverage,
         run_instances,
+        split_isolated,
     )
 
     options = resolve(ctx, base_url, api_key, as_json)
@@ -101,7 +105,17 @@ def run(
     if not instances:
         what = f"matched -k {keyword!r}" if keyword else f"found in {', '.join(map(str, paths))}"
         raise _fail(f"payorch scenario run: no scenario {what}", ExitStatus.USAGE)
+    isolated: list[Any] = []
+    namespace = _namespace(options.namespace)
     if options.base_url:
+        if namespace != "auto":  # with `auto` each scenario has a namespace of its own
+            instances, isolated = split_isolated(instances)
+        if not instances:
+            raise _fail(
+                f"payorch scenario run: every selected scenario ({len(isolated)}) is "
+                f"{ISOLATED_REASON}, and --base-url shares one; {_isolation_advice(ctx)}",
+                ExitStatus.USAGE,
+            )
         problem = check_reachable(options.base_url)
         if problem:
             raise _fail(f"payorch scenario run: {problem}", ExitStatus.UNREACHABLE)
@@ -118,7 +132,13 @@ def run(
     reports: list[dict[str, Any]] | None = [] if coverage else None
     try:
         results, starts = run_instances(
-            instances, reporter, credentials, options.base_url, options.api_key, reports
+            instances,
+            reporter,
+            credentials,
+            options.base_url,
+            options.api_key,
+            reports,
+            namespace=namespace,
         )
         if reports is not None and options.base_url:
             reports.append(
@@ -128,9 +148,10 @@ def run(
         reporter.close()
     merged = merge_coverage(reports) if reports else None
     seconds = time.perf_counter() - started
+    skip_reason = f"{ISOLATED_REASON}; {_isolation_advice(ctx)}"
     if junit is not None:
-        write_junit(str(junit), results, seconds)
-    summary = summary_line(results, seconds)
+        write_junit(str(junit), results, seconds, [(i, skip_reason) for i in isolated])
+    summary = summary_line(results, seconds, len(isolated))
     if options.json:
         from payorch_cli.render.objects import to_json
 
@@ -141,6 +162,7 @@ def run(
             "server": options.base_url or "in-process",
             "inProcessStartMs": [round(s, 1) for s in starts],
             "scenarios": [result_json(r) for r in results],
+            "skipped": [{"scenario": i.node_id, "reason": skip_reason} for i in isolated],
         }
         if merged is not None:
             document["coverage"] = merged
@@ -157,9 +179,33 @@ def run(
         for r in (r for r in results if not r.passed):
             at = r.failed_step.step.loc if r.failed_step else r.error
             sys.stdout.write(f"  failed: {r.instance.node_id}  ({at})\n")
+        if isolated:
+            sys.stdout.write(
+                f"  skipped {len(isolated)} scenario(s) {ISOLATED_REASON} (--base-url shares "
+                f"one); {_isolation_advice(ctx)}:\n"
+            )
+            for instance in isolated:
+                sys.stdout.write(f"  skipped: {instance.node_id}\n")
         if merged is not None:
             _print_coverage(merged, console)
     raise typer.Exit(ExitStatus.OK if all(r.passed for r in results) else ExitStatus.ERROR)
+
+
+def _namespace(option: str | None) -> str | None:
+    from payorch_cli.client import NAMESPACE_ENV
+
+    return option or os.environ.get(NAMESPACE_ENV) or None
+
+
+def _isolation_advice(ctx: typer.Context) -> str:
+    """What to do about scenarios that need a server of their own: without --base-url each gets
+    a fresh in-process simulator; `--namespace auto` (a namespace of its own on the shared
+    server) is offered only where this command has that option."""
+    del ctx  # every command that runs scenarios against a server takes --namespace (options.py)
+    return (
+        "run them without --base-url (a fresh simulator each) or with --namespace auto (a "
+        "namespace each)"
+    )
 
 
 def _print_coverage(report: dict[str, Any], console: Any) -> None:

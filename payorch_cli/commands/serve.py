@@ -13,7 +13,8 @@ from typing import Annotated, Any
 import typer
 
 from payorch_cli.options import DEFAULT_DATA, DataDir, Fixtures
-from simulator.settings import DEFAULT_HOST, DEFAULT_PORT, REQUEST_LOG_SIZE
+from simulator.cluster import SECRET_ENV
+from simulator.settings import BODY_TIMEOUT_SECONDS, DEFAULT_HOST, DEFAULT_PORT, REQUEST_LOG_SIZE
 
 # On SIGINT/SIGTERM, requests in flight get this long to finish; past it they are answered 503
 # service_unavailable (never dropped mid-write), so the process is gone well within 10 s.
@@ -51,11 +52,58 @@ def serve(
             "tail); 0 turns it off.",
         ),
     ] = REQUEST_LOG_SIZE,
+    workers: Annotated[
+        str,
+        typer.Option(
+            "--workers",
+            metavar="N|auto",
+            help="Serve through nginx in front of N worker processes (auto: one per core); "
+            "each namespace lives in one of them. 1: one process, no proxy.",
+        ),
+    ] = "1",
+    print_proxy_config: Annotated[
+        bool,
+        typer.Option(
+            "--print-proxy-config",
+            help="Print the nginx configuration for the --worker addresses and exit "
+            "(docs/deploy.md).",
+        ),
+    ] = False,
+    worker_addresses: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--worker", metavar="HOST:PORT", help="A worker's address (--print-proxy-config)."
+        ),
+    ] = None,
+    listen: Annotated[
+        str,
+        typer.Option(
+            "--listen", metavar="[ADDRESS:]PORT", help="The proxy's port (--print-proxy-config)."
+        ),
+    ] = str(DEFAULT_PORT),
+    peers: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--peer",
+            metavar="URL",
+            help="A sibling worker's origin, when this server is one worker of several "
+            "(docs/deploy.md).",
+        ),
+    ] = None,
+    public_url: Annotated[
+        str | None,
+        typer.Option(
+            "--public-url",
+            metavar="URL",
+            help="The origin clients reach this server by (a proxy's), for URLs it hands out.",
+        ),
+    ] = None,
     log_requests: Annotated[
         bool,
         typer.Option(
             "--log-requests",
-            help="Print one line per request on standard output, after the Listening line.",
+            help="Print one line per request on standard output, after the Listening line "
+            "(not those of payorch's own tools, such as the TUI's polling).",
         ),
     ] = False,
     quiet: Annotated[
@@ -66,6 +114,16 @@ def serve(
             help="Print only the Listening line (the next steps it prints on a terminal go).",
         ),
     ] = False,
+    body_timeout: Annotated[
+        float,
+        typer.Option(
+            "--body-timeout",
+            min=0,
+            metavar="SECONDS",
+            help="Seconds a request body has to arrive whole once its head is in; a slower one "
+            "is answered 408 request_timeout and its connection closed. 0: no limit.",
+        ),
+    ] = BODY_TIMEOUT_SECONDS,
 ) -> None:
     """Serve the API, checkout pages and the /_sim control plane.
 
@@ -73,11 +131,11 @@ def serve(
     open the TUI and the request log, and where the docs are; piped or with --quiet, only the
     Listening line. --log-requests adds one line per request (the `payorch logs tail` layout).
     """
-    import asyncio  # here, not at the top: 30 ms of every other command's start
+    from payorch_cli.commands.serve_workers import print_config, serve_workers, worker_count_of
 
-    from simulator.fixture_loader import FixtureError
-    from simulator.store import StoreLockedError
-
+    if print_proxy_config:
+        print_config(worker_addresses or [], listen)
+        return
     if log_requests and request_log == 0:
         typer.echo(
             "payorch serve: --log-requests prints the request log, which --request-log 0 turns "
@@ -85,6 +143,30 @@ def serve(
             err=True,
         )
         raise typer.Exit(2)
+    count = worker_count_of(workers)
+    if count > 1:
+        options = _forwarded(fixtures, no_rate_limit, fsync, loopback_webhooks, request_log)
+        options += ["--body-timeout", str(body_timeout)]
+        if log_requests:
+            options.append("--log-requests")
+        steps = Output(
+            next_steps=not quiet and sys.stdout.isatty(), log_requests=False, fixtures=fixtures
+        )
+        serve_workers(
+            host,
+            port,
+            data_dir,
+            count,
+            options,
+            log_requests=log_requests,
+            listening=lambda url: steps.started(None, url),
+        )
+        return
+    import asyncio  # here, not at the top: 30 ms of every other command's start
+
+    from simulator.fixture_loader import FixtureError
+    from simulator.store import StoreLockedError
+
     output = Output(
         next_steps=not quiet and sys.stdout.isatty(),
         log_requests=log_requests,
@@ -101,7 +183,10 @@ def serve(
                 fsync=fsync,
                 loopback_webhooks=loopback_webhooks,
                 request_log=request_log,
+                peers=tuple(peers or ()),
+                public_url=public_url,
                 output=output,
+                body_timeout=body_timeout,
             )
         )
     except StoreLockedError as exc:
@@ -160,7 +245,10 @@ class Output:
 
         def print_row(row: Row) -> None:
             # Synchronous, on the request path: opt-in, and a line is a few microseconds.
-            sys.stdout.write(layout.line(dict(Entry(row).summary())) + "\n")
+            summary = dict(Entry(row).summary())
+            if summary.get("tool") is not None:
+                return  # payorch's own tools (the TUI's polling...), as `logs tail` leaves them
+            sys.stdout.write(layout.line(summary) + "\n")
             sys.stdout.flush()
 
         app[REQUEST_LOG].subscribe(print_row)
@@ -176,9 +264,13 @@ async def _serve(
     fsync: bool,
     loopback_webhooks: bool,
     request_log: int,
+    peers: tuple[str, ...] = (),
+    public_url: str | None = None,
     output: Output,
+    body_timeout: float,
 ) -> None:
     import asyncio
+    import os
 
     from aiohttp import web
 
@@ -195,6 +287,10 @@ async def _serve(
         fsync=fsync,
         webhooks_loopback_only=loopback_webhooks,
         request_log=request_log,
+        peers=peers,
+        public_url=public_url,
+        namespace_secret=_namespace_secret(os.environ.get(SECRET_ENV)),
+        body_timeout=body_timeout,
     )
     app = create_app(settings)
     # drain() has already finished or answered every request when cleanup() runs: the short
@@ -210,19 +306,20 @@ async def _serve(
         real_port = sockets[0].getsockname()[1] if sockets else port
         from simulator.http.keys import CONTEXT
 
-        app[CONTEXT].public_url = f"http://{host}:{real_port}"
+        app[CONTEXT].public_url = public_url or f"http://{host}:{real_port}"
         # What start-up built (modules, fixtures, compiled schemas, indexes) lives as long as
         # the server: out of the collector's sight, full collections stop re-walking it.
         gc.freeze()
+        # Before the first line: a tool may signal the server as soon as it has read it.
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, stop.set)
         # The first line, exactly so: tools wait for it and read the port from it.
         sys.stdout.write(f"Listening on http://{host}:{real_port}\n")
         sys.stdout.flush()
         output.started(app, f"http://{host}:{real_port}")
         sys.stdout.flush()
-        stop = asyncio.Event()
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(sig, stop.set)
         await stop.wait()
         # Graceful: stop listening (new connections are refused), then let the requests in
         # flight finish within the grace; those that cannot are answered 503, never dropped.
@@ -230,3 +327,26 @@ async def _serve(
         await drain(app, SHUTDOWN_GRACE_SECONDS)
     finally:
         await runner.cleanup()
+
+
+def _forwarded(
+    fixtures: Path | None, no_rate_limit: bool, fsync: bool, loopback_webhooks: bool, log: int
+) -> list[str]:
+    """The options every worker of `--workers N` is started with (the same as the server's)."""
+    options = ["--request-log", str(log)]
+    if fixtures is not None:
+        options += ["--fixtures", str(fixtures.resolve())]
+    flags = {"--no-rate-limit": no_rate_limit, "--fsync": fsync}
+    flags["--loopback-webhooks"] = loopback_webhooks
+    return options + [flag for flag, on in flags.items() if on]
+
+
+def _namespace_secret(given: str | None) -> bytes | None:
+    """The workers' shared key (from the supervisor or a deployment); None: the data dir's."""
+    if not given:
+        return None
+    try:
+        return bytes.fromhex(given)
+    except ValueError:
+        typer.echo(f"payorch serve: {SECRET_ENV} is not hexadecimal", err=True)
+        raise typer.Exit(2) from None

@@ -7,9 +7,14 @@ run (its deliveries are recorded in the same transaction as the state change, so
 race) and deleted afterwards; your own subscriptions receive the event as usual, which is the
 point (`payorch listen` in another shell shows it).
 
-Some events need simulated days to pass (settlements close at 00:00 UTC after T+N, chargeback
-claims resolve after 7 days, a withdrawal needs available money): the clock is moved one day at a
-time until the event shows, and the output says how far it moved.
+Some events need simulated time to pass (settlements close at 00:00 UTC after T+N, chargeback
+claims resolve after 7 days, a withdrawal settles a minute later and needs available money). The
+clock is the server's, shared by every client of it, so trigger moves it only when told to
+(`--advance-clock`): then one day at a time until the event shows, and the output says how far it
+moved; without it such an event is refused before anything is created (exit 2, naming the option).
+
+The event shown is the one about what this run created (its payment, claim, withdrawal, payout;
+for `settlement.*` the settlement listing its payment), not an older one of the same type.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from payorch.vocabulary import EVENT_TYPES
 from payorch_cli.options import (
     ApiKey,
     BaseUrl,
+    ExitStatus,
     Json,
     api_errors,
     did_you_mean,
@@ -50,6 +56,17 @@ class TriggerFailed(Exception):
     pass
 
 
+# The recipes that move the clock; the others must fire without it (a test runs every one
+# without --advance-clock when it is not listed here, and `advance` refuses to move otherwise).
+NEEDS_CLOCK: dict[str, str] = {
+    "claim.resolved": "a chargeback's claim resolves after 7 simulated days",
+    "settlement.closed": "settlements close at 00:00 UTC after the payment's T+N",
+    "settlement.pdf_ready": "settlements close at 00:00 UTC after the payment's T+N",
+    "withdrawal.completed": "a withdrawal settles a simulated minute later, from available money",
+    "withdrawal.failed": "a withdrawal settles a simulated minute later, from available money",
+}
+
+
 @dataclass
 class Trigger:
     client: Client
@@ -59,14 +76,37 @@ class Trigger:
     objects: dict[str, Any] = field(default_factory=dict)
     advanced: float = 0.0
     inbox: str = ""
+    may_advance: bool = True
 
     # -- observation -------------------------------------------------------------------------
+
+    def created_ids(self) -> set[str]:
+        return {
+            str(obj["id"] if "id" in obj else obj.get("transactionId"))
+            for obj in self.objects.values()
+            if isinstance(obj, dict) and ("id" in obj or "transactionId" in obj)
+        }
+
+    def about_ours(self, envelope: dict[str, Any]) -> bool:
+        """Whether an event is about what this run created: its data is one of our objects
+        (`id`), refers to one (`transactionId`), or lists one (a settlement's
+        `transactionIds`). Another client's event of the same type, or an older settlement
+        closing on the way, is not ours."""
+        data = envelope.get("data")
+        if not isinstance(data, dict):
+            return False
+        ours = self.created_ids()
+        mentioned = {str(data.get("id")), str(data.get("transactionId"))}
+        listed = data.get("transactionIds")
+        if isinstance(listed, list):
+            mentioned.update(str(tx_id) for tx_id in listed)
+        return bool(ours & mentioned)
 
     def seen(self) -> dict[str, Any] | None:
         rows = self.client.get(f"/webhooks/{self.inbox}/deliveries", limit=100)["data"]
         for row in reversed(rows):  # oldest first
-            if row["eventType"] == self.event:
-                return row["event"]
+            if row["eventType"] == self.event and self.about_ours(row["event"]):
+                return dict(row["event"])
         return None
 
     def wait(self) -> dict[str, Any] | None:
@@ -78,6 +118,8 @@ class Trigger:
             time.sleep(0.1)
 
     def advance(self, seconds: float) -> None:
+        if not self.may_advance:
+            raise TriggerFailed(f"{self.event} needs the clock moved: add --advance-clock")
         self.client.post("/_sim/clock/advance", {"seconds": seconds})
         self.advanced += seconds
 
@@ -178,13 +220,36 @@ def _human(trigger: Trigger, event: dict[str, Any]) -> Any:
     from payorch_cli.render.objects import event_renderable, object_table
     from payorch_cli.scenario.durations import format_duration
 
-    parts: list[Any] = [
+    made = ", ".join(f"{noun} {ident}" for noun, ident in created(trigger.objects).items())
+    parts: list[Any] = [Text(f"created {made}", style="bold")] if made else []
+    parts += [
         object_table(name, obj) for name, obj in trigger.objects.items() if isinstance(obj, dict)
     ]
     if trigger.advanced:
         parts.append(Text(f"clock advanced {format_duration(trigger.advanced)}", style="dim"))
     parts.append(event_renderable(event))
     return Group(*parts)
+
+
+def created(objects: dict[str, Any]) -> dict[str, str]:
+    """The id of each object the run made or caused, by noun (`simulate` is an answer, not an
+    object)."""
+    found: dict[str, str] = {}
+    for noun, obj in objects.items():
+        if noun != "simulate" and isinstance(obj, dict):
+            ident = obj.get("id") or obj.get("transactionId")
+            if ident:
+                found[noun] = str(ident)
+    return found
+
+
+def _include_event_object(run: Trigger, envelope: dict[str, Any]) -> None:
+    """A settlement or claim exists only in its event: shown with the objects, under its noun."""
+    data = envelope.get("data")
+    if not isinstance(data, dict) or data.get("id") in run.created_ids():
+        return
+    noun = str(envelope.get("type", "")).split(".", 1)[0]
+    run.objects.setdefault(noun, data)
 
 
 def _event_name(value: str) -> str:
@@ -216,6 +281,14 @@ def trigger(
             help="Seconds to wait for the event once driven.",
         ),
     ] = 10.0,
+    advance_clock: Annotated[
+        bool,
+        typer.Option(
+            "--advance-clock",
+            help="Let it move the server's simulated clock (shared by every client of the "
+            "server) for events that need time: claim.resolved, settlement.*, withdrawal.*.",
+        ),
+    ] = False,
     base_url: BaseUrl = None,
     api_key: ApiKey = None,
     as_json: Json = False,
@@ -224,9 +297,17 @@ def trigger(
 
     Prints the objects it made and the event.
     """
+    import sys
+
+    if event in NEEDS_CLOCK and not advance_clock:
+        sys.stderr.write(
+            f"payorch trigger: {event} needs simulated time to pass ({NEEDS_CLOCK[event]}); "
+            "add --advance-clock to let trigger move the server's clock\n"
+        )
+        raise typer.Exit(ExitStatus.USAGE)
     options = resolve(ctx, base_url, api_key, as_json)
     client = options.client()
-    run = Trigger(client, event, method, timeout)
+    run = Trigger(client, event, method, timeout, may_advance=advance_clock)
     with api_errors("trigger"):
         inbox = client.create_webhook(None, [event], "payorch trigger")
         run.inbox = inbox["id"]
@@ -239,7 +320,13 @@ def trigger(
             client.delete_webhook(run.inbox)
     if envelope is None:
         raise typer.Exit(_fail(f"{event} did not fire within {timeout:g} s"))
-    data = {"event": envelope, "objects": run.objects, "clockAdvancedSeconds": run.advanced}
+    _include_event_object(run, envelope)
+    data = {
+        "event": envelope,
+        "objects": run.objects,
+        "created": created(run.objects),
+        "clockAdvancedSeconds": run.advanced,
+    }
     emit(options, data, lambda: _human(run, envelope))
 
 

@@ -30,7 +30,8 @@ def tui(
 ) -> None:
     """A live terminal console of the server (keyboard-first).
 
-    Transactions, balances, webhook deliveries, the request log and the providers.
+    Transactions, balances, webhook deliveries, the request log and the providers; --namespace
+    NAME watches that namespace (n switches).
     """
     keys = list(api_key or [])
     globals_ = resolve(ctx, base_url, keys[0] if keys else None)
@@ -39,4 +40,4 @@ def tui(
 
     from payorch_cli.tui.app import run
 
-    run(globals_.base_url, keys, fixtures)
+    run(globals_.base_url, keys, fixtures, globals_.namespace)

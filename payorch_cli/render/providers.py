@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from payorch.vocabulary import ACCEPTING_BEHAVIOUR
+
 if TYPE_CHECKING:
     from rich.table import Table
 
@@ -41,7 +43,7 @@ def behaviour_text(provider: dict[str, Any]) -> str:
     """What the provider does to a production charge now: `decline insufficient_funds`,
     `accept, 30% decline (insufficient_funds, seed 7)`, `outage (incident)`..."""
     if provider.get("appliesTo") == "sandbox":
-        return "accept (sandbox: always)"
+        return f"{ACCEPTING_BEHAVIOUR} (sandbox: always)"
     configured = str(provider.get("behaviour") or "?")
     now = str(provider.get("effectiveBehaviour") or configured)
     text = now
@@ -80,7 +82,7 @@ def now_text(provider: dict[str, Any]) -> str:
         isinstance(rate, int | float)
         and not isinstance(rate, bool)
         and rate > 0
-        and now == "accept"
+        and now == ACCEPTING_BEHAVIOUR
     ):
         return f"{now} {rate:.0%} decl."
     return now
@@ -157,7 +159,7 @@ def is_disturbed(provider: dict[str, Any]) -> bool:
     """Not accepting every production charge right now (shown in a warning colour)."""
     rate = provider.get("declineRate")
     return (
-        provider.get("effectiveBehaviour", provider.get("behaviour")) != "accept"
+        provider.get("effectiveBehaviour", provider.get("behaviour")) != ACCEPTING_BEHAVIOUR
         or (isinstance(rate, int | float) and not isinstance(rate, bool) and rate > 0)
         or any(i.get("active") for i in _incidents(provider))
     )
@@ -258,9 +260,20 @@ def provider_table(provider: dict[str, Any]) -> Table:
         ("kind", str(provider.get("kind") or "?")),
         ("rails", rails_text(provider)),
         ("behaviour now", behaviour_text(provider)),
-        ("incidents", incidents_text(provider)),
-        ("counts", counts_text(provider)),
-        ("callback", callback_text(provider)),
     ):
         table.add_row(label, value)
+    # One row per incident, its id first: the id `payorch providers end ID INCIDENT` asks for.
+    lines = incident_lines(provider) or ["-"]
+    for index, line in enumerate(lines):
+        table.add_row("incidents" if index == 0 else "", line)
+    table.add_row("counts", counts_text(provider))
+    table.add_row("callback", callback_text(provider))
     return table
+
+
+def incident_lines(provider: dict[str, Any]) -> list[str]:
+    """`inc_…  outage until 12:10:00`, the active incident first, then the scheduled ones."""
+    incidents = sorted(
+        _incidents(provider), key=lambda i: (not i.get("active"), str(i.get("startsAt")))
+    )
+    return [f"{i.get('id', '?')}  {incident_text(i)}" for i in incidents]

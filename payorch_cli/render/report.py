@@ -63,7 +63,8 @@ def instance_failure_lines(result: InstanceResult) -> list[str]:
     return failure_lines(failed) if failed else []
 
 
-def summary_line(results: list[InstanceResult], seconds: float) -> str:
+def summary_line(results: list[InstanceResult], seconds: float, skipped: int = 0) -> str:
     passed = sum(1 for r in results if r.passed)
     failed = len(results) - passed
-    return f"{passed} passed, {failed} failed in {seconds:.2f} s"
+    skips = f", {skipped} skipped" if skipped else ""
+    return f"{passed} passed, {failed} failed{skips} in {seconds:.2f} s"

@@ -17,7 +17,7 @@ from typing import Any
 from payorch_cli.client import DEFAULT_API_KEY
 from payorch_cli.credentials import Credential, credentials_of, fixture_rows
 
-RAW_PREFIXES = ("sk_test_", "sk_live_", "pk_test_", "pk_live_", "rt_", "eyJ")
+RAW_PREFIXES = ("sk_test_", "sk_live_", "pk_test_", "pk_live_", "rt_", "eyJ", "ns_")
 
 
 class Credentials:
@@ -36,6 +36,16 @@ class Credentials:
     @classmethod
     def builtin(cls, fixtures: Path | None = None) -> Credentials:
         return cls(fixture_rows(fixtures))  # what `payorch keys` lists
+
+    def in_namespace(self, rows: list[dict[str, Any]]) -> Credentials:
+        """A namespace's credentials (`rows` as PUT /_sim/namespaces/{name} lists them), under
+        the same names; a raw key of these (the fixtures' own) stands for its counterpart."""
+        spaced = Credentials(rows)
+        for name, credential in self.by_name.items():
+            counterpart = spaced.by_name.get(name)
+            if counterpart is not None and credential.key is not None:
+                spaced.by_key.setdefault(credential.key, counterpart)
+        return spaced
 
     def resolve(self, name: str) -> Credential:
         """The credential for an `as:` value; KeyError with a helpful message if unknown."""

@@ -82,11 +82,20 @@ class Events:
 
 
 class Payorch:
-    def __init__(self, base_url: str, credentials: Credentials, stop: Any = None) -> None:
+    def __init__(
+        self,
+        base_url: str,
+        credentials: Credentials,
+        stop: Any = None,
+        default: Credential | None = None,
+        namespace: str | None = None,
+    ) -> None:
         self.base_url = base_url
         self.keys = credentials
-        self.default: Credential = credentials.default(None)
-        self.client = Client(base_url, self.default.key)
+        self.default: Credential = default or credentials.default(None)
+        # The namespace this handle works in (`payorch_namespace`); None: the server's default.
+        self.namespace = namespace
+        self.client = Client(base_url, self.default.key, tool=None)  # the user's own test
         self._stop = stop
         self._events: Events | None = None
         self._clients: list[Client] = [self.client]
@@ -106,7 +115,7 @@ class Payorch:
 
     def as_(self, name: str) -> Client:
         """A client acting as another credential (`shp_lverde_loja`, `…/production`, a key)."""
-        client = Client(self.base_url, self.keys.resolve(name).key)
+        client = Client(self.base_url, self.keys.resolve(name).key, tool=None)
         self._clients.append(client)
         return client
 

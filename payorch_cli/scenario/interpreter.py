@@ -9,59 +9,19 @@ from __future__ import annotations
 
 import contextlib
 import json
-import re
 import secrets
 import time
-from dataclasses import dataclass, field
 from typing import Any, Protocol
-from urllib.parse import quote
 
-from payorch_cli.client import ApiError
+from payorch_cli.client import TOOL_HEADER, ApiError
 from payorch_cli.credentials import Credential
 from payorch_cli.scenario.credentials import Credentials
 from payorch_cli.scenario.expressions import EnvScope, ExprError, render
 from payorch_cli.scenario.http import Exchange, ScenarioClient
-from payorch_cli.scenario.matchers import MISSING, Matcher, Mismatch, show
-from payorch_cli.scenario.model import EventExpectation, Instance, SaveRule, Step
+from payorch_cli.scenario.model import Instance, Step
 from payorch_cli.scenario.receiver import Delivery, Receiver
-
-_SEGMENT = re.compile(r"[^.\[\]]+|\[\d+\]")
-
-
-@dataclass
-class Failure:
-    message: str
-    mismatches: list[Mismatch] = field(default_factory=list)
-    diff: list[str] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-
-
-@dataclass
-class StepResult:
-    step: Step
-    status: str  # passed | failed | skipped
-    duration: float = 0.0  # seconds
-    exchange: Exchange | None = None
-    credential: Credential | None = None
-    failure: Failure | None = None
-    note: str = ""
-
-
-@dataclass
-class InstanceResult:
-    instance: Instance
-    steps: list[StepResult] = field(default_factory=list)
-    duration: float = 0.0
-    error: str | None = None  # could not run at all (setup)
-    base_url: str = ""
-
-    @property
-    def passed(self) -> bool:
-        return self.error is None and all(s.status != "failed" for s in self.steps)
-
-    @property
-    def failed_step(self) -> StepResult | None:
-        return next((s for s in self.steps if s.status == "failed"), None)
+from payorch_cli.scenario.results import Failure, InstanceResult, StepFailed, StepResult
+from payorch_cli.scenario.steps import REGISTRY
 
 
 class Reporter(Protocol):
@@ -69,39 +29,6 @@ class Reporter(Protocol):
     def step_started(self, instance: Instance, step: Step) -> None: ...
     def step_finished(self, instance: Instance, result: StepResult) -> None: ...
     def instance_finished(self, result: InstanceResult) -> None: ...
-
-
-class StepFailed(Exception):
-    def __init__(self, failure: Failure) -> None:
-        super().__init__(failure.message)
-        self.failure = failure
-
-
-def extract(data: Any, path: str) -> Any:
-    """`a.b[0].c` (or `a.b.0.c`) in JSON data; MISSING if absent. `.` is the whole value."""
-    if path in (".", ""):
-        return data
-    for segment in _SEGMENT.findall(path):
-        key: Any = int(segment[1:-1]) if segment.startswith("[") else segment
-        if isinstance(data, list) and isinstance(key, str) and key.isdigit():
-            key = int(key)
-        in_dict = isinstance(data, dict) and isinstance(key, str) and key in data
-        in_list = isinstance(data, list) and isinstance(key, int) and -len(data) <= key < len(data)
-        if not (in_dict or in_list):
-            return MISSING
-        data = data[key]
-    return data
-
-
-def diff_lines(matcher: Matcher, actual: Any, scope: dict[str, Any]) -> list[str]:
-    import difflib
-
-    def pretty(value: Any) -> list[str]:
-        return json.dumps(value, indent=2, ensure_ascii=False, default=str).splitlines()
-
-    expected = pretty(matcher.expected_view(actual, scope))
-    got = pretty(matcher.actual_view(actual))
-    return list(difflib.unified_diff(expected, got, "expected", "actual", lineterm="", n=2))
 
 
 class Runner:
@@ -200,7 +127,7 @@ class _InstanceRun:
             if self.receiver is None:
                 self.receiver = Receiver()
             body["url"] = self.receiver.url(slot)
-        exchange = self._send("POST", "/webhooks", credential, body=body)
+        exchange = self._send("POST", "/webhooks", credential, body=body, tool=True)
         if exchange.status != 201 or not isinstance(exchange.json, dict):
             raise StepFailed(
                 Failure(
@@ -228,7 +155,7 @@ class _InstanceRun:
     def _cleanup(self) -> None:
         for info in self.slots.values():
             with contextlib.suppress(ApiError):  # a server that is gone needs no cleaning
-                self._send("DELETE", f"/webhooks/{info['id']}", info["credential"])
+                self._send("DELETE", f"/webhooks/{info['id']}", info["credential"], tool=True)
         if self.receiver is not None:
             self.receiver.close()
         self.client.close()
@@ -240,16 +167,7 @@ class _InstanceRun:
         result = StepResult(step, "passed")
         try:
             result.credential = self._credential(step.as_)
-            if step.http is not None:
-                self._http(step, result)
-            elif step.kind == "advance_clock":
-                self._advance(step, result)
-            elif step.event is not None:
-                self._event(step, step.event, result)
-            elif step.receiver is not None:
-                self._receiver_change(step)
-            elif step.kind in ("restore_state", "save_state"):
-                self._saved_state(step, result)
+            REGISTRY[step.kind].run(self, step, result)
         except StepFailed as exc:
             result.status, result.failure = "failed", exc.failure
         except (ExprError, KeyError) as exc:
@@ -258,6 +176,30 @@ class _InstanceRun:
             result.status, result.failure = "failed", Failure(exc.message)
         result.duration = time.perf_counter() - started
         return result
+
+    def send(
+        self,
+        method: str,
+        path: str,
+        credential: Credential,
+        *,
+        body: Any = None,
+        headers: dict[str, str] | None = None,
+        query: dict[str, Any] | None = None,
+        raw: str | None = None,
+        has_body: bool | None = None,
+    ) -> Exchange:
+        """A step's own call (steps/running.StepRun), as the scenario wrote it."""
+        return self._send(
+            method,
+            path,
+            credential,
+            body=body,
+            headers=headers,
+            query=query,
+            raw=raw,
+            has_body=has_body,
+        )
 
     def _send(
         self,
@@ -270,8 +212,14 @@ class _InstanceRun:
         query: dict[str, Any] | None = None,
         raw: str | None = None,
         has_body: bool | None = None,
+        tool: bool = False,
     ) -> Exchange:
+        """One exchange; `tool` tags the runner's own housekeeping (its event receiver's
+        subscriptions and inbox polls), which the request log and coverage then leave out; a
+        step's own call is the scenario's, untagged."""
         sent = dict(headers or {})
+        if tool:
+            sent[TOOL_HEADER] = "scenario"
         payload = None
         if raw is not None:
             payload = raw.encode()
@@ -283,141 +231,14 @@ class _InstanceRun:
             method, path, key=credential.key, headers=sent, query=query, body=payload
         )
 
-    def _http(self, step: Step, result: StepResult) -> None:
-        call = step.http
-        assert call is not None and result.credential is not None
-        path = str(render(call.path, self.scope))
-        headers = {k: str(render(v, self.scope)) for k, v in call.headers.items()}
-        query = render(call.query, self.scope)
-        body = render(call.body, self.scope) if call.has_body else None
-        raw = render(call.raw, self.scope) if call.raw is not None else None
-        attempts = step.retry.attempts if step.retry else 1
-        for attempt in range(1, attempts + 1):
-            exchange = self._send(
-                call.method,
-                path,
-                result.credential,
-                body=body,
-                headers=headers,
-                query=query,
-                raw=raw,
-                has_body=call.has_body,
-            )
-            result.exchange = exchange
-            failure = self._check(step, exchange)
-            if failure is None:
-                break
-            if attempt == attempts:
-                if attempts > 1:
-                    failure.notes.append(f"still failing after {attempts} attempts")
-                raise StepFailed(failure)
-            assert step.retry is not None
-            time.sleep(step.retry.interval)
-        result.note = f"{exchange.status} in {exchange.duration_ms:.0f} ms"
-        self._save(step.save, exchange.json, exchange.headers, "the response")
-
-    def _check(self, step: Step, exchange: Exchange) -> Failure | None:
-        expect = step.expect
-        body = exchange.json if exchange.is_json else exchange.text
-        mismatches: list[Mismatch] = []
-        diff: list[str] = []
-        defaulted = expect is None or (expect.status is None and expect.error is None)
-        if defaulted and not 200 <= exchange.status < 300:
-            mismatches.append(
-                Mismatch("status", f"expected 2xx, got {exchange.status}{_error_summary(body)}")
-            )
-        if expect is not None:
-            if expect.status is not None:
-                found = expect.status.check(exchange.status, "status", self.scope)
-                mismatches += [Mismatch(m.path, m.message + _error_summary(body)) for m in found]
-            if expect.error is not None:
-                error = body.get("error", MISSING) if isinstance(body, dict) else MISSING
-                if expect.status is None and exchange.status < 400:
-                    mismatches.append(
-                        Mismatch("status", f"expected an error, got {exchange.status}")
-                    )
-                found = expect.error.check(error, "error", self.scope)
-                mismatches += found
-                if found:
-                    diff += diff_lines(expect.error, error, self.scope)
-            for name, matcher in expect.headers.items():
-                value = exchange.headers.get(name.lower(), MISSING)
-                mismatches += matcher.check(value, f"headers.{name}", self.scope)
-            if expect.json is not None:
-                if not exchange.is_json:
-                    mismatches.append(
-                        Mismatch(
-                            "json",
-                            f"the answer is not JSON ({exchange.headers.get('content-type')})",
-                        )
-                    )
-                else:
-                    found = expect.json.check(body, "json", self.scope)
-                    mismatches += found
-                    if found:
-                        diff += diff_lines(expect.json, body, self.scope)
-        if not mismatches:
-            return None
-        first = mismatches[0]
-        more = f" (+{len(mismatches) - 1} more)" if len(mismatches) > 1 else ""
-        return Failure(f"{first.path}: {first.message}{more}", mismatches, diff)
-
-    def _save(self, rules: list[SaveRule], data: Any, headers: dict[str, str], what: str) -> None:
-        for rule in rules:
-            if rule.source == "header":
-                value = headers.get(rule.path.lower(), MISSING)
-            else:
-                value = extract(data, rule.path)
-            if value is MISSING:
-                where = rule.path if rule.source == "json" else f"header {rule.path}"
-                keys = ", ".join(sorted(data)[:15]) if isinstance(data, dict) else show(data)
-                raise StepFailed(
-                    Failure(f"save {rule.name}: no {where} in {what} (it has: {keys})")
-                )
-            self.scope[rule.name] = value
-
-    def _advance(self, step: Step, result: StepResult) -> None:
-        assert result.credential is not None and step.seconds is not None
-        exchange = self._send(
-            "POST", "/_sim/clock/advance", result.credential, body={"seconds": step.seconds}
-        )
-        result.exchange = exchange
-        if exchange.status != 200:
-            raise StepFailed(
-                Failure(f"the clock did not move: {exchange.status}{_error_summary(exchange.json)}")
-            )
-        result.note = f"now {exchange.json.get('now')}"
-
-    def _saved_state(self, step: Step, result: StepResult) -> None:
-        assert result.credential is not None and step.state is not None
-        name = quote(step.state, safe="")
-        if step.kind == "save_state":
-            body = {"name": step.state, "overwrite": True}
-            exchange = self._send("POST", "/_sim/state", result.credential, body=body)
-            expected, what = 201, "saved"
-        else:
-            exchange = self._send("POST", f"/_sim/state/{name}/restore", result.credential)
-            expected, what = 200, "restored"
-        result.exchange = exchange
-        if exchange.status != expected:
-            raise StepFailed(
-                Failure(
-                    f"the state {step.state} was not {what}: "
-                    f"{exchange.status}{_error_summary(exchange.json)}"
-                )
-            )
-        result.note = f"{exchange.json.get('transactions')} transactions"
-        if step.kind == "restore_state":
-            self._follow_restore()
-
-    def _follow_restore(self) -> None:
+    def follow_restore(self) -> None:
         """After a restore: the events received before belong to a world that is gone, and the
         receiver's subscriptions are made again where the saved state does not hold them."""
         if self.receiver is not None:
             self.consumed.update(d.event_id for d in self.receiver.deliveries)
         for info in self.slots.values():
             self.consumed.update(d.event_id for d in info.get("records", []))
-            exchange = self._send("GET", f"/webhooks/{info['id']}", info["credential"])
+            exchange = self._send("GET", f"/webhooks/{info['id']}", info["credential"], tool=True)
             if exchange.status == 200:
                 continue
             body: dict[str, Any] = {
@@ -426,7 +247,7 @@ class _InstanceRun:
             }
             if not info["inbox"] and self.receiver is not None:
                 body["url"] = self.receiver.url(info["slot"])
-            created = self._send("POST", "/webhooks", info["credential"], body=body)
+            created = self._send("POST", "/webhooks", info["credential"], body=body, tool=True)
             if created.status != 201 or not isinstance(created.json, dict):
                 raise StepFailed(
                     Failure(
@@ -442,115 +263,13 @@ class _InstanceRun:
                 receiver_scope.update(webhook_id=sub["id"], secret=sub["secret"])
             info.update(id=sub["id"], secret=sub["secret"], records=[])
 
-    def _receiver_change(self, step: Step) -> None:
-        change = step.receiver
-        assert change is not None
-        if self.receiver is None:
-            raise StepFailed(Failure("no receiver runs in this scenario (production only?)"))
-        if change.status is not None:
-            self.receiver.status = int(render(change.status, self.scope))
-        if change.secret is not None:
-            info = self.slots.get(self.default.key or "")
-            if info is None:
-                raise StepFailed(Failure("the receiver has no subscription to re-key"))
-            self.receiver.arm(info["slot"], str(render(change.secret, self.scope)))
-
-    # -- events ------------------------------------------------------------------------------
-
-    def _event(self, step: Step, event: EventExpectation, result: StepResult) -> None:
-        assert result.credential is not None
-        info = self.slots.get(result.credential.key or "")
-        if info is None:
-            raise StepFailed(Failure(f"no subscription as {result.credential.name}"))
-        started = time.monotonic()
-
-        def candidates() -> list[Delivery]:
-            if info["inbox"]:
-                self._poll_inbox(info)
-            # In arrival order: the receiver's deliveries of this slot and type (indexed, so a
-            # long scenario does not rescan every delivery at every step), then inbox records.
-            received = (
-                self.receiver.by_type.get((info["slot"], event.type), []) if self.receiver else []
-            )
-            records = [
-                d
-                for d in info.get("records", [])
-                if d.slot == info["slot"] and d.event_type == event.type
-            ]
-            return [d for d in received + records if d.event_id not in self.consumed]
-
-        def matching() -> Delivery | None:
-            for delivery in candidates():
-                if not self._event_mismatches(event, delivery):
-                    return delivery
-            return None
-
-        if info["inbox"]:
-            found = None
-            while time.monotonic() - started < event.within and found is None:
-                found = matching()
-                if found is None:
-                    time.sleep(0.05)
-        elif self.receiver is not None:
-            found = self.receiver.wait(matching, event.within)
-        else:
-            found = None
-        waited = (time.monotonic() - started) * 1000
-        if event.absent:
-            if found is not None:
-                raise StepFailed(
-                    Failure(
-                        f"{event.type} was delivered ({found.event_id}) and should not have been",
-                        notes=[json.dumps(found.envelope, ensure_ascii=False)[:600]],
-                    )
-                )
-            result.note = f"none in {event.within:g} s"
-            return
-        if found is None:
-            raise StepFailed(self._event_failure(event, candidates(), info))
-        if found.verified is False:
-            raise StepFailed(
-                Failure(
-                    f"{event.type} {found.event_id} arrived but its signature "
-                    f"did not verify: {found.problem}"
-                )
-            )
-        self.consumed.add(found.event_id)
-        result.note = f"{found.event_id} after {waited:.0f} ms"
-        self._save(step.save, found.envelope, found.headers, "the event")
-
-    def _event_mismatches(self, event: EventExpectation, delivery: Delivery) -> list[Mismatch]:
-        out: list[Mismatch] = []
-        if event.match is not None:
-            out += event.match.check(delivery.envelope or {}, "event", self.scope)
-        for name, matcher in event.headers.items():
-            out += matcher.check(
-                delivery.headers.get(name.lower(), MISSING), f"headers.{name}", self.scope
-            )
-        return out
-
-    def _event_failure(
-        self, event: EventExpectation, near: list[Delivery], info: dict[str, Any]
-    ) -> Failure:
-        every = (self.receiver.deliveries if self.receiver else []) + info.get("records", [])
-        seen = [_describe(d) for d in every if d.slot == info["slot"]]
-        notes = ["received: " + ("; ".join(seen) if seen else "nothing")]
-        if not near:
-            return Failure(f"no {event.type} within {event.within:g} s", notes=notes)
-        best = min(near, key=lambda d: len(self._event_mismatches(event, d)))
-        mismatches = self._event_mismatches(event, best)
-        diff = diff_lines(event.match, best.envelope or {}, self.scope) if event.match else []
-        return Failure(
-            f"{len(near)} {event.type} event(s) arrived within {event.within:g} s but none "
-            f"matched; closest {best.event_id}: {mismatches[0].path}: {mismatches[0].message}",
-            mismatches,
-            diff,
-            notes,
-        )
-
-    def _poll_inbox(self, info: dict[str, Any]) -> None:
+    def poll_inbox(self, info: dict[str, Any]) -> None:
         exchange = self._send(
-            "GET", f"/webhooks/{info['id']}/deliveries", info["credential"], query={"limit": 100}
+            "GET",
+            f"/webhooks/{info['id']}/deliveries",
+            info["credential"],
+            query={"limit": 100},
+            tool=True,
         )
         records = info.setdefault("records", [])
         known = {d.headers.get("x-service-delivery") for d in records}
@@ -565,16 +284,6 @@ class _InstanceRun:
             )
 
 
-def _describe(delivery: Delivery) -> str:
-    text = f"{delivery.event_type} {delivery.event_id}"
-    data = (delivery.envelope or {}).get("data")
-    if isinstance(data, dict) and data.get("id"):
-        text += f" (data.id {data['id']})"
-    if delivery.verified is False:
-        text += f" [bad signature: {delivery.problem}]"
-    return text
-
-
 def _reason(exc: BaseException) -> str:
     if isinstance(exc, KeyError):
         return str(exc.args[0])
@@ -583,10 +292,3 @@ def _reason(exc: BaseException) -> str:
     if isinstance(exc, ApiError):
         return exc.message
     return str(exc)
-
-
-def _error_summary(body: Any) -> str:
-    if isinstance(body, dict) and isinstance(body.get("error"), dict):
-        error = body["error"]
-        return f" ({error.get('code')}: {error.get('message')})"
-    return ""

@@ -12,6 +12,11 @@ simulator, so `pytest scenarios/ -n auto` is safe (each xdist worker hosts its o
 `--payorch-base-url URL` runs items and fixtures against a running server instead;
 `payorch_scenarios = false` (ini) turns collection off; `-p no:payorch` disables the plugin.
 
+`payorch_namespace` is the `payorch` fixture in a fresh namespace of one server shared by the
+whole session (`--payorch-base-url`, else PAYORCH_BASE_URL, else one in-process simulator per
+session, or per xdist worker), deleted after the test: parallel tests share a server without
+seeing each other's payments, clock, webhooks or request log.
+
 This module is imported by every pytest run in an environment where payorch is installed: it
 imports nothing heavy at the top and changes no global state (PyYAML included).
 """
@@ -114,10 +119,14 @@ class ScenarioItem(pytest.Item):
 
     def runtest(self) -> None:
         from payorch_cli.scenario.reporters import QuietReporter
-        from payorch_cli.scenario.suite import run_instances
+        from payorch_cli.scenario.suite import needs_isolation, run_instances
 
         base_url = self.config.getoption("payorch_base_url")
-        [result], _ = run_instances([self.instance], QuietReporter(), credentials(), base_url, None)
+        # A scenario that needs a server of its own gets a fresh namespace of the shared one.
+        namespace = "auto" if base_url and needs_isolation(self.instance) else None
+        [result], _ = run_instances(
+            [self.instance], QuietReporter(), credentials(), base_url, None, namespace=namespace
+        )
         if not result.passed:
             raise ScenarioFailed(result)
 
@@ -146,3 +155,41 @@ def payorch(request: pytest.FixtureRequest) -> Iterator[Payorch]:
         yield handle
     finally:
         handle.close()
+
+
+@pytest.fixture(scope="session")
+def payorch_server(request: pytest.FixtureRequest) -> Iterator[str]:
+    """The base URL of the server `payorch_namespace` makes its namespaces on."""
+    import os
+
+    base_url = request.config.getoption("payorch_base_url") or os.environ.get("PAYORCH_BASE_URL")
+    if base_url:
+        yield base_url
+        return
+    from payorch_cli.scenario.host import host
+
+    simulator = host().start()
+    try:
+        yield simulator.base_url
+    finally:
+        simulator.stop()
+
+
+@pytest.fixture
+def payorch_namespace(request: pytest.FixtureRequest, payorch_server: str) -> Iterator[Payorch]:
+    """The `payorch` fixture in a fresh namespace of the session's server (`payorch_server`),
+    deleted after the test: `.namespace` is its name, `.base_url` ends in `/ns/{name}` and
+    `.keys` / `.as_()` name its own keys as the fixtures' are named."""
+    from payorch_cli.scenario.fixture import Payorch
+    from payorch_cli.scenario.suite import in_namespace
+
+    creds = credentials()
+    with in_namespace(payorch_server, creds, creds.default(None), "auto", None) as space:
+        handle = Payorch(
+            space.base_url, space.credentials, default=space.default, namespace=space.name
+        )
+        try:
+            handle.listen()
+            yield handle
+        finally:
+            handle.close()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Sequence
 from typing import IO, Any, ClassVar
 from xml.etree import ElementTree as ET
 
@@ -184,18 +185,35 @@ def result_json(result: InstanceResult) -> dict[str, Any]:
     }
 
 
-def write_junit(path: str, results: list[InstanceResult], seconds: float) -> None:
-    """One <testcase> per scenario instance: classname the file, name the title."""
+def write_junit(
+    path: str,
+    results: list[InstanceResult],
+    seconds: float,
+    skipped: Sequence[tuple[Instance, str]] = (),
+) -> None:
+    """One <testcase> per scenario instance: classname the file, name the title; a skipped
+    instance (`skipped`: it and why) gets a <skipped> element with the reason."""
     failures = sum(1 for r in results if not r.passed)
     suite = ET.Element(
         "testsuite",
         name="payorch scenarios",
-        tests=str(len(results)),
+        tests=str(len(results) + len(skipped)),
         failures=str(failures),
         errors="0",
-        skipped="0",
+        skipped=str(len(skipped)),
         time=f"{seconds:.3f}",
     )
+    for instance, reason in skipped:
+        case = ET.SubElement(
+            suite,
+            "testcase",
+            classname=instance.scenario.path,
+            name=instance.title,
+            time="0.000",
+            file=instance.scenario.path,
+            line=str(instance.scenario.loc.line),
+        )
+        ET.SubElement(case, "skipped", message=reason)
     for result in results:
         case = ET.SubElement(
             suite,

@@ -1,6 +1,7 @@
 """scenario.schema.json, the JSON Schema of scenario files, and the parts of it written from code:
-the event type enums (from `payorch.vocabulary.EVENT_TYPES`) and the matcher operators (from
-`matchers.REGISTRY`, each operator's `schema`).
+the steps (from `steps.REGISTRY`, each kind's `step_schema()`, whose event kinds take their enums
+from `payorch.vocabulary.EVENT_TYPES`) and the matcher operators (from `matchers.REGISTRY`, each
+operator's `schema`). The rest (the top-level keys, `expected`) is written in the file.
 
 Editors read the file itself (`# yaml-language-server: $schema=...` in every scenario), so it is
 written, not assembled when loaded: `python -m payorch_cli.scenario.schema` rewrites it after a
@@ -13,21 +14,15 @@ import copy
 import json
 from typing import Any
 
-from payorch.vocabulary import EVENT_TYPES
 from payorch_cli.scenario import SCHEMA_PATH
-from payorch_cli.scenario.matchers import REGISTRY
-
-EVENT_STEPS = ("expect_event", "expect_no_event")
+from payorch_cli.scenario.matchers import REGISTRY as OPERATORS
+from payorch_cli.scenario.steps import REGISTRY as STEP_KINDS
 
 
 def generated(schema: dict[str, Any]) -> dict[str, Any]:
     """`schema` with its generated parts filled in from their sources (in place)."""
-    for kind in EVENT_STEPS:
-        step = next(s for s in schema["$defs"]["step"]["oneOf"] if s["required"] == [kind])
-        by_name, full = step["properties"][kind]["oneOf"]  # `type` alone, or {type, match...}
-        by_name["enum"] = list(EVENT_TYPES)
-        full["properties"]["type"]["enum"] = list(EVENT_TYPES)
-    operators = {name: copy.deepcopy(operator.schema) for name, operator in REGISTRY.items()}
+    schema["$defs"]["step"] = {"oneOf": [kind.step_schema() for kind in STEP_KINDS.values()]}
+    operators = {name: copy.deepcopy(operator.schema) for name, operator in OPERATORS.items()}
     schema["$defs"]["operators"]["properties"] = operators
     return schema
 

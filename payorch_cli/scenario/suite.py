@@ -4,16 +4,37 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+import secrets
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from payorch_cli.credentials import Credential
 from payorch_cli.scenario.credentials import Credentials
 from payorch_cli.scenario.interpreter import InstanceResult, Reporter, Runner
 from payorch_cli.scenario.loader import discover, load_file
 from payorch_cli.scenario.model import Instance, Scenario
 from payorch_cli.scenario.source import ScenarioError, ScenarioFileError
+
+# The tag of scenarios that need a server of their own (exact balances, list totals, the
+# provider world): a shared --base-url server's other data would fail them with plain diffs.
+ISOLATED_TAG = "isolated"
+ISOLATED_REASON = (
+    "tagged `isolated`: it checks exact balances or totals, so it needs a server of its own"
+)
+
+
+def needs_isolation(instance: Instance) -> bool:
+    return ISOLATED_TAG in instance.scenario.tags
+
+
+def split_isolated(instances: list[Instance]) -> tuple[list[Instance], list[Instance]]:
+    """(the instances a shared server can run, those that need a server of their own)."""
+    shared = [i for i in instances if not needs_isolation(i)]
+    return shared, [i for i in instances if needs_isolation(i)]
+
 
 _TOKEN = re.compile(r"\s*(\(|\)|\band\b|\bor\b|\bnot\b|[^\s()]+)")
 
@@ -84,16 +105,23 @@ def run_instances(
     base_url: str | None,
     api_key: str | None,
     coverage: list[dict[str, Any]] | None = None,
+    namespace: str | None = None,
 ) -> tuple[list[InstanceResult], list[float]]:
     """Results, and the start time (ms) of each in-process simulator booted. With `coverage` (a
     list), each in-process simulator's GET /_sim/coverage is appended to it before it stops (a
-    --base-url server's is read by the caller after the run)."""
+    --base-url server's is read by the caller after the run). `namespace` (with `base_url`):
+    run in that namespace, or with `auto` each instance in a fresh namespace of its own,
+    deleted after it."""
     results: list[InstanceResult] = []
     starts: list[float] = []
     default = credentials.default(api_key)
     run_id = None
     for instance in instances:
-        if base_url is not None:
+        if base_url is not None and namespace not in (None, "default"):
+            with in_namespace(base_url, credentials, default, namespace, api_key) as space:
+                runner = Runner(space.base_url, space.credentials, space.default, reporter, run_id)
+                results.append(runner.run(instance))
+        elif base_url is not None:
             runner = Runner(base_url, credentials, default, reporter, run_id)
             results.append(runner.run(instance))
         else:
@@ -105,11 +133,77 @@ def run_instances(
                 runner = Runner(simulator.base_url, credentials, default, reporter, run_id)
                 results.append(runner.run(instance))
                 if coverage is not None:
-                    coverage.append(read_coverage(simulator.base_url, default.key))
+                    # Coverage is per merchant: the run's own server, every merchant's counts.
+                    coverage.extend(merchants_coverage(simulator.base_url, credentials, default))
             finally:
                 simulator.stop()
         run_id = runner.run_id  # one ${run.id} for the whole run
     return results, starts
+
+
+@dataclass
+class Space:
+    """Where a scenario runs inside a namespace: its base URL (with `/ns/{name}`) and keys."""
+
+    name: str
+    base_url: str
+    credentials: Credentials
+    default: Credential
+
+
+@contextmanager
+def in_namespace(
+    base_url: str,
+    credentials: Credentials,
+    default: Credential,
+    namespace: str,
+    api_key: str | None,
+) -> Iterator[Space]:
+    """Namespace `namespace` of the server (`auto`: a fresh one, deleted afterwards)."""
+    from payorch_cli.client import Client
+
+    key = api_key if api_key and api_key.startswith("sk_test_") else None
+    client = Client(base_url, key, namespace="default", tool="scenario")
+    fresh = namespace == "auto"
+    name = f"scenario-{secrets.token_hex(6)}" if fresh else namespace
+    try:
+        created = client.namespace_call("PUT" if fresh else "GET", name)
+        spaced = credentials.in_namespace(created["keys"])
+        own = spaced.by_name.get(default.name) or spaced.by_key.get(default.key or "") or default
+        yield Space(name, f"{base_url.rstrip('/')}/ns/{name}", spaced, own)
+    finally:
+        if fresh:
+            with suppress(Exception):  # the run's outcome is what matters; a leftover expires
+                client.namespace_call("DELETE", name)
+        client.close()
+
+
+def merchants_coverage(
+    base_url: str, credentials: Credentials, default: Credential
+) -> list[dict[str, Any]]:
+    """Every fixture merchant's coverage of a server (a suspended one's key is refused: none)."""
+    from payorch_cli.client import ApiError
+
+    reports = []
+    for key in merchant_keys(credentials, default):
+        try:
+            reports.append(read_coverage(base_url, key))
+        except ApiError:
+            if key == default.key:
+                raise
+    return reports
+
+
+def merchant_keys(credentials: Credentials, default: Credential) -> list[str]:
+    """One sandbox secret key per fixture merchant (the default's first, if it is one)."""
+    keys: dict[str | None, str] = {}
+    if default.key and default.key.startswith("sk_test_"):
+        keys[default.merchant_id] = default.key
+    for credential in credentials.by_key.values():
+        key = credential.key
+        if key and key.startswith("sk_test_") and credential.merchant_id not in keys:
+            keys[credential.merchant_id] = key
+    return list(keys.values()) or [default.key or ""]
 
 
 def read_coverage(base_url: str, api_key: str | None) -> dict[str, Any]:
@@ -118,7 +212,7 @@ def read_coverage(base_url: str, api_key: str | None) -> dict[str, Any]:
     from payorch_cli.client import DEFAULT_API_KEY, Client
 
     key = api_key if api_key and api_key.startswith("sk_test_") else DEFAULT_API_KEY
-    client = Client(base_url, key)
+    client = Client(base_url, key, tool="scenario")
     try:
         report: dict[str, Any] = client.get("/_sim/coverage")
         return report
@@ -130,7 +224,8 @@ def check_reachable(base_url: str) -> str | None:
     """None if a server answers at `base_url`, else the reason."""
     from payorch_cli.client import ApiError, Client
 
-    client = Client(base_url, "none")
+    # Tagged, and without a credential nobody's: it shows in no request log nor coverage.
+    client = Client(base_url, "none", tool="scenario")
     try:
         client.get("/ping")
     except ApiError as exc:

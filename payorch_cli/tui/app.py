@@ -13,6 +13,7 @@ from __future__ import annotations
 import time
 from collections import deque
 from collections.abc import Callable, Iterable
+from collections.abc import Set as AbstractSet
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -36,10 +37,15 @@ from payorch_cli.tui.messages import (
     StreamOpened,
     StreamRefused,
 )
-from payorch_cli.tui.screens.base import LiveScreen
+from payorch_cli.tui.screens.base import STALE_AFTER, LiveScreen
 from payorch_cli.tui.screens.deliveries import DeliveriesScreen, DeliveryScreen
 from payorch_cli.tui.screens.detail import TransactionScreen
-from payorch_cli.tui.screens.dialogs import AdvanceClockDialog, ConfirmDialog, KeySwitcher
+from payorch_cli.tui.screens.dialogs import (
+    AdvanceClockDialog,
+    ConfirmDialog,
+    KeySwitcher,
+    NamespaceDialog,
+)
 from payorch_cli.tui.screens.main import MAIN_SCREENS
 from payorch_cli.tui.screens.transactions import TransactionsScreen
 from payorch_cli.tui.stream import Envelope, EventStreamReader, Garbled, Opened
@@ -68,6 +74,7 @@ class PayorchApp(App[None]):
         *(Binding(main.key, f"switch_mode({main.mode!r})", main.title) for main in MAIN_SCREENS),
         Binding("a", "advance_clock", "Clock+"),
         Binding("k", "switch_key", "Key"),
+        Binding("n", "switch_namespace", "Namespace", show=False),  # in the palette too
         Binding("r", "refresh", "Refresh", show=False),
         Binding("q", "quit", "Quit"),
     ]
@@ -164,7 +171,7 @@ class PayorchApp(App[None]):
         self.connection, self.connection_detail = state, detail
         self._paint_headers()
 
-    def stale(self, kinds: set[str]) -> None:
+    def stale(self, kinds: AbstractSet[str]) -> None:
         for view in list(self._views):
             view.mark_stale(kinds)
 
@@ -216,7 +223,7 @@ class PayorchApp(App[None]):
         self.clock = message
         self._paint_headers()
         if moved:  # someone advanced it: settlements, releases and retries may have run
-            self.stale({"balance", "deliveries", "transactions"})
+            self.stale(STALE_AFTER["clock_moved"])
 
     def _tick_clock(self) -> None:
         if self.clock is not None:
@@ -310,7 +317,7 @@ class PayorchApp(App[None]):
             if kind.startswith("payment.") or kind == "chargeback.created":
                 self.apply_transaction(data)
                 self.latencies.append(time.perf_counter() - message.received)
-        self.stale({"balance", "deliveries"})
+        self.stale(STALE_AFTER["event"])
 
     def apply_transaction(self, tx: dict[str, Any]) -> None:
         for view in list(self._views):
@@ -392,7 +399,7 @@ class PayorchApp(App[None]):
         # The stream brings the same change; applying the fetched view too keeps the screen
         # right even while the stream is down.
         self.apply_transaction(tx)
-        self.stale({"balance", "deliveries"})
+        self.stale(STALE_AFTER["simulated"])
         self.notify(events or "no events", title=what)
 
     def request_replay(self, delivery: dict[str, Any]) -> None:
@@ -415,10 +422,19 @@ class PayorchApp(App[None]):
         self.call_from_thread(self._replayed, f"{delivery_id}: {status} in {present.latency(last)}")
 
     def _replayed(self, summary: str) -> None:
-        self.stale({"deliveries"})
+        self.stale(STALE_AFTER["replayed"])
         self.notify(summary, title="Replayed")
 
     def action_advance_clock(self) -> None:
+        if self.identity is not None and not self.identity.sandbox:
+            self.notify(
+                "The simulated clock needs a sandbox key (the control plane refuses production "
+                "keys). Press k to switch.",
+                title="Clock",
+                severity="warning",
+            )
+            return
+
         def chosen(seconds: float | None) -> None:
             if seconds:
                 self.advance_clock(seconds)
@@ -442,7 +458,7 @@ class PayorchApp(App[None]):
         self.call_from_thread(self._advanced, seconds, present.full_time(now))
 
     def _advanced(self, seconds: float, now: str) -> None:
-        self.stale({"balance", "deliveries", "transactions"})
+        self.stale(STALE_AFTER["clock_moved"])
         self.notify(f"now {now}", title=f"Clock {present.duration(seconds)}")
 
     def action_switch_key(self) -> None:
@@ -455,8 +471,29 @@ class PayorchApp(App[None]):
     def switch_key(self, api_key: str) -> None:
         if api_key == self.backend.api_key:
             return
+        self._use_backend(Backend(self.backend.root_url, api_key, namespace=self.backend.namespace))
+
+    def action_switch_namespace(self) -> None:
+        def chosen(name: str | None) -> None:
+            if name is not None and name != (self.backend.namespace or "default"):
+                self._open_namespace(name)
+
+        self.push_screen(NamespaceDialog(self.backend.namespace), chosen)
+
+    @work(thread=True, group="namespace", exit_on_error=False)
+    def _open_namespace(self, name: str) -> None:
+        """The same key's counterpart in namespace `name` (asked of the server), then every
+        view reloads from there."""
+        try:
+            backend = Backend(self.backend.root_url, self.backend.given_key, namespace=name)
+        except ApiError as exc:
+            self.post_message(Failed(f"Namespace {name}", exc))
+            return
+        self.call_from_thread(self._use_backend, backend)
+
+    def _use_backend(self, backend: Backend) -> None:
         self._stop_stream()
-        old, self.backend = self.backend, Backend(self.backend.base_url, api_key)
+        old, self.backend = self.backend, backend
         old.close()
         self._was_live = False
         self._start_session()
@@ -527,6 +564,7 @@ class PayorchApp(App[None]):
             )
         yield SystemCommand("Advance clock…", "key a", self.action_advance_clock)
         yield SystemCommand("Switch merchant / environment…", "key k", self.action_switch_key)
+        yield SystemCommand("Switch namespace…", "key n", self.action_switch_namespace)
         yield SystemCommand("Refresh everything", "key r", self.action_refresh)
 
 
@@ -534,7 +572,13 @@ def _escape(text: str) -> str:
     return text.replace("[", r"\[")
 
 
-def run(base_url: str | None, keys: list[str], fixtures: Path | None = None) -> None:
-    """Start the TUI on the first key; the others are offered by the key switcher."""
-    backend = Backend(base_url or "", keys[0] if keys else "")
+def run(
+    base_url: str | None,
+    keys: list[str],
+    fixtures: Path | None = None,
+    namespace: str | None = None,
+) -> None:
+    """Start the TUI on the first key (in `namespace`); the others are offered by the key
+    switcher."""
+    backend = Backend(base_url or "", keys[0] if keys else "", namespace=namespace)
     PayorchApp(backend, keys=keys[1:], fixtures=fixtures).run()

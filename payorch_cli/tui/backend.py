@@ -112,10 +112,18 @@ def _int(value: Any, default: int) -> int:
 
 class Backend:
     # Above the server's 10 s webhook attempt timeout: a replay answers after its attempt.
-    def __init__(self, base_url: str, api_key: str, timeout: float = 15.0) -> None:
-        probe = Client(base_url, api_key)  # applies the env/default fallbacks once
-        self.base_url = probe.base_url
+    def __init__(
+        self, base_url: str, api_key: str, timeout: float = 15.0, namespace: str | None = None
+    ) -> None:
+        # Applies the env/default fallbacks once; in a namespace, asks the server for the key's
+        # counterpart there (so call it off the UI thread).
+        probe = Client(base_url, api_key, namespace=namespace, tool="tui")
+        self.root_url = probe.base_url
+        self.namespace = probe.namespace
+        self.given_key = probe.given_key  # what a switch to another namespace starts from
+        self.base_url = probe.base_url + (f"/ns/{probe.namespace}" if probe.namespace else "")
         self.api_key = probe.api_key
+        probe.close()
         self.timeout = timeout
         self._idle: list[Client] = []
         self._lock = threading.Lock()
@@ -127,7 +135,9 @@ class Backend:
         with self._lock:
             client = self._idle.pop() if self._idle else None
         if client is None:
-            client = Client(self.base_url, self.api_key, timeout=self.timeout)
+            # Its reads (the screens' polling) are tagged: the log, record and coverage leave
+            # them out; an action the user takes from a screen is theirs, untagged.
+            client = Client(self.base_url, self.api_key, timeout=self.timeout, tool="tui")
         ok = False
         try:
             yield client
@@ -299,9 +309,13 @@ class Backend:
         status: str | None = None,
         method: str | None = None,
         path: str | None = None,
+        include_tools: bool = False,
     ) -> Page:
-        """The newest logged requests the filters match (summaries, no bodies)."""
+        """The newest logged requests the filters match (summaries, no bodies); payorch's own
+        tools' requests (this TUI's among them) only with `include_tools`."""
         query = {"limit": limit, "status": status, "method": method, "path": path}
+        if include_tools:
+            query["includeTools"] = "true"
         data = _dict(self.call("GET", "/_sim/requests", query=query), "GET /_sim/requests")
         pagination = present.obj(data.get("pagination"))
         rows = _list(data.get("data"), "GET /_sim/requests data")

@@ -211,3 +211,40 @@ def filters_line(status: str | None, method: str | None) -> Text:
         " method:",
         (method or "all", "bold" if method else "dim"),
     )
+
+
+def cell_width(value: Any) -> int:
+    """Cells a table cell's value takes (a str or rich Text), on one line."""
+    from rich.cells import cell_len
+
+    plain = value.plain if isinstance(value, Text) else str(value)
+    return max((cell_len(line) for line in plain.splitlines()), default=0)
+
+
+def fitting_columns(
+    widths: dict[str, int], room: int, give_way: tuple[str, ...], padding: int = 2
+) -> list[str]:
+    """The columns (in their order) that fit in `room` cells, each `widths[key] + padding`
+    wide: the `give_way` ones leave first to last until the rest fit; the others always stay
+    (ids and statuses are never the ones dropped). `room` <= 0 (not laid out yet): all."""
+    keys = list(widths)
+    if room <= 0:
+        return keys
+    for key in give_way:
+        if sum(widths[k] + padding for k in keys) <= room:
+            break
+        if key in keys:
+            keys.remove(key)
+    return keys
+
+
+def squeeze(value: str, width: int) -> str:
+    """`value` cut to `width` cells with `…` in the middle, its start and end kept (a path's
+    ids are at its end, its resource at its start)."""
+    from rich.cells import cell_len
+
+    if cell_len(value) <= width or width < 5:
+        return value
+    tail = (width - 1) * 2 // 3
+    head = width - 1 - tail
+    return value[:head] + "…" + value[len(value) - tail :]

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-from payorch_cli.client import ApiError
+from payorch_cli.client import TOOL_HEADER, ApiError
 
 # The server sends a comment every 15 s; a stream silent for longer than this is dead (a
 # suspended or unplugged server sends no FIN), so the reader gives up and reconnects.
@@ -75,7 +75,11 @@ class EventStreamReader:
             conn.request(
                 "GET",
                 parts.path.rstrip("/") + "/_sim/events",
-                headers={"Authorization": f"Bearer {self.api_key}", "Accept": "text/event-stream"},
+                headers={
+                    "Authorization": f"Bearer {self.api_key}",
+                    "Accept": "text/event-stream",
+                    TOOL_HEADER: "tui",
+                },
             )
             response = conn.getresponse()
             if response.status >= 400:

@@ -110,8 +110,15 @@ class Authenticator:
         signing_secret: bytes,
         refresh_tokens: RefreshTokens,
         rng: random.Random | None = None,
+        *,
+        token_prefix: str = "",
+        refresh_prefix: str = REFRESH_PREFIX,
     ):
         self._catalog = catalog
+        # A namespace's tokens start with its name (simulator/domain/namespaces.py), `default`'s
+        # with none: its access tokens are bare JWTs, its refresh tokens `rt_` + random.
+        self._token_prefix = token_prefix
+        self._refresh_prefix = refresh_prefix
         self._secret = signing_secret
         self._refresh = refresh_tokens
         self._rng = rng  # draws `jti`s and refresh tokens
@@ -187,6 +194,24 @@ class Authenticator:
         pair["refreshExpiresIn"] = REFRESH_TOKEN_SECONDS
         return pair
 
+    def owner_of_keys(self, api_key: Any, secret_key: Any) -> tuple[str, str] | None:
+        """The merchant and environment a POST /auth/token names (its secret key, else its
+        publishable key), or None when neither is a known key (the request log's owner)."""
+        credential = None
+        if isinstance(secret_key, str):
+            credential = self._catalog.by_secret.get(secret_key)
+        if credential is None and isinstance(api_key, str):
+            credential = self._catalog.by_publishable.get(api_key)
+        return None if credential is None else (credential.merchant.id, credential.environment)
+
+    def owner_of_refresh(self, refresh_token: Any) -> tuple[str, str] | None:
+        """The merchant and environment of a refresh token ever issued (used or not), or None."""
+        if not isinstance(refresh_token, str) or not refresh_token:
+            return None
+        record = self._refresh.get(_hash_refresh(refresh_token))
+        credential = None if record is None else self._by_key_id.get(record["kid"])
+        return None if credential is None else (credential.merchant.id, credential.environment)
+
     def _revoke_chain(self, record: RefreshTokenRecord, now: float) -> None:
         """Revoke every token issued after `record` by rotation (each names its successor)."""
         seen = {record["id"]}
@@ -211,10 +236,7 @@ class Authenticator:
             "exp": int(now) + ACCESS_TOKEN_SECONDS,
             "jti": hex_token(self._rng, 8),
         }
-        refresh = unused(
-            lambda: REFRESH_PREFIX + urlsafe_token(self._rng, 32),
-            lambda token: self._refresh.get(_hash_refresh(token)),
-        )
+        refresh = unused(self._draw_refresh, lambda token: self._refresh.get(_hash_refresh(token)))
         digest = _hash_refresh(refresh)
         self._refresh.put(
             digest,
@@ -234,11 +256,18 @@ class Authenticator:
             "merchant": {"id": credential.merchant.id, "name": credential.merchant.name},
         }
 
+    def _draw_refresh(self) -> str:
+        while True:
+            # A random part starting `ns_` would read as a namespace's token to the routing rule.
+            token = urlsafe_token(self._rng, 32)
+            if not token.startswith("ns_"):
+                return self._refresh_prefix + token
+
     def _sign(self, claims: dict[str, Any]) -> str:
         header = _b64(orjson.dumps({"alg": "HS256", "typ": "JWT"}))
         payload = _b64(orjson.dumps(claims))
         signature = hmac.new(self._secret, f"{header}.{payload}".encode(), hashlib.sha256).digest()
-        return f"{header}.{payload}.{_b64(signature)}"
+        return f"{self._token_prefix}{header}.{payload}.{_b64(signature)}"
 
     # -- verifying -----------------------------------------------------------------------------
 
@@ -255,6 +284,11 @@ class Authenticator:
             raise ApiError("invalid_api_key", "A refresh token only works on POST /auth/refresh.")
         if value.startswith(("sk_", "pk_")):
             return self._from_raw_key(value)
+        prefix = self._token_prefix
+        if prefix:
+            if not value.startswith(prefix):
+                raise ApiError("invalid_api_key", "This token was not issued by this namespace.")
+            value = value[len(prefix) :]
         return self._from_token(value, now)
 
     def _from_raw_key(self, key: str) -> Principal:

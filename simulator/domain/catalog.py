@@ -7,29 +7,31 @@ looked up through `Catalog`'s dict indexes (never scanned on the hot path).
 
 from __future__ import annotations
 
+import copy as copy_module
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Literal
+
+from payorch.vocabulary import (
+    PROVIDER_BEHAVIOURS_BY_KIND,
+    PROVIDER_CALLBACK_MODES,
+    PROVIDER_CALLBACK_OUTCOMES_BY_KIND,
+)
 
 Environment = Literal["sandbox", "production"]
 Tier = Literal["starter", "standard", "premium"]
 Channel = Literal["ONLINE", "CASH", "CREDIT_CARD"]
 Flow = Literal["direct", "hosted"]
 ProviderKind = Literal["payin", "payout"]
-# What a provider does with a production call: the pay-in and the payout sets (provider_world.py
-# explains each); a provider is scripted only with its own kind's behaviours.
-ProviderBehaviour = Literal["accept", "decline", "no_instructions", "outage", "timeout", "reject"]
-PAYIN_BEHAVIOURS: tuple[ProviderBehaviour, ...] = (
-    "accept",
-    "decline",
-    "outage",
-    "no_instructions",
-    "timeout",
-)
-PAYOUT_BEHAVIOURS: tuple[ProviderBehaviour, ...] = ("accept", "reject", "outage")
-CALLBACK_MODES = ("once", "duplicate")
-PAYIN_CALLBACK_OUTCOMES = ("paid", "failed")
-PAYOUT_CALLBACK_OUTCOMES = ("completed", "failed", "rejected", "refunded", "returned")
+# What a provider does with a production call (provider_world.py explains each): the table is
+# payorch.vocabulary's; a provider is scripted only with its own kind's behaviours.
+ProviderBehaviour = str  # one of PROVIDER_BEHAVIOURS
+PAYIN_BEHAVIOURS: tuple[ProviderBehaviour, ...] = PROVIDER_BEHAVIOURS_BY_KIND["payin"]
+PAYOUT_BEHAVIOURS: tuple[ProviderBehaviour, ...] = PROVIDER_BEHAVIOURS_BY_KIND["payout"]
+CALLBACK_MODES = PROVIDER_CALLBACK_MODES
+PAYIN_CALLBACK_OUTCOMES = PROVIDER_CALLBACK_OUTCOMES_BY_KIND["payin"]
+PAYOUT_CALLBACK_OUTCOMES = PROVIDER_CALLBACK_OUTCOMES_BY_KIND["payout"]
 
 ENVIRONMENTS: tuple[Environment, ...] = ("sandbox", "production")
 # Provider decline reasons that are issuer/risk declines, reported as 402 with their own code.
@@ -43,6 +45,17 @@ CATALOGUE_CARD_DECLINES = frozenset(
         "three_ds_required",
         "three_ds_failed",
     }
+)
+
+# Pay-in decline reasons: the issuer/risk declines the spec names (a card charge gets their 402),
+# and `do_not_honor`, the acquirer's own refusal (the cascade moves on).
+PAYIN_DECLINE_REASONS = (*sorted(CATALOGUE_CARD_DECLINES), "do_not_honor")
+PAYOUT_REJECT_REASONS = (
+    "rejected_by_provider",
+    "rejected_by_beneficiary_bank",
+    "invalid_account",
+    "account_closed",
+    "compliance_rejected",
 )
 
 
@@ -296,6 +309,16 @@ class Catalog:
                     )
             for pair in merchant.legacy_keys:
                 self._add(Credential(merchant, None, pair.environment, None, pair.secret))
+
+    def rekeyed(self, derive: Callable[[str], str]) -> Catalog:
+        """This catalog with every key replaced by `derive(key)` (a namespace's keys): the
+        merchants, methods, providers and FX are the same objects, shared, not copied."""
+        copy = copy_module.copy(self)
+        copy.credentials, copy.by_secret, copy.by_publishable = [], {}, {}
+        for c in self.credentials:
+            publishable = derive(c.publishable) if c.publishable else None
+            copy._add(Credential(c.merchant, c.shop, c.environment, publishable, derive(c.secret)))
+        return copy
 
     def _add(self, credential: Credential) -> None:
         self.credentials.append(credential)

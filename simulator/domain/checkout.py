@@ -31,9 +31,9 @@ from simulator.domain.ids import unused, urlsafe_token
 from simulator.domain.methods import MethodFilters, shop_methods
 from simulator.domain.money import dec
 from simulator.domain.payment_request import PaymentRequest, parse_payment_request
-from simulator.domain.payments import PaymentService, checkout_path
+from simulator.domain.payments import PaymentService, buyer_path, checkout_path
 from simulator.domain.ports import Table
-from simulator.domain.provider_links import opens_from_transaction_page
+from simulator.domain.provider_links import hosted_payment, opens_from_transaction_page
 from simulator.domain.views import absolute
 
 if TYPE_CHECKING:
@@ -153,7 +153,10 @@ def select_view(token: str, tx: TransactionRecord, base_url: str) -> dict[str, A
     return {
         "sessionId": token,
         "transactionId": tx["id"],
-        "checkoutUrl": absolute(base_url, checkout_path(tx["id"], tx.get("returnUrl"))),
+        "checkoutUrl": absolute(
+            base_url,
+            checkout_path(tx["id"], tx.get("returnUrl"), tx.get("providerToken")),
+        ),
         "status": tx["status"],
     }
 
@@ -251,7 +254,7 @@ class CheckoutService:
             "completedTxId": None,
         }
         self.sessions.put(token, record)
-        self.ctx.coverage.reach("checkout.create")
+        self.ctx.coverage.reach("checkout.create", record)
         # The expiry check on read is what makes the token unknown; the job only frees storage.
         self.ctx.jobs.schedule(
             EXPIRE_JOB, record["expiresAt"], {"token": token}, job_id=f"{EXPIRE_JOB}:{token}"
@@ -274,7 +277,7 @@ class CheckoutService:
         self._check_enabled(principal.environment, shop, request.payment_method_id or "")
         # No request_ip: the integrator's own address is not the buyer's (spec, selector mode).
         tx = self.payments.create(principal, shop, request)
-        self.ctx.coverage.reach("checkout.one_shot")
+        self.ctx.coverage.reach("checkout.one_shot", tx)
         return one_shot_view(self.payments.view(tx, base_url, on_create=True))
 
     def _check_precision(self, amount: Decimal, currency: str, help_url: str) -> None:
@@ -313,14 +316,29 @@ class CheckoutService:
             self.sessions.put(record["id"], record)
         return Picker(record, shop.name, self._options(record, shop))
 
-    def transaction(self, transaction_id: str) -> TransactionRecord:
-        """The payment behind a `/c/<transaction_id>` link (public by id, like the provider's
-        own page; it shows what the buyer needs to pay and nothing about who they are)."""
+    def transaction(self, ref: str) -> tuple[TransactionRecord, bool]:
+        """The payment behind a `/c/<id>[.<token>]` link (public by id; it shows what the buyer
+        needs to pay and nothing about who they are), and whether the link carried the token
+        of its provider page (`provider_links.hosted_payment`'s rule: a wrong token opens
+        nothing). Only a tokened link may lead on to the page of a payment that has a token."""
+        transaction_id, dot, _ = ref.partition(".")
         tx = self.ctx.transactions.get(transaction_id)
+        if tx is not None and dot:
+            tokened = tx.get("paymentFormPath") is not None and hosted_payment(
+                self.ctx.transactions, ref
+            )
+            if not tokened:
+                tx = None
         if tx is None or (tx["paymentFormPath"] and not opens_from_transaction_page(tx)):
             # A production direct charge's provider page is reached by its own link only.
             raise ApiError("transaction_not_found", f"No transaction {transaction_id}.")
-        return tx
+        return tx, bool(dot)
+
+    def buyer_link(self, transaction_id: str) -> str:
+        """Where the buyer who proved a checkout session's token goes for its payment: the
+        tokened `/c/` link of a production hosted rail, else `/c/<id>`."""
+        tx = self.ctx.transactions.get(transaction_id)
+        return buyer_path(transaction_id, tx.get("providerToken") if tx else None)
 
     def _grid(
         self, environment: Environment, shop: Shop, country: str | None
@@ -402,7 +420,7 @@ class CheckoutService:
         tx = self.payments.create(principal, shop, payment)
         # The buyer's link to it (the select answers it): the page it opens leads on to the
         # provider's page of a hosted rail.
-        tx["checkoutPath"] = checkout_path(tx["id"], tx.get("returnUrl"))
+        tx["checkoutPath"] = checkout_path(tx["id"], tx.get("returnUrl"), tx.get("providerToken"))
         self.ctx.transactions.save(tx)
         now = self.ctx.now()
         # The document was forwarded with the charge; like the transaction, keep no copy.
@@ -416,7 +434,7 @@ class CheckoutService:
             }
         )
         self.sessions.put(token, record)
-        self.ctx.coverage.reach("checkout.select")
+        self.ctx.coverage.reach("checkout.select", record)
         return tx
 
     def _check_enabled(self, environment: Environment, shop: Shop, method_id: str) -> PaymentMethod:

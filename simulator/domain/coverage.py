@@ -7,19 +7,35 @@ error catalogue (`CATALOGUE`). What reached them is counted by one call per tran
 where the transition happens (`reach(KEY)`), by the event bus (`on_event`) and by the one error
 renderer (`error`). In memory: a counter increment on the request path, nothing stored; the
 composition root makes a new one with the world, so a reset starts it again.
+
+Each count is its merchant's: a transition's and an event's are the merchant of the object, an
+error's the merchant that owns the request (simulator/domain/requestlog.py says which), and a
+caller's report sums its own merchant's counts only (an error nobody owns is nobody's). Counts made
+while answering a request of one of payorch's own tools (`TOOL_OF_REQUEST`, set from the request's
+`X-Payorch-Tool`) are kept apart and reported only when asked for (`include_tools`).
 """
 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from payorch.vocabulary import EVENT_TYPES
 from simulator.domain.errors import CATALOGUE
 
 if TYPE_CHECKING:
     from simulator.domain.records import EventRecord
+
+# The payorch tool whose request is being answered (None: anyone else's, or no request). Set by
+# the request middleware only when the request carries the tag.
+TOOL_OF_REQUEST: ContextVar[str | None] = ContextVar("tool_of_request", default=None)
+
+# Whose counts: the owning merchant (None: nobody's) and whether a payorch tool's request made them.
+Scope = tuple[str | None, bool]
+K = TypeVar("K")
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,25 +162,42 @@ ROW_KEYS = frozenset(row.key for row in ROWS)
 
 
 class Coverage:
-    """The counters. `reach`, `on_event` and `error` are the hooks: each one dict increment."""
+    """The counters, per scope. `reach`, `on_event` and `error` are the hooks: each a dict look-up
+    and one increment."""
 
     def __init__(self, since: float = 0.0) -> None:
         self.since = since
-        self.rows: Counter[str] = Counter()
-        self.events: Counter[str] = Counter()
-        self.errors: Counter[tuple[str, int]] = Counter()
+        self._rows: dict[Scope, Counter[str]] = {}
+        self._events: dict[Scope, Counter[str]] = {}
+        self._errors: dict[Scope, Counter[tuple[str, int]]] = {}
 
-    def reach(self, key: str) -> None:
-        self.rows[key] += 1
+    def reach(self, key: str, record: Mapping[str, Any]) -> None:
+        """`record` (the payment, payout, claim, session or account) names the merchant."""
+        _counter(self._rows, record.get("merchantId"))[key] += 1
 
     def on_event(self, envelope: EventRecord) -> None:
-        self.events[envelope["type"]] += 1
+        _counter(self._events, envelope.get("merchantId"))[envelope["type"]] += 1
 
-    def error(self, code: str, status: int) -> None:
-        self.errors[code, status] += 1
+    def error(self, code: str, status: int, merchant_id: str | None) -> None:
+        _counter(self._errors, merchant_id)[code, status] += 1
 
-    def report(self, since: str) -> dict[str, Any]:
-        """GET /_sim/coverage's body: every row, event type and error code with its count."""
+    def counts(
+        self, merchant_id: str, include_tools: bool = False
+    ) -> tuple[Counter[str], Counter[str], Counter[tuple[str, int]]]:
+        """The merchant's rows, events and errors (with its tools' requests' counts if asked)."""
+        scopes: list[Scope] = [(merchant_id, False)]
+        if include_tools:
+            scopes.append((merchant_id, True))
+        return (
+            _sum(self._rows, scopes),
+            _sum(self._events, scopes),
+            _sum(self._errors, scopes),
+        )
+
+    def report(self, since: str, merchant_id: str, include_tools: bool = False) -> dict[str, Any]:
+        """GET /_sim/coverage's body for one merchant: every row, event type and error code with
+        its count."""
+        rows, events_reached, errors_reached = self.counts(merchant_id, include_tools)
         tables: dict[str, list[dict[str, Any]]] = {}
         for row in ROWS:
             tables.setdefault(row.table, []).append(
@@ -173,14 +206,14 @@ class Coverage:
                     "from": row.from_,
                     "to": row.to,
                     "via": row.via,
-                    "reached": self.rows[row.key],
+                    "reached": rows[row.key],
                 }
             )
-        events = [{"type": name, "reached": self.events[name]} for name in EVENT_TYPES]
+        events = [{"type": name, "reached": events_reached[name]} for name in EVENT_TYPES]
         # Each code at its default status, and at any other status it was answered with.
-        statuses = {(code, spec.status) for code, spec in CATALOGUE.items()} | set(self.errors)
+        statuses = {(code, spec.status) for code, spec in CATALOGUE.items()} | set(errors_reached)
         errors = [
-            {"code": code, "status": status, "reached": self.errors[code, status]}
+            {"code": code, "status": status, "reached": errors_reached[code, status]}
             for code, status in sorted(statuses)
         ]
         parts = {
@@ -196,6 +229,21 @@ class Coverage:
             "errors": errors,
             "totals": totals,
         }
+
+
+def _counter(table: dict[Scope, Counter[K]], merchant_id: str | None) -> Counter[K]:
+    scope = (merchant_id, TOOL_OF_REQUEST.get() is not None)
+    counter = table.get(scope)
+    if counter is None:
+        counter = table[scope] = Counter()
+    return counter
+
+
+def _sum(table: dict[Scope, Counter[K]], scopes: list[Scope]) -> Counter[K]:
+    total: Counter[K] = Counter()
+    for scope in scopes:
+        total.update(table.get(scope, Counter()))
+    return total
 
 
 def _total(counts: list[int]) -> dict[str, Any]:

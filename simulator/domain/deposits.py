@@ -24,9 +24,8 @@ from simulator.domain import instructions
 from simulator.domain.auth import Principal
 from simulator.domain.catalog import DepositMethod, Shop
 from simulator.domain.context import DomainContext
-from simulator.domain.countries import normalize_country
-from simulator.domain.documents import clabe_problem, is_valid_email
-from simulator.domain.errors import ApiError, issues_error
+from simulator.domain.deposit_request import parse_account_request, parse_deposit_request
+from simulator.domain.errors import ApiError
 from simulator.domain.ids import new_id
 from simulator.domain.money import ZERO, dec, parse_amount, round_to
 from simulator.domain.payments import PaymentService
@@ -35,24 +34,6 @@ from simulator.domain.ports import Table
 if TYPE_CHECKING:
     from simulator.domain.records import DepositAccountRecord, DepositRecord, TransactionRecord
 
-# Text fields of POST /me/deposit-accounts and their maximum lengths (spec, Limits).
-TEXT_LIMITS = {
-    "endUserRef": 200,
-    "name": 200,
-    "email": 254,
-    "phone": 40,
-    "documentType": 20,
-    "documentId": 60,
-}
-ACCOUNT_FIELDS = (*TEXT_LIMITS, "country", "metadata", "depositMethodId")
-# An e-mail and a country code have a format, which an empty string does not meet; other blank
-# fields count as absent (a required one is listed in `details.required`).
-BLANK_IS_INVALID = frozenset({"email", "country"})
-METADATA_MAX_KEYS = 20
-METADATA_MAX_VALUE = 500
-METADATA_MAX_KEY = 40  # not in the spec; keeps keys to identifier size
-DEPOSIT_FIELDS = ("clabe", "amount", "payerName", "payerEmail")
-MAX_PAYER_NAME = 200
 MINT_ATTEMPTS = 20
 # Keeps Decimal arithmetic inside its 28 digits; far above any real transfer.
 MAX_DEPOSIT = Decimal(10) ** 12
@@ -153,7 +134,7 @@ class DepositService:
                 f"Shop {shop.id} has no deposit method enabled.",
                 details={"depositMethods": []},
             )
-        fields = _check_account_body(body)
+        fields = parse_account_request(body)
         missing = [key for key in ("endUserRef", "name") if key not in fields]
         if missing:
             raise _required(missing)
@@ -242,7 +223,7 @@ class DepositService:
         }
         self._accounts.put(account["id"], account)
         self._index(account)
-        self.ctx.coverage.reach("deposit_account.create")
+        self.ctx.coverage.reach("deposit_account.create", account)
         return account
 
     def disable(self, account_id: str) -> DepositAccountRecord:
@@ -252,7 +233,7 @@ class DepositService:
             raise ApiError("deposit_account_not_found", f"No deposit account {account_id}.")
         account.update({"status": "disabled", "updatedAt": self.ctx.now()})
         self._accounts.put(account_id, account)
-        self.ctx.coverage.reach("deposit_account.disable")
+        self.ctx.coverage.reach("deposit_account.disable", account)
         return account
 
     # -- reads ---------------------------------------------------------------------------------
@@ -317,26 +298,8 @@ class DepositService:
     ) -> tuple[TransactionRecord, DepositRecord]:
         """A customer's transfer into a CLABE of the caller's shop: (pay-in, deposit record)."""
         shop = self.shop_of(principal)
-        issues = [{"path": k, "message": "unknown field"} for k in body if k not in DEPOSIT_FIELDS]
-        clabe = body.get("clabe")
-        problem = (
-            clabe_problem(clabe) if isinstance(clabe, str) else "an 18-digit CLABE is required"
-        )
-        if problem:
-            issues.append({"path": "clabe", "message": problem})
-        payer_name = body.get("payerName")
-        if payer_name is not None and (
-            not isinstance(payer_name, str) or len(payer_name) > MAX_PAYER_NAME
-        ):
-            issues.append({"path": "payerName", "message": f"a string of {MAX_PAYER_NAME} max"})
-        payer_email = body.get("payerEmail")
-        if payer_email is not None and (
-            not isinstance(payer_email, str) or not is_valid_email(payer_email)
-        ):
-            issues.append({"path": "payerEmail", "message": "not a valid e-mail address"})
-        if issues:
-            raise issues_error(issues)
-        assert isinstance(clabe, str)
+        request = parse_deposit_request(body)
+        clabe, payer_name, payer_email = request.clabe, request.payer_name, request.payer_email
         account_id = self._by_clabe.get(clabe)
         account = self._accounts.get(account_id) if account_id else None
         if (
@@ -357,9 +320,9 @@ class DepositService:
                 param="clabe",
                 details={"accountId": account["id"], "status": account["status"]},
             )
-        if body.get("amount") is None:
+        if request.amount is None:
             raise ApiError("missing_field", "`amount` is required.", param="amount")
-        amount = parse_amount(body["amount"])
+        amount = parse_amount(request.amount)
         if amount > MAX_DEPOSIT:
             raise ApiError(
                 "amount_invalid", f"`amount` may be at most {MAX_DEPOSIT:,}.", param="amount"
@@ -497,56 +460,3 @@ def _required(names: list[str]) -> ApiError:
         param=names[0],
         details={"required": names},
     )
-
-
-def _check_account_body(body: dict[str, Any]) -> dict[str, Any]:
-    """The given fields, trimmed and typed (blank = absent), or 400 with every issue listed."""
-    issues: list[dict[str, str]] = []
-    fields: dict[str, Any] = {}
-    for key, value in body.items():
-        if key not in ACCOUNT_FIELDS:
-            issues.append({"path": key, "message": "unknown field"})
-        elif value is None:
-            continue
-        elif key == "metadata":
-            problem = _metadata_problem(value)
-            if problem:
-                issues.append({"path": "metadata", "message": problem})
-            else:
-                fields["metadata"] = dict(value)
-        elif not isinstance(value, str):
-            issues.append({"path": key, "message": "must be a string"})
-        elif value.strip():
-            fields[key] = value.strip()
-        elif key in BLANK_IS_INVALID:
-            # Not absent (only null is): a bad value, refused whether or not the account exists.
-            issues.append({"path": key, "message": "must not be blank"})
-    for key, limit in TEXT_LIMITS.items():
-        if key in fields and len(fields[key]) > limit:
-            issues.append({"path": key, "message": f"at most {limit} characters"})
-    if "email" in fields and not is_valid_email(fields["email"]):
-        issues.append({"path": "email", "message": "not a valid e-mail address"})
-    if "country" in fields:
-        try:
-            normalize_country(fields["country"])
-        except ApiError:
-            issues.append({"path": "country", "message": "not an ISO-2 or ISO-3 country code"})
-        fields["country"] = fields["country"].upper()
-    if issues:
-        raise issues_error(issues)
-    return fields
-
-
-def _metadata_problem(value: Any) -> str:
-    if not isinstance(value, dict):
-        return "must be an object of string values"
-    if len(value) > METADATA_MAX_KEYS:
-        return f"at most {METADATA_MAX_KEYS} keys"
-    for key, item in value.items():
-        if not key or len(key) > METADATA_MAX_KEY:
-            return f"keys are 1 to {METADATA_MAX_KEY} characters"
-        if not isinstance(item, str):
-            return f"metadata.{key} must be a string"
-        if len(item) > METADATA_MAX_VALUE:
-            return f"metadata.{key} is over {METADATA_MAX_VALUE} characters"
-    return ""

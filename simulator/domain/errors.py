@@ -146,6 +146,11 @@ CATALOGUE: dict[str, ErrorSpec] = {
     ),
     "simulate_sandbox_only": ErrorSpec(400, _INVALID, "Simulation is not available in production."),
     "payload_too_large": ErrorSpec(413, _INVALID, "The request body is too large."),
+    # Not in the spec's table: a body that did not arrive whole in time (decisions.md, "Slow
+    # clients"); the connection is closed after the answer.
+    "request_timeout": ErrorSpec(
+        408, _INVALID, "The request body did not arrive in time; the connection is closed."
+    ),
     "method_not_allowed": ErrorSpec(405, _INVALID, "The HTTP method is not allowed on this path."),
     "route_not_found": ErrorSpec(404, _INVALID, "No such route."),
     # Rate limit
@@ -171,6 +176,7 @@ CATALOGUE: dict[str, ErrorSpec] = {
     ),
     "webhook_not_found": ErrorSpec(404, _INVALID, "No such webhook subscription."),
     "snapshot_not_found": ErrorSpec(404, _INVALID, "No saved state has that name."),
+    "namespace_not_found": ErrorSpec(404, _INVALID, "No namespace has that name."),
     "request_not_found": ErrorSpec(
         404, _INVALID, "No such request in the request log (it keeps the latest only)."
     ),

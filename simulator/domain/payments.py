@@ -171,13 +171,13 @@ class PaymentService:
                 method, provider, conversion.amount_local, tx_id, due_at
             )
         if request.hosted_checkout:
-            tx["checkoutPath"] = checkout_path(tx_id, request.return_url)
+            tx["checkoutPath"] = checkout_path(tx_id, request.return_url, tx.get("providerToken"))
         if len(routed.attempts) > 1:
             # The trace's routing entries come from the payment (`trace_view`): kept on it, the
             # detour costs no write of its own.
             tx["cascadeAttempts"] = [(a.provider, a.outcome) for a in routed.attempts]
         ctx.transactions.add(tx)
-        ctx.coverage.reach("transaction.create")
+        ctx.coverage.reach("transaction.create", tx)
         self._schedule_outcomes(tx, routed.callback, principal.environment)
         # The providers' counts join the payment's commit (a refused charge's are written by the
         # handler, after its batch is rolled back).
@@ -363,7 +363,7 @@ class PaymentService:
             # The effects above and the table disagree: a programming error, never input's.
             raise RuntimeError(f"{action} left {tx['id']} {tx['status']}, not {transition.becomes}")
         self.ctx.coverage.reach(
-            _coverage_key(action, simulator=simulator, callback=cause in LATER_OUTCOMES)
+            _coverage_key(action, simulator=simulator, callback=cause in LATER_OUTCOMES), tx
         )
         if before != tx["status"]:
             self.ctx.trace.status_changed(tx, before, cause)
@@ -584,12 +584,19 @@ def _created_fields(tx: TransactionRecord) -> dict[str, Any]:
     }
 
 
+def buyer_path(tx_id: str, token: str | None = None) -> str:
+    return f"/c/{tx_id}.{token}" if token else f"/c/{tx_id}"
+
+
 def next_poll(at: float) -> float:
     """The reconciliation poll runs on every 5-minute boundary of simulated time: its first run
     strictly after `at`, so never more than one interval away."""
     return (math.floor(at / RECONCILE_EVERY) + 1) * RECONCILE_EVERY
 
 
-def checkout_path(tx_id: str, return_url: str | None) -> str:
-    path = f"/c/{tx_id}"
+def checkout_path(tx_id: str, return_url: str | None, token: str | None = None) -> str:
+    """The buyer's link to a checkout payment; a production hosted rail's carries the token of
+    its provider page (`/c/<id>.<token>`): only that link leads on to the page that approves it
+    (simulator/domain/provider_links.py)."""
+    path = buyer_path(tx_id, token)
     return f"{path}?returnUrl={quote(return_url, safe='')}" if return_url else path

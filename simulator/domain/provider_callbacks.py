@@ -12,14 +12,27 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal, Protocol
 
 from simulator.domain.ports import Table
-
-if TYPE_CHECKING:
-    from simulator.domain.context import DomainContext
+from simulator.domain.provider_world import ProviderWorld
+from simulator.domain.trace import TraceLog
 
 ObjectKind = Literal["payment", "payout"]
+
+
+class CallbackContext(Protocol):
+    """What a callback writes to: the record's trace, the callback log and the provider's counts
+    (the domain context has all three)."""
+
+    @property
+    def trace(self) -> TraceLog: ...
+
+    @property
+    def callbacks(self) -> CallbackLog: ...
+
+    @property
+    def providers(self) -> ProviderWorld: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,7 +66,7 @@ class Callback:
     outcome: str
     delivery: int
 
-    def trace_received(self, ctx: DomainContext, record: Any) -> None:
+    def trace_received(self, ctx: CallbackContext, record: Any) -> None:
         ctx.trace.record(
             record,
             "callback_received",
@@ -64,7 +77,7 @@ class Callback:
         )
 
     def close(
-        self, ctx: DomainContext, record: Any, verdict: CallbackVerdict, before: str | None
+        self, ctx: CallbackContext, record: Any, verdict: CallbackVerdict, before: str | None
     ) -> None:
         """After the owning service applied it or not: an ignored one in the record's trace,
         every one in the callback log and the provider's counts (in the caller's batch)."""

@@ -23,17 +23,12 @@ from typing import Any, Literal
 
 from simulator.clock import isoformat
 from simulator.domain.catalog import (
-    CALLBACK_MODES,
-    CATALOGUE_CARD_DECLINES,
-    PAYIN_BEHAVIOURS,
-    PAYIN_CALLBACK_OUTCOMES,
-    PAYOUT_BEHAVIOURS,
-    PAYOUT_CALLBACK_OUTCOMES,
     Provider,
 )
 from simulator.domain.errors import ApiError
 from simulator.domain.ids import new_id
 from simulator.domain.ports import Table
+from simulator.domain.provider_request import parse_incident_request, parse_provider_patch
 
 # The platform gives a provider this long to answer a call, then records it as timed out and
 # moves to the next provider of the cascade (the spec leaves the figure open).
@@ -44,19 +39,23 @@ DUPLICATE_CALLBACK_GAP = 1.0
 # nothing to script.
 SANDBOX_PROVIDER_ID = "prv_sandbox"
 
-# Pay-in decline reasons: the issuer/risk declines the spec names (a card charge gets their 402),
-# and `do_not_honor`, the acquirer's own refusal (the cascade moves on).
-PAYIN_DECLINE_REASONS = (*sorted(CATALOGUE_CARD_DECLINES), "do_not_honor")
-PAYOUT_REJECT_REASONS = (
-    "rejected_by_provider",
-    "rejected_by_beneficiary_bank",
-    "invalid_account",
-    "account_closed",
-    "compliance_rejected",
-)
 DEFAULT_REASON = {"payin": "do_not_honor", "payout": "rejected_by_provider"}
 
 Outcome = Literal["accepted", "declined", "unavailable", "timed_out", "no_instructions"]
+# What a provider answers a call under each behaviour of its kind (payorch.vocabulary's table):
+# accepted with its callback plan, declined with the reason in force, unavailable (no answer),
+# timed out (as any provider slower than the platform's timeout), no instructions.
+ANSWERS: dict[str, dict[str, Outcome]] = {
+    "payin": {
+        "accept": "accepted",
+        "decline": "declined",
+        "outage": "unavailable",
+        "no_instructions": "no_instructions",
+        "timeout": "timed_out",
+    },
+    "payout": {"accept": "accepted", "reject": "declined", "outage": "unavailable"},
+}
+TIMED_OUT = f"no answer within {PROVIDER_TIMEOUT_SECONDS:g} s"
 COUNTS = (
     "charges",
     "accepted",
@@ -75,10 +74,6 @@ _COUNTED = {
     "timed_out": "timedOut",
     "no_instructions": "noInstructions",
 }
-PATCH_FIELDS = ("behaviour", "declineReason", "declineRate", "seed", "latencySeconds", "callback")
-CALLBACK_FIELDS = ("afterSeconds", "outcome", "mode")
-NULLABLE_FIELDS = ("declineReason", "latencySeconds")
-INCIDENT_FIELDS = ("behaviour", "durationSeconds", "startsInSeconds", "declineReason")
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,7 +154,7 @@ class ProviderState:
         """Take these overrides: the live provider and its answers follow."""
         self.overrides = overrides
         live = self.live = _apply(self.fixture, overrides)
-        accepting = live.behaviour == "accept" and not _too_slow(live)
+        accepting = ANSWERS[live.kind][live.behaviour] == "accepted" and not _too_slow(live)
         self.accepts = (
             Answer(live, "accepted", callback=_callback_plan(live)) if accepting else None
         )
@@ -359,7 +354,8 @@ class ProviderWorld:
         applied."""
         live = state.live
         behaviour, reason = self.effective(live.id)
-        if behaviour == "accept" and not _too_slow(live) and self._draw_declines(state):
+        accepting = ANSWERS["payin"][behaviour] == "accepted"
+        if accepting and not _too_slow(live) and self._draw_declines(state):
             return Answer(live, "declined", live.decline_reason or DEFAULT_REASON["payin"])
         return _payin_answer(live, behaviour, reason, state.accepts)
 
@@ -369,9 +365,10 @@ class ProviderWorld:
         state = self._states[provider_id]
         live = state.live
         behaviour, reason = self.effective(provider_id)
-        if behaviour == "outage":
+        outcome = ANSWERS["payout"][behaviour]
+        if outcome == "unavailable":
             answer = Answer(live, "unavailable", "provider_unavailable")
-        elif behaviour == "reject":
+        elif outcome == "declined":
             answer = Answer(live, "declined", reason or DEFAULT_REASON["payout"])
         elif refused is not None:
             answer = Answer(live, "declined", refused)
@@ -411,38 +408,11 @@ class ProviderWorld:
     def patch(self, provider_id: str, body: dict[str, Any]) -> dict[str, Any]:
         state = self.state(provider_id)
         _scriptable(state.fixture)
-        _only(body, PATCH_FIELDS, "")
-        # Null is absence (the API's convention), but where null is a value: no decline reason,
-        # no latency, no callback.
-        body = {k: v for k, v in body.items() if v is not None or k in NULLABLE_FIELDS}
-        changes: dict[str, Any] = {}
         kind = state.fixture.kind
-        if "behaviour" in body:
-            changes["behaviour"] = _behaviour(body["behaviour"], kind, "behaviour")
-        if "declineReason" in body:
-            reason = body["declineReason"]
-            changes["declineReason"] = (
-                None if reason is None else _reason(reason, kind, "declineReason")
-            )
-        if "declineRate" in body:
-            if kind == "payout":
-                raise _invalid("declineRate", "a payout provider has no decline rate")
-            changes["declineRate"] = _number(body["declineRate"], "declineRate", high=1.0)
-        if "seed" in body:
-            seed = body["seed"]
-            if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
-                raise _invalid("seed", "must be a non-negative integer")
-            changes["seed"] = seed
-        if "latencySeconds" in body:
-            latency = body["latencySeconds"]
-            changes["latencySeconds"] = (
-                None if latency is None else _number(latency, "latencySeconds")
-            )
-        if "callback" in body:
-            changes.update(_callback_changes(body["callback"], kind))
+        changes = parse_provider_patch(body, kind)
         overrides = {**state.overrides, **changes}
         live = _apply(state.fixture, overrides)
-        if live.behaviour in ("decline", "reject") and live.decline_reason is None:
+        if _declines(kind, live.behaviour) and live.decline_reason is None:
             overrides["declineReason"] = DEFAULT_REASON[kind]
         state.script(overrides)
         if "seed" in changes or "declineRate" in changes:
@@ -455,21 +425,11 @@ class ProviderWorld:
     def schedule_incident(self, provider_id: str, body: dict[str, Any]) -> dict[str, Any]:
         state = self.state(provider_id)
         _scriptable(state.fixture)
-        _only(body, INCIDENT_FIELDS, "")
         kind = state.fixture.kind
-        if body.get("behaviour") is None:
-            raise ApiError("missing_field", "`behaviour` is required.", param="behaviour")
-        if body.get("durationSeconds") is None:
-            raise ApiError(
-                "missing_field", "`durationSeconds` is required.", param="durationSeconds"
-            )
-        behaviour = _behaviour(body["behaviour"], kind, "behaviour")
-        duration = _number(body["durationSeconds"], "durationSeconds", positive=True)
-        starts_in = _number(body.get("startsInSeconds", 0) or 0, "startsInSeconds")
-        reason = body.get("declineReason")
-        if reason is not None:
-            reason = _reason(reason, kind, "declineReason")
-        if behaviour in ("decline", "reject") and reason is None:
+        request = parse_incident_request(body, kind)
+        behaviour, duration, starts_in = request.behaviour, request.duration, request.starts_in
+        reason = request.decline_reason
+        if _declines(kind, behaviour) and reason is None:
             reason = state.live.decline_reason or DEFAULT_REASON[kind]
         now = self._now()
         incident = Incident(
@@ -554,16 +514,22 @@ def _payin_answer(
     live: Provider, behaviour: str, reason: str | None, accepts: Answer | None
 ) -> Answer:
     """A pay-in provider's answer to a charge under `behaviour` (a decline-rate draw aside)."""
-    if behaviour == "outage":
+    outcome = ANSWERS["payin"][behaviour]
+    if outcome == "unavailable":
         return Answer(live, "unavailable")
-    if behaviour == "timeout" or _too_slow(live):
-        return Answer(live, "timed_out", f"no answer within {PROVIDER_TIMEOUT_SECONDS:g} s")
-    if behaviour == "decline":
+    if outcome == "timed_out" or _too_slow(live):
+        return Answer(live, "timed_out", TIMED_OUT)
+    if outcome == "declined":
         return Answer(live, "declined", reason or DEFAULT_REASON["payin"])
-    if behaviour == "no_instructions":
-        return Answer(live, "no_instructions")
-    # An incident may make a provider scripted otherwise accept: its answer is built here.
-    return accepts or Answer(live, "accepted", callback=_callback_plan(live))
+    if outcome == "accepted":
+        # An incident may make a provider scripted otherwise accept: its answer is built here.
+        return accepts or Answer(live, "accepted", callback=_callback_plan(live))
+    return Answer(live, outcome)
+
+
+def _declines(kind: str, behaviour: str) -> bool:
+    """The behaviour's answers carry a decline reason (its own, else the kind's default)."""
+    return ANSWERS[kind][behaviour] == "declined"
 
 
 def _too_slow(provider: Provider) -> bool:
@@ -589,87 +555,3 @@ def _scriptable(provider: Provider) -> None:
             param="id",
             details={"providerId": provider.id, "appliesTo": "sandbox"},
         )
-
-
-def _invalid(param: str, message: str, **details: Any) -> ApiError:
-    return ApiError(
-        "invalid_request",
-        f"`{param}` {message}.",
-        param=param,
-        details={"issues": [{"path": param, "message": message}], **details},
-    )
-
-
-def _only(body: Any, allowed: tuple[str, ...], prefix: str) -> None:
-    if not isinstance(body, dict):
-        raise _invalid(prefix or "body", "must be an object")
-    unknown = sorted(set(body) - set(allowed))
-    if unknown:
-        name = f"{prefix}.{unknown[0]}" if prefix else unknown[0]
-        raise _invalid(name, f"is not a field here (allowed: {', '.join(allowed)})")
-
-
-def _behaviour(value: Any, kind: str, param: str) -> str:
-    allowed = PAYOUT_BEHAVIOURS if kind == "payout" else PAYIN_BEHAVIOURS
-    if value not in allowed:
-        other = PAYIN_BEHAVIOURS if kind == "payout" else PAYOUT_BEHAVIOURS
-        hint = (
-            f"; {value!r} is a {'pay-in' if kind == 'payout' else 'payout'} behaviour"
-            if (value in other)
-            else ""
-        )
-        raise _invalid(
-            param,
-            f"must be one of {', '.join(allowed)} for a {kind} provider{hint}",
-            allowed=list(allowed),
-        )
-    return str(value)
-
-
-def _reason(value: Any, kind: str, param: str) -> str:
-    allowed = PAYOUT_REJECT_REASONS if kind == "payout" else PAYIN_DECLINE_REASONS
-    if value not in allowed:
-        raise _invalid(param, f"must be one of {', '.join(allowed)}", allowed=list(allowed))
-    return str(value)
-
-
-def _number(value: Any, param: str, *, high: float | None = None, positive: bool = False) -> float:
-    if not isinstance(value, int | float) or isinstance(value, bool):
-        raise _invalid(param, "must be a number")
-    number = float(value)
-    if number != number or number in (float("inf"), float("-inf")):
-        raise _invalid(param, "must be a finite number")
-    if positive and number <= 0:
-        raise _invalid(param, "must be greater than 0")
-    if number < 0:
-        raise _invalid(param, "must not be negative")
-    if high is not None and number > high:
-        raise _invalid(param, f"must be between 0 and {high:g}")
-    return number
-
-
-def _callback_changes(value: Any, kind: str) -> dict[str, Any]:
-    _only(value, CALLBACK_FIELDS, "callback")
-    value = {k: v for k, v in value.items() if v is not None or k == "afterSeconds"}
-    changes: dict[str, Any] = {}
-    if "afterSeconds" in value:
-        after = value["afterSeconds"]
-        changes["afterSeconds"] = None if after is None else _number(after, "callback.afterSeconds")
-    if "outcome" in value:
-        outcomes = PAYOUT_CALLBACK_OUTCOMES if kind == "payout" else PAYIN_CALLBACK_OUTCOMES
-        if value["outcome"] not in outcomes:
-            raise _invalid(
-                "callback.outcome",
-                f"must be one of {', '.join(outcomes)} for a {kind} provider",
-                allowed=list(outcomes),
-            )
-        changes["outcome"] = value["outcome"]
-    if "mode" in value:
-        if value["mode"] not in CALLBACK_MODES:
-            raise _invalid(
-                "callback.mode",
-                f"must be one of {', '.join(CALLBACK_MODES)}",
-                allowed=list(CALLBACK_MODES),
-            )
-        changes["mode"] = value["mode"]
-    return changes

@@ -145,7 +145,7 @@ class RefundService:
                 },
             )
         claim = self._open_claim(tx, "refund", amount, amount_usd, reason or None, now)
-        ctx.coverage.reach("claim.refund")
+        ctx.coverage.reach("claim.refund", tx)
         self._hold(tx, claim, "refund_hold", amount_usd, now, effective_at=now)
         before = tx["status"]
         self._mark_refunded(tx, amount, amount_usd, now)
@@ -201,7 +201,7 @@ class RefundService:
         tx["updatedAt"] = now
         if dec(tx["refundedLocal"]) >= dec(tx["amountLocal"]):
             if tx["status"] == "completed":
-                self.ctx.coverage.reach("transaction.refund_full")
+                self.ctx.coverage.reach("transaction.refund_full", tx)
             tx["status"] = "refunded"
             tx["refundedAt"] = now
         self.ctx.transactions.save(tx)
@@ -295,7 +295,7 @@ class RefundService:
         # What could not be frozen now is taken from `available` when the dispute is lost.
         claim["heldUsd"] = str(from_settlement + from_available)
         ctx.claims.put(claim["id"], claim)
-        ctx.coverage.reach("claim.chargeback")
+        ctx.coverage.reach("claim.chargeback", tx)
         tx.update({"chargebackClaimId": claim["id"], "updatedAt": now})
         ctx.transactions.save(tx)
         ctx.jobs.schedule("claim.resolve", now + CHARGEBACK_RESOLVE_AFTER, {"claimId": claim["id"]})
@@ -340,7 +340,7 @@ class RefundService:
             "resolvedAt": now,
         }
         ctx.claims.put(claim_id, claim)
-        ctx.coverage.reach(f"claim.resolve_{claim['kind']}")
+        ctx.coverage.reach(f"claim.resolve_{claim['kind']}", claim)
         ctx.trace.record(
             {**claim, "id": claim["transactionId"]},
             "claim_resolved",

@@ -24,6 +24,27 @@ In JSON bodies, and in query strings, the values of these keys are masked, where
 Key names are compared without case, `_` or `-` (`secret_key`, `SecretKey`). A body that is not
 JSON, or was cut at `MAX_BODY`, is shown as text with the same keys masked wherever they appear as
 `"key": "value"` or `key=value`.
+
+Personal data: a buyer's or recipient's name, e-mail and address (`userName`, `userEmail`,
+`email`, `fullName`, `firstName`, `lastName`, `userIp`, `customerIp`, and `name` inside a
+`customer` or `recipient` object) are `****`; phones
+(`userPhone`, `phone`) and `apiKey`/`publishableKey` keep their last 4 characters.
+
+Credentials and links that work as credentials are masked wherever they appear in a string (a
+body value, the path, the query, a URL inside a body): API keys (`sk_`/`pk_` + `test_`/`live_`),
+refresh tokens (`rt_`), access tokens (JWTs), checkout session tokens (`cs_`: the session's API
+path and its `/checkout/<token>` page), and the token of a production payment's links
+(`/_sim/provider/<id>.<token>`, `/c/<id>.<token>`): the prefix or the id stays, then `****` and
+the last 4 characters.
+
+Who sees a row (`visible_to`): the merchant that owns it, in either environment. The middleware
+records the owner when the request is answered: the credential's merchant, or for a request
+without one, the merchant of the object it named (a checkout session's token, a provider page's
+payment, the key of `POST /auth/token`, the refresh token of `POST /auth/refresh`). A request no
+merchant owns (no credential, an unknown key, an unknown token) is shown to nobody.
+
+Requests made by payorch's own tools carry `X-Payorch-Tool` (`TOOL_HEADER`); the row keeps the
+tag and lists and live tails leave those rows out unless `includeTools=true`.
 """
 
 from __future__ import annotations
@@ -42,18 +63,50 @@ from simulator.clock import isoformat
 from simulator.domain.errors import ApiError
 
 DEFAULT_CAPACITY = 10_000
+MAX_DEPTH = 256  # levels of a JSON body walked for masking; a deeper one is shown as text
 MAX_BODY = 64 * 1024  # bytes of each body kept; the rest is cut (`truncated`)
 BODY_BUDGET = 128 * 1024 * 1024  # bytes of bodies kept in all; past it the oldest entries go
 KEPT_HEADERS = ("Idempotency-Key", "Sandbox-Simulate")
 LOG_PATH = "/_sim/requests"  # reads of the log are never logged
+TOOL_HEADER = "X-Payorch-Tool"  # set by payorch's CLI and TUI on their own requests
+MAX_TOOL = 32  # characters of the tag kept
 
 # -- masking ------------------------------------------------------------------------------------
 
 MASK = "****"
 _KEEP_LAST_4 = frozenset(
-    {"secretkey", "secret", "refreshtoken", "accesstoken", "documentid", "cardnumber", "pan"}
+    {
+        "secretkey",
+        "secret",
+        "refreshtoken",
+        "accesstoken",
+        "documentid",
+        "cardnumber",
+        "pan",
+        "apikey",
+        "publishablekey",
+        "userphone",
+        "phone",
+        "token",
+    }
 )
-_HIDE_ALL = frozenset({"password", "cvv", "cvc"})
+_HIDE_ALL = frozenset(
+    {
+        "password",
+        "cvv",
+        "cvc",
+        "username",
+        "useremail",
+        "email",
+        "fullname",
+        "firstname",
+        "lastname",
+        "userip",
+        "customerip",
+    }
+)
+_PERSON_NAME = "name"  # masked inside an object under a key that names a person
+_PERSONS = ("customer", "recipient", "buyer", "payer")
 _CARD_NUMBER = "number"  # masked inside an object under a key that contains "card"
 _DIGITS = re.compile(r"\d(?:[ -]?\d){12,18}")
 _TEXT_KEYS = "|".join(
@@ -71,6 +124,21 @@ _TEXT_KEYS = "|".join(
             "document_id",
             "cardNumber",
             "card_number",
+            "apiKey",
+            "api_key",
+            "publishableKey",
+            "userPhone",
+            "user_phone",
+            "userName",
+            "user_name",
+            "userEmail",
+            "user_email",
+            "fullName",
+            "full_name",
+            "firstName",
+            "lastName",
+            "email",
+            "phone",
         },
         key=len,
         reverse=True,
@@ -79,6 +147,13 @@ _TEXT_KEYS = "|".join(
 # `"key": "value"` in JSON-looking text, and `key=value` in a form or query.
 _TEXT_PAIR = re.compile(rf'("(?:{_TEXT_KEYS})"\s*:\s*")((?:[^"\\]|\\.)*)(")', re.IGNORECASE)
 _FORM_PAIR = re.compile(rf"(\b(?:{_TEXT_KEYS})=)([^&\s]*)()", re.IGNORECASE)
+# Credentials, and links that are credentials, wherever they are in a string: group 1 is kept,
+# group 2 is masked (`****` and its last 4 characters).
+_TOKENS = re.compile(
+    r"\b((?:sk|pk)_(?:test|live)_|rt_|cs_)([A-Za-z0-9_-]{8,})"
+    r"|()(eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+)"
+    r"|((?:/_sim/provider/|/c/)[A-Za-z0-9_-]+\.)([A-Za-z0-9_-]{8,})"
+)
 
 
 def _norm(key: str) -> str:
@@ -110,25 +185,55 @@ def _mask_card_numbers(text: str) -> str:
     return _DIGITS.sub(replace, text) if len(text) >= 13 else text
 
 
-def mask(value: Any, *, in_card: bool = False) -> Any:
-    """A copy of a decoded JSON value with its secrets masked (the rules in the module doc)."""
+def mask_string(text: str) -> str:
+    """A string with the card numbers, keys, tokens and tokened links in it masked."""
+    return _mask_card_numbers(mask_tokens(text)) if len(text) >= 8 else text
+
+
+def _token_replacement(match: re.Match[str]) -> str:
+    groups = match.groups()
+    for kept, secret in zip(groups[::2], groups[1::2], strict=True):
+        if secret is not None:
+            return (kept or "") + MASK + secret[-4:]
+    return match.group(0)
+
+
+def mask_tokens(text: str) -> str:
+    """`text` with every key, token and tokened link in it masked (the module doc)."""
+    return _TOKENS.sub(_token_replacement, text)
+
+
+class TooDeep(ValueError):
+    """A JSON value nested past `MAX_DEPTH`: shown as masked text, not walked."""
+
+
+def mask(value: Any, *, in_card: bool = False, in_person: bool = False, depth: int = 0) -> Any:
+    """A copy of a decoded JSON value with its secrets masked (the rules in the module doc).
+    Raises `TooDeep` past `MAX_DEPTH` levels: a hostile body must not exhaust the stack."""
+    if depth > MAX_DEPTH:
+        raise TooDeep(depth)
     if isinstance(value, dict):
         masked: dict[str, Any] = {}
         for key, item in value.items():
             name = _norm(key)
             if item is None or (isinstance(item, (dict, list)) and name not in _HIDE_ALL):
-                masked[key] = mask(item, in_card="card" in name)
-            elif name in _HIDE_ALL:
+                masked[key] = mask(
+                    item,
+                    in_card="card" in name,
+                    in_person=any(p in name for p in _PERSONS),
+                    depth=depth + 1,
+                )
+            elif name in _HIDE_ALL or (in_person and name == _PERSON_NAME):
                 masked[key] = MASK
             elif name in _KEEP_LAST_4 or (in_card and name == _CARD_NUMBER):
                 masked[key] = mask_value(item)
             else:
-                masked[key] = mask(item)
+                masked[key] = mask(item, depth=depth + 1)
         return masked
     if isinstance(value, list):
-        return [mask(item, in_card=in_card) for item in value]
+        return [mask(item, in_card=in_card, in_person=in_person, depth=depth + 1) for item in value]
     if isinstance(value, str):
-        return _mask_card_numbers(value)
+        return mask_string(value)
     return value
 
 
@@ -139,7 +244,12 @@ def mask_text(text: str) -> str:
         hide = _norm(match.group(1).strip('"=: ').rstrip('"')) in _HIDE_ALL
         return match.group(1) + mask_value(match.group(2), keep_last=not hide) + match.group(3)
 
-    return _mask_card_numbers(_FORM_PAIR.sub(replace, _TEXT_PAIR.sub(replace, text)))
+    return mask_string(_FORM_PAIR.sub(replace, _TEXT_PAIR.sub(replace, text)))
+
+
+def mask_path(path: str) -> str:
+    """The path with the tokens it carries masked (a checkout session's, a provider page's)."""
+    return mask_tokens(path) if "_" in path or "." in path else path
 
 
 def mask_query(query: str) -> str:
@@ -157,7 +267,7 @@ def _masked_param(key: str, value: str) -> str:
         return MASK
     if name in _KEEP_LAST_4:
         return mask_value(value)
-    return _mask_card_numbers(value)
+    return mask_string(value)
 
 
 # -- entries ------------------------------------------------------------------------------------
@@ -174,8 +284,9 @@ class RequestSummary(TypedDict):
     query: str | None
     status: int
     errorCode: str | None  # the envelope's `code`, for an error
-    merchantId: str | None  # the credential's merchant, when the server could tell
+    merchantId: str | None  # the merchant that owns the request (the module doc)
     environment: str | None
+    tool: str | None  # the payorch tool that made it (X-Payorch-Tool), None for others
     durationMs: float
     idempotentReplayed: bool  # answered from an Idempotency-Key's stored response
     eventIds: list[str]  # the events emitted while it was answered, in order
@@ -215,8 +326,8 @@ Row = tuple[
     str,  # 4 path
     str,  # 5 query string
     int,  # 6 status
-    str | None,  # 7 merchant id
-    str | None,  # 8 environment
+    str | None,  # 7 owning merchant id (None: nobody's)
+    str | None,  # 8 its environment
     float,  # 9 duration, ms
     bool,  # 10 answered from an Idempotency-Key's stored response
     tuple[tuple[str, str], ...],  # 11 the kept request headers
@@ -225,6 +336,7 @@ Row = tuple[
     int,  # 14 request body size
     int,  # 15 response body size
     tuple[str, ...],  # 16 ids of the events emitted while it was answered
+    str | None,  # 17 the payorch tool that made it (X-Payorch-Tool)
 ]
 
 
@@ -268,7 +380,7 @@ class Entry:
             "at": isoformat(row[1]),
             "simulatedAt": isoformat(row[2]),
             "method": row[3],
-            "path": row[4],
+            "path": mask_path(row[4]),
             "query": mask_query(row[5]) or None,
             "status": row[6],
             "errorCode": self.error_code,
@@ -277,6 +389,7 @@ class Entry:
             "durationMs": round(row[9], 2),
             "idempotentReplayed": row[10],
             "eventIds": list(row[16]),
+            "tool": row[17],
         }
 
     def detail(self) -> RequestDetail:
@@ -305,6 +418,7 @@ def make_row(
     request_body: bytes | None,
     response_body: bytes | None,
     event_ids: tuple[str, ...] = (),
+    tool: str | None = None,
 ) -> Row:
     """The row of one request; each body is copied, cut at MAX_BODY (`_cut`)."""
     request_size = len(request_body) if request_body else 0
@@ -327,6 +441,7 @@ def make_row(
         request_size,
         response_size,
         event_ids,
+        tool,
     )
 
 
@@ -351,7 +466,7 @@ def body_view(raw: bytes | None, size: int) -> BodyView:
         try:
             view["body"] = mask(orjson.loads(raw))
             return view
-        except orjson.JSONDecodeError:
+        except (orjson.JSONDecodeError, TooDeep):
             pass
     view["text"] = mask_text(raw.decode("utf-8", "replace"))
     return view
@@ -361,7 +476,8 @@ def body_view(raw: bytes | None, size: int) -> BodyView:
 
 _STATUS = re.compile(r"([1-5])xx|([1-5]\d\d)", re.IGNORECASE)
 _METHOD = re.compile(r"[A-Za-z]{1,10}")
-FILTER_PARAMS = ("status", "path", "method", "merchant")
+FILTER_PARAMS = ("status", "path", "method", "merchant", "includeTools")
+BOOLEAN = {"true": True, "false": False}
 
 
 @dataclass(frozen=True, slots=True)
@@ -373,8 +489,11 @@ class RequestFilters:
     path: str | None = None  # a prefix of the full path, or of the path under /api/v1
     method: str | None = None  # upper case
     merchant: str | None = None
+    include_tools: bool = False  # also the requests payorch's own tools made
 
     def matches(self, row: Row) -> bool:
+        if row[17] is not None and not self.include_tools:
+            return False
         if self.status is not None and row[6] != self.status:
             return False
         if self.status_class is not None and row[6] // 100 != self.status_class:
@@ -420,7 +539,15 @@ def parse_filters(query: Mapping[str, str]) -> RequestFilters:
     merchant = query.get("merchant") or None
     if merchant is not None and len(merchant) > 100:
         raise _bad("merchant", "must be a merchant id, at most 100 characters")
-    return RequestFilters(status_class, status, path, method, merchant)
+    return RequestFilters(status_class, status, path, method, merchant, include_tools(query))
+
+
+def include_tools(query: Mapping[str, str]) -> bool:
+    """`includeTools=true|false` (default false); 400 `invalid_request` for anything else."""
+    raw = query.get("includeTools") or "false"
+    if raw not in BOOLEAN:
+        raise _bad("includeTools", "must be true or false")
+    return BOOLEAN[raw]
 
 
 # -- the log ------------------------------------------------------------------------------------
@@ -439,9 +566,9 @@ def logged(method: str, path: str) -> bool:
 
 
 def visible_to(row: Row, merchant_id: str) -> bool:
-    """A caller sees its merchant's requests (both environments: the row says which), and those
-    whose credential was missing or unknown (they are no merchant's)."""
-    return row[7] is None or row[7] == merchant_id
+    """A caller sees the requests its merchant owns (both environments: the row says which);
+    a request nobody owns (no credential, an unknown key or token) is shown to nobody."""
+    return row[7] == merchant_id
 
 
 class RequestLog:

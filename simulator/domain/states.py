@@ -5,7 +5,10 @@ simulate endpoint, Sandbox-Simulate, provider callbacks and pages, the reconcili
 deadline): the status it requires and reaches, and the events it fires, in order. Nothing else
 lists them. A merchant's refund (`RefundService.refund`, POST /payments/{id}/refund) is not one
 of them: it fires claim.opened and payment.refunded on every refund, partial ones too, and moves
-the payment to `refunded` only when nothing is left to refund."""
+the payment to `refunded` only when nothing is left to refund.
+
+`PAYOUT_SIMULATE_ACTIONS` is the payouts' table, in the same form: `PayoutService` drives simulate
+and its provider's callbacks from it (a failure's `failureReason` is the row's)."""
 
 from __future__ import annotations
 
@@ -14,7 +17,14 @@ from dataclasses import dataclass
 from payorch.vocabulary import TRANSACTION_STATUSES
 from simulator.domain.errors import ApiError, unknown_action
 
-__all__ = ["SIMULATE_ACTIONS", "TRANSACTION_STATUSES", "Transition", "check_simulate"]
+__all__ = [
+    "PAYOUT_SIMULATE_ACTIONS",
+    "SIMULATE_ACTIONS",
+    "TRANSACTION_STATUSES",
+    "Transition",
+    "check_simulate",
+    "payout_transition",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,6 +35,8 @@ class Transition:
     events: tuple[str, ...]
     # As a provider's callback or the reconciliation poll fires them, where they differ.
     provider_events: tuple[str, ...] | None = None
+    # The `failureReason` a payout failure reports (payouts' table only).
+    failure_reason: str | None = None
 
     def events_for(self, *, simulator: bool) -> tuple[str, ...]:
         if simulator or self.provider_events is None:
@@ -46,6 +58,26 @@ SIMULATE_ACTIONS: dict[str, Transition] = {
     "chargeback": Transition("completed", "completed", ("chargeback.created", "claim.opened")),
 }
 
+# The payout transitions by simulate action (POST /me/payout/send/{id}/simulate); a provider's
+# callback reports one of these actions too. `processing` is the spec's no-op.
+PAYOUT_SIMULATE_ACTIONS: dict[str, Transition] = {
+    "completed": Transition("processing", "completed", ("payout.completed",)),
+    "paid": Transition("processing", "completed", ("payout.completed",)),
+    "failed": Transition(
+        "processing", "failed", ("payout.failed",), failure_reason="provider_error"
+    ),
+    "rejected": Transition(
+        "processing", "failed", ("payout.failed",), failure_reason="rejected_by_beneficiary_bank"
+    ),
+    "refunded": Transition(
+        "processing", "failed", ("payout.failed",), failure_reason="refunded_by_provider"
+    ),
+    "returned": Transition(
+        "processing", "failed", ("payout.failed",), failure_reason="returned_by_beneficiary_bank"
+    ),
+    "processing": Transition("processing", "processing", ()),
+}
+
 # Sandbox-Simulate header values (design.md 2.2).
 SANDBOX_SIMULATE_VALUES = ("paid", "failed", "expired", "chargeback", "slow_payment")
 
@@ -62,3 +94,11 @@ def check_simulate(action: object, status: str, transaction_id: str) -> Transiti
             details={"status": status, "requiredStatus": transition.requires, "action": action},
         )
     return transition
+
+
+def payout_transition(action: object) -> Transition:
+    """The payouts' table row of a simulate action (the payout's status is checked once it is
+    found: an unknown action is refused before the lookup)."""
+    if not isinstance(action, str) or action not in PAYOUT_SIMULATE_ACTIONS:
+        raise unknown_action(PAYOUT_SIMULATE_ACTIONS)
+    return PAYOUT_SIMULATE_ACTIONS[action]

@@ -41,7 +41,7 @@ from simulator.domain.deliveries import (
     DeliveryService,
 )
 from simulator.domain.webhooks import is_loopback
-from simulator.events.signing import SIGNATURE_HEADER, delivery_headers
+from simulator.events.signing import NAMESPACE_HEADER, SIGNATURE_HEADER, delivery_headers
 
 if TYPE_CHECKING:
     from simulator.domain.records import DeliveryRecord, EventRecord
@@ -85,8 +85,11 @@ class DeliveryEngine:
         retry_wait: float = RETRY_WAIT_SECONDS,
         wall: Callable[[], float] = time.time,
         loopback_only: bool = False,
+        namespace: str | None = None,
     ) -> None:
         self._deliveries = deliveries
+        # A namespace's deliveries name it (X-Service-Namespace); `default`'s stay as they were.
+        self._namespace = namespace
         self._clock = clock
         self._batch = batch
         self._job_exists = job_exists
@@ -268,6 +271,8 @@ class DeliveryEngine:
             secret=plan.secret,
             previous_secret=plan.previous_secret,
         )
+        if self._namespace is not None:
+            headers[NAMESPACE_HEADER] = self._namespace
         status: int | None = None
         error: str | None = None
         text: str | None = None

@@ -15,6 +15,7 @@ import hmac
 SIGNATURE_HEADER = "X-Service-Signature"
 EVENT_HEADER = "X-Service-Event"
 DELIVERY_HEADER = "X-Service-Delivery"
+NAMESPACE_HEADER = "X-Service-Namespace"  # the namespace a delivery comes from (not `default`)
 
 
 def sign(body: bytes, secret: str, timestamp: int) -> str:

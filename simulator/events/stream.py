@@ -21,14 +21,40 @@ if TYPE_CHECKING:
     from simulator.domain.records import EventRecord
 
 MAX_BACKLOG = 1_000  # events queued for one slow reader before its stream is closed
+MAX_BACKLOG_BYTES = 1024 * 1024  # and the bytes they may take, whatever their size
 KEEPALIVE_SECONDS = 15.0
-# A frame (or keep-alive) the reader does not take within this many seconds ends its stream: a
-# reader that stopped reading would otherwise hold its connection and buffers for good.
+# A reader that takes nothing for this many seconds while bytes wait for it is cut off (a reader
+# that stopped reading would otherwise hold its connection and buffers for good): the stall
+# watch of simulator/http/sse.py; `Settings.stream_stall_timeout` sets it per server.
 WRITE_TIMEOUT_SECONDS = 10.0
 
 Scope = tuple[str, str]
 # bytes: one SSE frame to write; None: end the stream (shutdown or a reader too far behind).
 Frame = bytes | None
+
+
+class FrameQueue(asyncio.Queue[Frame]):
+    """One reader's frames waiting to be written, and how many bytes they take."""
+
+    nbytes: int
+
+    def _init(self, maxsize: int) -> None:
+        super()._init(maxsize)
+        self.nbytes = 0
+
+    def _put(self, item: Frame) -> None:
+        super()._put(item)
+        self.nbytes += len(item) if item else 0
+
+    def _get(self) -> Frame:
+        item = super()._get()
+        self.nbytes -= len(item) if item else 0
+        return item
+
+    @property
+    def backlogged(self) -> bool:
+        """Too far behind to catch up: the stream is closed rather than let it grow."""
+        return self.qsize() >= MAX_BACKLOG or self.nbytes >= MAX_BACKLOG_BYTES
 
 
 def sse_frame(event: EventRecord) -> bytes:
@@ -45,7 +71,7 @@ class EventStream:
         write_timeout_seconds: float = WRITE_TIMEOUT_SECONDS,
     ) -> None:
         self._events = events
-        self._readers: dict[Scope, set[asyncio.Queue[Frame]]] = defaultdict(set)
+        self._readers: dict[Scope, set[FrameQueue]] = defaultdict(set)
         self.keepalive_seconds = keepalive_seconds
         self.write_timeout_seconds = write_timeout_seconds
 
@@ -65,14 +91,15 @@ class EventStream:
             return
         frame = sse_frame(event)
         for queue in list(readers):
-            if queue.qsize() >= MAX_BACKLOG:
+            if queue.backlogged:
                 self._close(queue)
+                readers.discard(queue)  # nothing more for it: its writer ends at the None
             else:
                 queue.put_nowait(frame)
 
     @contextmanager
-    def subscribe(self, scope: Scope) -> Iterator[asyncio.Queue[Frame]]:
-        queue: asyncio.Queue[Frame] = asyncio.Queue()
+    def subscribe(self, scope: Scope) -> Iterator[FrameQueue]:
+        queue = FrameQueue()
         self._readers[scope].add(queue)
         try:
             yield queue

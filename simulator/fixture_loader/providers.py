@@ -10,13 +10,14 @@ from simulator.domain.catalog import (
     CALLBACK_MODES,
     PAYIN_BEHAVIOURS,
     PAYIN_CALLBACK_OUTCOMES,
+    PAYIN_DECLINE_REASONS,
     PAYOUT_BEHAVIOURS,
     PAYOUT_CALLBACK_OUTCOMES,
     PAYOUT_RAILS,
+    PAYOUT_REJECT_REASONS,
     Provider,
     ProviderKind,
 )
-from simulator.domain.provider_world import PAYIN_DECLINE_REASONS, PAYOUT_REJECT_REASONS
 from simulator.fixture_loader.fields import Fields, entries, unique_id
 
 # The spec's paymentData slugs: the only rails a method or provider may name.

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Protocol
 
 from aiohttp import web
 
@@ -31,11 +32,36 @@ from simulator.http.request_tail import RequestTail
 from simulator.openapi.validation import Operations
 from simulator.scheduler import Scheduler
 from simulator.settings import Settings
-from simulator.store import Store
-from simulator.store.saved import SavedStates
+from simulator.store import Encoded, Store
+from simulator.store.saved import Loaded, SavedStates
 
-if TYPE_CHECKING:  # it imports these keys
-    from simulator.http.reset import ServerReset  # noqa: F401 (named in a type argument below)
+
+class WorldGate(Protocol):
+    """What requests see of the one swap of the world at a time (a reset or a restore):
+    `simulator.http.reset.ServerReset`, which imports these keys, so it is named by its shape."""
+
+    @property
+    def gate_open(self) -> bool: ...
+
+    @property
+    def swapping(self) -> bool: ...
+
+    async def wait_for_gate(self) -> None: ...
+
+    async def run(
+        self,
+        swap: Callable[[web.Application], None] | None = None,
+        *,
+        refuse_if_swapping: bool = False,
+    ) -> None: ...
+
+    async def export(self) -> Encoded: ...
+
+    async def restore(self, loaded: Loaded) -> None: ...
+
+
+if TYPE_CHECKING:  # it imports nothing of this module
+    from simulator.worlds import Worlds  # noqa: F401 (named in a type argument below)
 
 SETTINGS = web.AppKey("settings", Settings)
 CLOCK = web.AppKey("clock", SimClock)
@@ -73,7 +99,7 @@ STOPPING = web.AppKey("stopping", asyncio.Event)
 # reset) can wait for them.
 IN_FLIGHT = web.AppKey[dict["asyncio.Task[Any]", web.Request]]("in_flight")
 # POST /_sim/reset: the gate requests wait at while a reset runs (simulator/http/reset.py).
-RESET = web.AppKey["ServerReset"]("reset")
+RESET = web.AppKey("reset", WorldGate)
 # The OpenAPI document's operations with their compiled request validators.
 OPERATIONS = web.AppKey("operations", Operations)
 # None when the server runs with --no-rate-limit (the value type is given as the type argument:
@@ -87,7 +113,18 @@ PRINCIPAL = web.RequestKey("principal", Principal)
 BODY = web.RequestKey("json_body", dict)
 # The body's bytes as they were read (for the request log).
 RAW_BODY = web.RequestKey("raw_body", bytes)
+# Set when the body, read off the connection before the request was handled, was over the size
+# limit: the refusal is answered where the body is parsed, after authentication, as before.
+BODY_TOO_LARGE = web.RequestKey("body_too_large", bool)
 # Named saved states (/_sim/state): files under <data_dir>/snapshots, or in memory.
 SAVED_STATES = web.AppKey("saved_states", SavedStates)
 # One save or delete of a saved state at a time ("exists? then write" must not interleave).
 SAVED_STATES_LOCK = web.AppKey("saved_states_lock", asyncio.Lock)
+
+# Namespaces (simulator/worlds.py): the world's name (`default` for the front's own), the
+# registry of the other worlds, and the prefix the URLs a world hands out carry (`/ns/{name}`;
+# "" for `default`), which the front also puts on each request it hands to that world.
+NAMESPACE = web.AppKey("namespace", str)
+WORLDS = web.AppKey["Worlds"]("worlds")
+URL_PREFIX = web.AppKey("url_prefix", str)
+REQUEST_URL_PREFIX = web.RequestKey("url_prefix", str)

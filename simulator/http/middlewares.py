@@ -18,9 +18,17 @@ from typing import Literal
 from aiohttp import web
 
 from simulator.domain.auth import Principal, check_environment, require_sandbox, require_secret
+from simulator.domain.coverage import TOOL_OF_REQUEST
 from simulator.domain.errors import ApiError
 from simulator.domain.ids import token_hex
-from simulator.domain.requestlog import KEPT_HEADERS, RequestLog, logged, make_row
+from simulator.domain.requestlog import (
+    KEPT_HEADERS,
+    MAX_TOOL,
+    TOOL_HEADER,
+    RequestLog,
+    logged,
+    make_row,
+)
 from simulator.events.bus import EVENTS_OF_REQUEST
 from simulator.http.idempotency import REPLAYED_HEADER
 from simulator.http.keys import (
@@ -36,17 +44,24 @@ from simulator.http.keys import (
     REQUEST_ID,
     REQUEST_LOG,
     RESET,
+    SETTINGS,
     STOPPING,
     STORE,
 )
-from simulator.http.requests import base_url, read_body
+from simulator.http.requests import base_url, read_body, receive_body
 from simulator.http.responses import REQUEST_ID_HEADER, error_response
+from simulator.http.server import ConnectionHandler, log_refused
 
 log = logging.getLogger(__name__)
 
 
 AuthLevel = Literal["none", "any", "secret", "sandbox"]
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+# The merchant and environment that own a request made without a credential, from the object
+# it names (None: nobody's); see `owned_by`.
+Owner = tuple[str, str] | None
+OwnerResolver = Callable[[web.Request], Owner]
+NOBODY: tuple[None, None] = (None, None)
 
 
 def auth(level: AuthLevel) -> Callable[[Handler], Handler]:
@@ -57,6 +72,53 @@ def auth(level: AuthLevel) -> Callable[[Handler], Handler]:
         return handler
 
     return mark
+
+
+def owned_by(resolve: OwnerResolver) -> Callable[[Handler], Handler]:
+    """Declare how to tell who owns a request to a handler that takes no credential (a checkout
+    session's token, a provider page's payment, the key of POST /auth/token): the request log
+    and coverage show such a request to that merchant only. Called once the request is answered
+    (or refused), so it must not raise and should cost a look-up."""
+
+    def mark(handler: Handler) -> Handler:
+        handler.owner_of = resolve  # type: ignore[attr-defined]  # read by `request_owner`
+        return handler
+
+    return mark
+
+
+def request_owner(request: web.Request) -> tuple[str | None, str | None]:
+    """Who owns the request: the credential's merchant and environment (checked by the route's
+    authentication, else now: an unknown route, a route that takes none), else the handler's
+    `owned_by` answer, else nobody."""
+    principal = request.get(PRINCIPAL)
+    if principal is not None:
+        return principal.merchant.id, principal.environment
+    if "Authorization" in request.headers:
+        app = request.app
+        try:
+            principal = app[AUTHENTICATOR].authenticate(
+                request.headers["Authorization"], app[CLOCK].timestamp()
+            )
+        except ApiError:
+            pass  # an unknown or expired credential: owned as if none was sent
+        else:
+            return principal.merchant.id, principal.environment
+    resolve = getattr(request.match_info.handler, "owner_of", None)
+    if resolve is None:
+        return NOBODY
+    try:
+        owner = resolve(request)
+    except Exception:  # an owner that cannot be told is nobody's
+        log.debug("no owner for %s %s", request.method, request.path, exc_info=True)
+        return NOBODY
+    return owner if owner is not None else NOBODY
+
+
+def tool_of(request: web.Request) -> str | None:
+    """The payorch tool that made the request (X-Payorch-Tool), cut to MAX_TOOL characters."""
+    tag = request.headers.get(TOOL_HEADER)
+    return tag[:MAX_TOOL] if tag else None
 
 
 def principal_of(request: web.Request) -> Principal:
@@ -72,22 +134,33 @@ async def request_middleware(request: web.Request, handler: Handler) -> web.Stre
     # `request.app` is three calls deep in aiohttp: taken once, handed to each step.
     app = request.app
     journal = app[REQUEST_LOG]
-    if not (journal.enabled and logged(request.method, request.path)):
-        return await _answer(request, app, handler, request_id)
-    at, sim_at, started = time.time(), app[CLOCK].timestamp(), time.perf_counter()
-    events: list[tuple[str, str]] = []
-    collecting = EVENTS_OF_REQUEST.set(events)
+    tool = tool_of(request)
+    # Only a tool's request sets the tag: coverage counts what it reaches apart.
+    tagging = TOOL_OF_REQUEST.set(tool) if tool is not None else None
     try:
-        response = await _answer(request, app, handler, request_id)
+        if not (journal.enabled and logged(request.method, request.path)):
+            return await _answer(request, app, handler, request_id)
+        at, sim_at, started = time.time(), app[CLOCK].timestamp(), time.perf_counter()
+        events: list[tuple[str, str]] = []
+        collecting = EVENTS_OF_REQUEST.set(events)
+        try:
+            response = await _answer(request, app, handler, request_id)
+        finally:
+            EVENTS_OF_REQUEST.reset(collecting)
     finally:
-        EVENTS_OF_REQUEST.reset(collecting)
-    _record(journal, request, response, request_id, at, sim_at, started, events)
+        if tagging is not None:
+            TOOL_OF_REQUEST.reset(tagging)
+    _record(journal, request, response, request_id, at, sim_at, started, events, tool)
     return response
 
 
 async def _answer(
     request: web.Request, app: web.Application, handler: Handler, request_id: str
 ) -> web.StreamResponse:
+    if not request.content.is_eof():  # the body is still arriving (a small one comes whole)
+        refusal = await receive_body(request, app[SETTINGS].body_timeout)
+        if refusal is not None:
+            return _refuse_connection(refusal, request)
     reset = app[RESET]
     if not reset.gate_open:  # a reset is running: this request runs after it, in the new world
         if reset.swapping and getattr(request.match_info.handler, "refuses_to_wait", False):
@@ -130,6 +203,19 @@ async def _answer(
     return response
 
 
+def _refuse_connection(error: ApiError, request: web.Request) -> web.Response:
+    """A request whose body could not be had (too slow, unreadable): answered, one line in the
+    server's output, and its connection closed without reading the rest."""
+    why = (error.details or {}).get("reason") or error.message
+    log_refused(
+        request.remote, error.status, f"{request.method} {request.path}: {why}", request[REQUEST_ID]
+    )
+    protocol = request.protocol
+    if isinstance(protocol, ConnectionHandler):
+        protocol.drop_after_response()
+    return _render(error, request)
+
+
 def _keep_provider_calls(app: web.Application) -> None:
     """A production charge the cascade refused is rolled back with its request's batch, yet the
     calls it made to the providers happened: their counts and decline-rate draws (so the next
@@ -149,10 +235,11 @@ def _record(
     sim_at: float,
     started: float,
     events: list[tuple[str, str]],
+    tool: str | None,
 ) -> None:
-    """One row: references to what the request already holds, nothing decoded or copied."""
-    principal = request.get(PRINCIPAL)
-    merchant_id = principal.merchant.id if principal is not None else None
+    """One row: references to what the request already holds, nothing decoded or copied; the
+    owner as it is now (the credential's merchant, else the object's: `request_owner`)."""
+    merchant_id, environment = request_owner(request)
     headers = request.headers
     kept: tuple[tuple[str, str], ...] = ()
     if KEPT_HEADERS[0] in headers or KEPT_HEADERS[1] in headers:  # rarely: skip the loop
@@ -168,13 +255,14 @@ def _record(
             request.query_string,
             response.status,
             merchant_id,
-            principal.environment if principal is not None else None,
+            environment,
             (time.perf_counter() - started) * 1000,
             REPLAYED_HEADER in response.headers,
             kept,
             request.get(RAW_BODY),
             body if isinstance(body, bytes) else None,
             tuple(e for e, m in events if m == merchant_id) if events else (),
+            tool,
         )
     )
 
@@ -190,7 +278,7 @@ def _stopping_error() -> ApiError:
 def _render(error: ApiError, request: web.Request) -> web.Response:
     """The error's envelope; one whose details cannot be written is still answered, as a 500."""
     request_id = request[REQUEST_ID]
-    request.app[CONTEXT].coverage.error(error.code, error.status)
+    request.app[CONTEXT].coverage.error(error.code, error.status, request_owner(request)[0])
     try:
         return error_response(error, request_id)
     except Exception:

@@ -3,19 +3,18 @@
 Each reader has its merchant and its filters; a request it may see and its filters match is put
 on its queue as one server-sent event (the summary, encoded once per request however many
 readers take it). While nobody tails, recording a request costs one check of an empty list here.
-Like the event stream (`simulator/events/stream.py`), a reader more than MAX_BACKLOG frames
-behind is closed rather than let its queue grow without bound.
+Like the event stream (`simulator/events/stream.py`), a reader more than MAX_BACKLOG frames (or
+MAX_BACKLOG_BYTES) behind is closed rather than let its queue grow without bound.
 """
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
 from simulator.domain.requestlog import Entry, RequestFilters, RequestLog, Row, visible_to
-from simulator.events.stream import KEEPALIVE_SECONDS, MAX_BACKLOG, WRITE_TIMEOUT_SECONDS, Frame
+from simulator.events.stream import KEEPALIVE_SECONDS, WRITE_TIMEOUT_SECONDS, FrameQueue
 from simulator.jsonio import dumps
 
 
@@ -27,7 +26,7 @@ def sse_frame(row: Row) -> bytes:
 class _Reader:
     merchant_id: str
     filters: RequestFilters
-    queue: asyncio.Queue[Frame]
+    queue: FrameQueue
     closed: bool = False
 
 
@@ -52,17 +51,15 @@ class RequestTail:
                 visible_to(row, reader.merchant_id) and reader.filters.matches(row)
             ):
                 continue
-            if reader.queue.qsize() >= MAX_BACKLOG:
+            if reader.queue.backlogged:
                 self._close(reader)
                 continue
             frame = frame or sse_frame(row)
             reader.queue.put_nowait(frame)
 
     @contextmanager
-    def subscribe(
-        self, merchant_id: str, filters: RequestFilters
-    ) -> Iterator[asyncio.Queue[Frame]]:
-        reader = _Reader(merchant_id, filters, asyncio.Queue())
+    def subscribe(self, merchant_id: str, filters: RequestFilters) -> Iterator[FrameQueue]:
+        reader = _Reader(merchant_id, filters, FrameQueue())
         self._readers.append(reader)
         try:
             yield reader.queue

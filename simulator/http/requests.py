@@ -1,21 +1,27 @@
-"""Reading requests: the JSON body rules (415, 400, 413) and query parameters, in one place.
+"""Reading requests: the JSON body rules (415, 400, 413, 408) and query parameters, in one place.
 
-Documented operations get their body read and validated against the OpenAPI document by the
+A body still arriving when its head has been read is read off the connection first, within the
+body deadline (`receive_body`), before the request waits at the reset gate or counts as running.
+Documented operations get their body parsed and validated against the OpenAPI document by the
 validation middleware before the handler runs; `read_json` then hands the handler that body.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import email.parser
+import email.policy
 import json
 import re
 from typing import Any, TypeVar
 
 from aiohttp import web
+from aiohttp.http_exceptions import HttpProcessingError
 
 from simulator.domain.checkout import buyer_ip
 from simulator.domain.errors import ApiError
-from simulator.http.keys import BODY, RAW_BODY, SETTINGS
+from simulator.http.keys import BODY, BODY_TOO_LARGE, RAW_BODY, REQUEST_URL_PREFIX, SETTINGS
 from simulator.jsonio import JSONDecodeError, loads
 from simulator.openapi.validation import QUERY_INTEGER
 
@@ -31,11 +37,44 @@ T = TypeVar("T")
 MAX_DEPTH = 32  # levels of objects and arrays in a body
 
 
+async def receive_body(request: web.Request, timeout: float) -> ApiError | None:
+    """Read a body that is still arriving off the connection, within `timeout` seconds (0: no
+    deadline); the error to answer at once (and close the connection) when it cannot be had.
+
+    Called before the request is handled, so that a client sending its body slowly holds only
+    its own connection: not the reset gate, not a save, not a slot among the running requests.
+    Once read, the body is aiohttp's cached `request.read()`. A body over the size limit is
+    answered where it is parsed (`read_body`), after authentication, as it always was.
+    """
+    try:
+        async with asyncio.timeout(timeout or None):
+            await request.read()
+    except web.HTTPRequestEntityTooLarge:
+        request[BODY_TOO_LARGE] = True
+    except TimeoutError:
+        return ApiError(
+            "request_timeout",
+            f"The request body did not arrive within {timeout:g} s; the connection is closed.",
+            details={"timeoutSeconds": timeout, "receivedBytes": request.content.total_bytes},
+            headers={"Connection": "close"},
+        )
+    except (HttpProcessingError, ConnectionError) as exc:
+        # Bad chunked framing, a body cut short by the client closing: nothing more can be read.
+        reason = getattr(exc, "message", None) or str(exc) or type(exc).__name__
+        return ApiError(
+            "invalid_request",
+            "The request body could not be read; the connection is closed.",
+            details={"reason": " ".join(str(reason).split())[:200]},
+            headers={"Connection": "close"},
+        )
+    return None
+
+
 async def read_body(request: web.Request, *, optional: bool = False) -> dict[str, Any]:
     """The body as a JSON object. An absent body is `{}` when every field is optional."""
     encoding = request.headers.get("Content-Encoding", "").strip().lower()
     if encoding not in _IDENTITY:
-        # Refused before a byte is read (and the server never inflates bodies: see create_app),
+        # Refused before it is parsed (and the server never inflates bodies: see create_app),
         # so a compression bomb costs nothing; the connection closes after the answer.
         raise ApiError(
             "content_type_required",
@@ -43,19 +82,22 @@ async def read_body(request: web.Request, *, optional: bool = False) -> dict[str
             details={"contentEncoding": encoding},
             headers={"Connection": "close"},
         )
+    if request.get(BODY_TOO_LARGE):
+        raise _too_large(request)
     content = request.content
-    if content.is_eof():
-        # The whole body came with the head (a small body's usual case): take it as it lies,
-        # where `request.read()` awaits the stream twice more to learn what is already known.
+    if content.is_eof() and not content.at_eof():
+        # The whole body came with the head (a small body's usual case) and nothing has read it
+        # (`receive_body` reads only a body still arriving): take it as it lies, where
+        # `request.read()` awaits the stream twice more to learn what is already known.
         raw = content.read_nowait()
         limit = request.app[SETTINGS].body_limit
         if limit and len(raw) > limit:  # the bound `read` applies (client_max_size)
-            raise _too_large(limit)
+            raise _too_large(request)
     else:
         try:
-            raw = await request.read()
+            raw = await request.read()  # read already by `receive_body`: its cached bytes
         except web.HTTPRequestEntityTooLarge:
-            raise _too_large(request.app[SETTINGS].body_limit) from None
+            raise _too_large(request) from None
     request[RAW_BODY] = raw
     if not raw.strip():
         if optional:
@@ -85,7 +127,39 @@ async def read_body(request: web.Request, *, optional: bool = False) -> dict[str
     return body
 
 
-def _too_large(limit: int) -> ApiError:
+async def read_form(request: web.Request) -> dict[str, str]:
+    """A posted HTML form's text fields (the first of a repeated name), url-encoded or multipart.
+
+    aiohttp reads a multipart form straight off the connection, which `receive_body` may have
+    read already: such a body is parsed here from the bytes read, by the standard library's MIME
+    parser (which records a malformed part as a defect rather than raising)."""
+    if request.content_type != "multipart/form-data":
+        form = await request.post()
+        return {
+            name: value for name, value in reversed(list(form.items())) if isinstance(value, str)
+        }
+    head = b"Content-Type: " + request.headers["Content-Type"].encode("latin-1") + b"\r\n\r\n"
+    message = email.parser.BytesParser(policy=email.policy.HTTP).parsebytes(
+        head + await request.read()
+    )
+    fields: dict[str, str] = {}
+    for part in message.walk() if message.is_multipart() else ():
+        name = part.get_param("name", header="content-disposition")
+        content = part.get_payload(decode=True)
+        if isinstance(name, str) and part.get_filename() is None and isinstance(content, bytes):
+            fields.setdefault(name, _decoded(content, part.get_content_charset()))
+    return fields
+
+
+def _decoded(content: bytes, charset: str | None) -> str:
+    try:
+        return content.decode(charset or "utf-8", "replace")
+    except LookupError:  # a charset Python does not know
+        return content.decode("utf-8", "replace")
+
+
+def _too_large(request: web.Request) -> ApiError:
+    limit = request.app[SETTINGS].body_limit
     return ApiError(
         "payload_too_large",
         f"The body exceeds {limit} bytes.",
@@ -215,7 +289,12 @@ def query_choice(request: web.Request, name: str, choices: tuple[str, ...]) -> s
 
 
 def base_url(request: web.Request) -> str:
-    return f"{request.scheme}://{request.host}"
+    """The origin the caller reached, with `/ns/{name}` when the request is another namespace's
+    than `default` (the front puts it on the request): every URL a namespace hands out routes
+    back to it. Read from the request's own dict: `request.get` of a missing key raises and
+    catches a KeyError, and `request.app[...]` is two calls more, on every `default` request
+    (docs/performance.md, namespaces)."""
+    return f"{request.scheme}://{request.host}{request._state.get(REQUEST_URL_PREFIX, '')}"
 
 
 def page_params(request: web.Request, *, max_limit: int = 100) -> tuple[int, int]:

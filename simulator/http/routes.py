@@ -13,6 +13,7 @@ from simulator.http.handlers import (
     checkout,
     deposits,
     meta,
+    namespaces,
     payments,
     payouts,
     providers,
@@ -124,6 +125,12 @@ def setup_routes(app: web.Application, static_dir: str) -> None:
     r.add_post("/_sim/providers/{id}/incidents", providers.create_incident)
     r.add_delete("/_sim/providers/{id}/incidents", providers.end_incidents)
     r.add_delete("/_sim/providers/{id}/incidents/{incidentId}", providers.end_incident)
+
+    # Namespaces (design.md 1.6): many isolated worlds in one server.
+    r.add_get("/_sim/namespaces", namespaces.list_namespaces)
+    r.add_put("/_sim/namespaces/{name}", namespaces.create_namespace)
+    r.add_get("/_sim/namespaces/{name}", namespaces.get_namespace)
+    r.add_delete("/_sim/namespaces/{name}", namespaces.delete_namespace)
 
     _alias_control_plane(r)
 

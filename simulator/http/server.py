@@ -7,7 +7,14 @@ header, an over-long line, a bad method) with its own plain-text 400 before any 
 request head has `header_timeout` seconds from the connection's start, or from its first byte on
 a kept-alive connection, after which the connection is closed (an idle kept-alive connection is
 closed after `keepalive_timeout`); and what aiohttp cannot parse is answered in the API's error
-envelope, `invalid_request` with a request id, like every other error.
+envelope, `invalid_request` with a request id, like every other error, and logged as one line
+(the client's mistake, not the server's: no traceback; a fault of the server's own, a 500, still
+logs its traceback).
+
+A request body has its own deadline, enforced where it is read (`receive_body` in
+simulator/http/requests.py); when it passes, the request is answered and `drop_after_response`
+closes the connection within a second instead of letting aiohttp read the rest of the body for
+ten.
 
 aiohttp builds that protocol itself, with no setting to pick another class, so `Application`
 (what `create_app` returns) makes the server that builds it. Both hooks are aiohttp internals
@@ -17,6 +24,7 @@ aiohttp builds that protocol itself, with no setting to pick another class, so `
 from __future__ import annotations
 
 import asyncio
+import logging
 import warnings
 from typing import Any
 
@@ -28,8 +36,13 @@ from simulator.domain.errors import ApiError
 from simulator.domain.ids import token_hex
 from simulator.http.responses import error_response
 
+log = logging.getLogger(__name__)
+
 HEADER_TIMEOUT = 10.0  # seconds to send a whole request head (nginx: 60, Node: 60, ours: 10)
 KEEPALIVE_TIMEOUT = 75.0  # an idle kept-alive connection (nginx's default; above clients' own)
+# After answering a request whose body is refused, the rest of what the client sends is read and
+# dropped for this long before the connection closes (so the answer is not lost to a reset).
+REFUSED_LINGER_SECONDS = 1.0
 
 
 class ConnectionHandler(RequestHandler):
@@ -67,21 +80,33 @@ class ConnectionHandler(RequestHandler):
     ) -> web.StreamResponse:
         """aiohttp's answer to a request it could not parse (or handle): the error envelope.
 
-        aiohttp logs the error, and refuses if a response has started, as before."""
-        super().handle_error(request, status, exc, message)
+        A request aiohttp could not parse is one line in the server's output; a fault of the
+        server's own keeps aiohttp's traceback. Refused, as aiohttp does, once a response has
+        started (the connection is broken then)."""
         request_id = "req_" + token_hex(12)
         if status >= 500:
+            self.log_exception("Error handling request from %s", request.remote, exc_info=exc)
             error = ApiError("internal_error")
         else:
             reason = _printable(message or (str(exc) if exc else "") or "unreadable request")
+            log_refused(request.remote, status, reason, request_id)
             error = ApiError(
                 "invalid_request",
                 "The HTTP request could not be read: malformed request line or headers.",
                 details={"reason": reason},
             )
+        if request.writer.output_size > 0:
+            raise ConnectionError("a response has started: no room for the error's")
         response = error_response(error, request_id)
         response.force_close()  # what follows on the connection cannot be trusted either
         return response
+
+    def drop_after_response(self) -> None:
+        """Close the connection soon after the current response is written. aiohttp reads and
+        drops an unread body for up to 10 s after the answer (its "lingering" close: a socket
+        closed with unread bytes sends a reset, which can cost the client the answer), which
+        would give a client trickling a body that long again; here it gets 1 s."""
+        self._lingering_time = min(self._lingering_time, REFUSED_LINGER_SECONDS)
 
     def _awaiting_head(self) -> bool:
         """No request is being handled: the connection waits for the next request's head.
@@ -102,6 +127,13 @@ class ConnectionHandler(RequestHandler):
         self._head_timer = None
         if self._awaiting_head():  # still no whole head: a client this slow gets no more time
             self.force_close()
+
+
+def log_refused(remote: str | None, status: int, reason: str, request_id: str) -> None:
+    """One line in the server's output for a request refused at the connection level (it could
+    not be parsed, or its body could not be read in time): the client's doing, worth a line to
+    whoever runs the server, never a traceback."""
+    log.warning("refused a request from %s: %d %s (%s)", remote or "?", status, reason, request_id)
 
 
 def _printable(text: str, limit: int = 200) -> str:

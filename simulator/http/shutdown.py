@@ -8,10 +8,11 @@ arrive on an open connection meanwhile answer 503 at once (see the envelope midd
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 from aiohttp import web
 
-from simulator.http.keys import IN_FLIGHT, STOPPING
+from simulator.http.keys import IN_FLIGHT, STOPPING, WORLDS
 
 # How long cancelled requests get to write their 503 before the server moves on.
 ANSWER_SECONDS = 1.0
@@ -26,12 +27,20 @@ async def drain(app: web.Application, grace: float) -> int:
     await app.shutdown()
     loop = asyncio.get_running_loop()
     deadline = loop.time() + grace
-    in_flight = app[IN_FLIGHT]
-    while in_flight and (left := deadline - loop.time()) > 0:
-        await asyncio.wait(set(in_flight), timeout=left)
-    late = list(in_flight)
+    while (in_flight := _in_flight(app)) and (left := deadline - loop.time()) > 0:
+        await asyncio.wait(in_flight, timeout=left)
+    late = list(_in_flight(app))
     for task in late:
         task.cancel()
     if late:
         await asyncio.wait(late, timeout=ANSWER_SECONDS)
     return len(late)
+
+
+def _in_flight(app: web.Application) -> set[asyncio.Task[Any]]:
+    """The requests being handled in every world: `default`'s and the loaded namespaces'."""
+    tasks: set[asyncio.Task[Any]] = set(app[IN_FLIGHT].keys())
+    worlds = app.get(WORLDS)
+    for world in worlds.loaded() if worlds is not None else ():
+        tasks.update(world[IN_FLIGHT].keys())
+    return tasks

@@ -19,6 +19,7 @@ from typing import Any
 import orjson
 import yaml
 
+from payorch import vocabulary
 from simulator.domain.countries import ISO2_TO_ISO3
 from simulator.domain.errors import CATALOGUE
 from simulator.domain.ratelimit import TIER_QUOTAS
@@ -45,8 +46,15 @@ AUTH_CODES: dict[str, tuple[str, ...]] = {
     "secret": (*_CREDENTIAL_CODES, "key_kind_not_allowed"),
     "sandbox": (*_CREDENTIAL_CODES, "key_kind_not_allowed", "production_key_refused"),
 }
-# What reading a JSON body can answer (simulator/http/requests.py).
-BODY_CODES = ("content_type_required", "invalid_json", "invalid_request", "payload_too_large")
+# What reading a JSON body can answer (simulator/http/requests.py): 408 request_timeout is a
+# body that did not arrive whole within the server's body deadline.
+BODY_CODES = (
+    "content_type_required",
+    "invalid_json",
+    "invalid_request",
+    "payload_too_large",
+    "request_timeout",
+)
 # Every operation can fail unexpectedly, or be cut short by a server that is stopping (a request
 # still running when the shutdown grace ends is answered 503, not dropped).
 ALWAYS_CODES = ("internal_error", "service_unavailable")
@@ -156,11 +164,43 @@ def _countries(node: Any) -> None:
             _countries(value)
 
 
+def _vocabulary(name: str) -> list[Any]:
+    values = getattr(vocabulary, name, None)
+    if not isinstance(values, tuple) or not name.isupper():
+        raise DocumentError(f"x-vocabulary: {name!r} is not a list of payorch.vocabulary")
+    return list(values)
+
+
+def _vocabularies(node: Any) -> None:
+    """Every schema marked `x-vocabulary: NAME` gets the enum of that list of payorch.vocabulary
+    (written once, for the simulator, the CLI and this document); a bare `{x-vocabulary: NAME}`
+    becomes the list itself (an error's details naming the valid values)."""
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if isinstance(value, dict) and set(value) == {"x-vocabulary"}:
+                node[key] = _vocabulary(value["x-vocabulary"])
+            else:
+                _vocabularies(value)
+        if "x-vocabulary" in node:
+            # Taken out: the served document says what it enumerates, not where it came from.
+            name, extra = node.pop("x-vocabulary"), node.pop("x-vocabulary-extra", ())
+            values = [*extra, *_vocabulary(name)]
+            types = node.get("type")
+            if isinstance(types, list) and "null" in types:
+                values.append(None)
+            node["enum"] = values
+    elif isinstance(node, list):
+        for value in node:
+            _vocabularies(value)
+
+
 def build(source: dict[str, Any]) -> dict[str, Any]:
-    """The served document: `source` with every operation's error responses added, and the
-    shared error envelope's `code` enumerating the whole catalogue."""
+    """The served document: `source` with every operation's error responses added, the
+    shared error envelope's `code` enumerating the whole catalogue, and the enums of the names
+    payorch.vocabulary lists filled from it."""
     doc = copy.deepcopy(source)
     _countries(doc)
+    _vocabularies(doc)
     envelope = doc["components"]["schemas"][ERROR_SCHEMA.rsplit("/", 1)[-1]]
     envelope["properties"]["error"]["properties"]["code"]["enum"] = list(CATALOGUE)
     for _path, _method, operation, item in operations(doc):

@@ -71,13 +71,11 @@ Not thread-safe: use one store from one thread (the server's event loop).
 from __future__ import annotations
 
 import errno
-import fcntl
 import logging
 import os
-import time
 import zlib
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import wait as wait_for
 from pathlib import Path
 from types import TracebackType
@@ -87,18 +85,32 @@ import orjson
 from tinydb.storages import Storage
 
 from simulator.memory import no_gc
+from simulator.store.dirlock import LOCK, DirLock
+from simulator.store.errors import StoreCorruptError, StoreError, StoreLockedError
+from simulator.store.files import (
+    SNAPSHOT,
+    close_quietly,
+    encode_and_write_snapshot,
+    fsync_dir,
+    read_range,
+    write_all,
+    write_snapshot,
+)
+from simulator.store.journal_format import Doc, Op, Tables, decode_line, encode_op, encode_tables
+from simulator.store.pending import MISSING, Batch, Compaction, Missing
+from simulator.store.recovery import read_snapshot, replay_start
 from simulator.store.snapshot import (
     INFO_TABLE,
     Encoded,
     JournalMark,
-    SnapshotError,
     compact_bytes,
-    decode_snapshot,
     encode_snapshot,
     reheader,
 )
 
 __all__ = [
+    "LOCK",
+    "SNAPSHOT",
     "Doc",
     "JournalStorage",
     "Op",
@@ -109,14 +121,7 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-Doc = dict[str, Any]
-#: One write: (table, doc_id, doc); ``doc=None`` deletes the document.
-Op = tuple[str, str, Doc | None]
-Tables = dict[str, dict[str, Doc]]
-
-SNAPSHOT: Final = "snapshot.json"
 JOURNAL: Final = "journal.log"
-LOCK: Final = "LOCK"
 DEFAULT_COMPACT_EVERY: Final = 50_000
 # Lines alone miss a journal of few, large lines (a document rewritten whole at every write):
 # bytes bound it too.  Compacting once the journal holds as many bytes as the snapshot keeps
@@ -124,93 +129,6 @@ DEFAULT_COMPACT_EVERY: Final = 50_000
 # journal byte; the floor keeps a small store from compacting every few writes.
 DEFAULT_COMPACT_RATIO: Final = 1.0
 DEFAULT_COMPACT_MIN_BYTES: Final = 16 * 1024 * 1024
-
-
-class StoreError(Exception):
-    """Base class of the store's own errors."""
-
-
-class StoreLockedError(StoreError):
-    """The data dir is already opened by another process (or another Store)."""
-
-    def __init__(self, data_dir: Path, pid: int | None) -> None:
-        self.data_dir = data_dir
-        self.pid = pid
-        who = f"pid {pid}" if pid is not None else "pid unknown"
-        super().__init__(
-            f"data dir {data_dir} is in use by another payorch server ({who}); "
-            "stop it or pass --data-dir"
-        )
-
-
-class StoreCorruptError(StoreError):
-    """The snapshot or a journal line (other than a torn last one) is unreadable."""
-
-
-class _DirLock:
-    """Exclusive ``flock`` on ``data_dir/LOCK``.
-
-    flock (not a pid file) because the kernel drops it when the holder dies, even by
-    SIGKILL, so a crashed server never leaves a stale lock behind.  The pid written
-    into the file is informational only (it makes the error message actionable).
-    """
-
-    def __init__(self, data_dir: Path) -> None:
-        path = data_dir / LOCK
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError as exc:
-            pid = _read_pid(fd)
-            os.close(fd)
-            if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
-                raise StoreLockedError(data_dir, pid) from None
-            raise
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
-        self._fd: int | None = fd
-
-    def release(self) -> None:
-        if self._fd is not None:
-            fd, self._fd = self._fd, None
-            fcntl.flock(fd, fcntl.LOCK_UN)
-            os.close(fd)
-
-
-def _read_pid(fd: int) -> int | None:
-    try:
-        return int(os.pread(fd, 32, 0).decode().strip())
-    except (OSError, ValueError):
-        return None
-
-
-class _Missing:
-    """Undo-log marker: the document did not exist before the write."""
-
-
-_MISSING: Final = _Missing()
-
-
-class _Batch:
-    """Pending state of an open batch: encoded ops to write, and an undo log."""
-
-    __slots__ = ("fragments", "undo")
-
-    def __init__(self) -> None:
-        self.fragments: list[bytes] = []
-        # (table, doc_id, previous doc or _MISSING), in application order.
-        self.undo: list[tuple[str, str, bytes | _Missing]] = []
-
-
-class _Compaction:
-    """A snapshot being written by the compaction thread, of the state at journal byte `mark`."""
-
-    __slots__ = ("future", "lines", "mark")
-
-    def __init__(self, future: Future[None], mark: JournalMark, lines: int) -> None:
-        self.future = future
-        self.mark = mark
-        self.lines = lines  # journal lines up to the mark
 
 
 class JournalStorage(Storage):
@@ -242,7 +160,7 @@ class JournalStorage(Storage):
         self._compact_ratio = compact_ratio
         self._compact_min_bytes = compact_min_bytes
         self._data: Encoded = {}
-        self._batch: _Batch | None = None
+        self._batch: Batch | None = None
         self._batch_depth = 0
         self._lines = 0  # lines in the journal file
         self._compact_at = compact_every  # _lines value that starts a compaction
@@ -252,11 +170,11 @@ class JournalStorage(Storage):
         self._crc = 0  # CRC-32 of those bytes (a snapshot records it with its mark)
         self._inode = 0  # the journal file's
         self._fd: int | None = None
-        self._compaction: _Compaction | None = None  # running in the background
+        self._compaction: Compaction | None = None  # running in the background
         self._executor: ThreadPoolExecutor | None = None  # its thread, made at the first one
         # fsync mode: a replaced journal's directory entry is not yet durable (retried per write).
         self._dir_unsynced = False
-        self._lock: _DirLock | None = None
+        self._lock: DirLock | None = None
         self._closed = False
         self._broken: str | None = None
         #: Bumped on every in-memory change; lets collections drop tinydb's query cache.
@@ -278,7 +196,7 @@ class JournalStorage(Storage):
         self._check_writable()
         if self._batch is not None:
             raise StoreError("a full rewrite is not allowed inside a batch")
-        self.write_encoded(_encode_tables(orjson.loads(orjson.dumps(data))))  # validated as JSON
+        self.write_encoded(encode_tables(orjson.loads(orjson.dumps(data))))  # validated as JSON
 
     def export(self) -> Encoded:
         """A consistent copy of everything as stored bytes: a shallow copy of each table (the
@@ -302,7 +220,7 @@ class JournalStorage(Storage):
         self._wait_for_compaction()
         mark = self._mark()
         pieces = encode_snapshot(new_data, mark) if snapshot is None else reheader(snapshot, mark)
-        _write_snapshot(self._dir, pieces)
+        write_snapshot(self._dir, pieces)
         self._snapshot_size = sum(map(len, pieces))
         self._data = new_data  # what a restart reads from now on
         self.generation += 1
@@ -359,7 +277,7 @@ class JournalStorage(Storage):
         anything changes.
         """
         self._check_writable()
-        encoded = [_encode(op) for op in ops]
+        encoded = [encode_op(op) for op in ops]
         if not encoded:
             return
         if self._batch is not None:
@@ -391,7 +309,7 @@ class JournalStorage(Storage):
         self._wait_for_compaction()
         mark = self._mark()
         pieces = encode_snapshot(self._data, mark)
-        _write_snapshot(self._dir, pieces)
+        write_snapshot(self._dir, pieces)
         self._snapshot_size = sum(map(len, pieces))
         self._trim(mark, self._lines)
 
@@ -399,7 +317,7 @@ class JournalStorage(Storage):
 
     def _begin(self) -> int:
         if self._batch is None:
-            self._batch = _Batch()
+            self._batch = Batch()
         self._batch_depth += 1
         return len(self._batch.undo)
 
@@ -423,28 +341,28 @@ class JournalStorage(Storage):
             raise
         self._maybe_compact()
 
-    def _undo(self, batch: _Batch, mark: int) -> None:
+    def _undo(self, batch: Batch, mark: int) -> None:
         while len(batch.undo) > mark:
             table, doc_id, previous = batch.undo.pop()
             docs = self._data.setdefault(table, {})
-            if isinstance(previous, _Missing):
+            if isinstance(previous, Missing):
                 docs.pop(doc_id, None)
             else:
                 # A deleted doc comes back at the end of the insertion order.
                 docs[doc_id] = previous
             for listener in self.rollback_listeners:
-                restored = None if isinstance(previous, _Missing) else orjson.loads(previous)
+                restored = None if isinstance(previous, Missing) else orjson.loads(previous)
                 listener(table, doc_id, restored)
         del batch.fragments[mark:]
         self.generation += 1
 
     # -- internals ---------------------------------------------------------------
 
-    def _apply(self, table: str, doc_id: str, doc: bytes | None) -> bytes | _Missing:
+    def _apply(self, table: str, doc_id: str, doc: bytes | None) -> bytes | Missing:
         docs = self._data.get(table)
         if docs is None:
             docs = self._data[table] = {}
-        previous = docs.get(doc_id, _MISSING)
+        previous = docs.get(doc_id, MISSING)
         if doc is None:
             docs.pop(doc_id, None)
         else:
@@ -460,7 +378,7 @@ class JournalStorage(Storage):
 
     def _open_files(self, data_dir: Path) -> None:
         data_dir.mkdir(parents=True, exist_ok=True)
-        self._lock = _DirLock(data_dir)
+        self._lock = DirLock(data_dir)
         try:
             for leftover in (SNAPSHOT, JOURNAL):  # of a compaction cut short by a crash
                 (data_dir / (leftover + ".tmp")).unlink(missing_ok=True)
@@ -470,7 +388,7 @@ class JournalStorage(Storage):
             self._inode = os.fstat(self._fd).st_ino
             skipped = self._replay(journal, covered)
             if self._fsync:
-                _fsync_dir(data_dir)  # make the journal's directory entry durable
+                fsync_dir(data_dir)  # make the journal's directory entry durable
             if self._lines or skipped or legacy:
                 # Start with an empty journal (amortised over the run), and a snapshot written
                 # by an earlier version becomes one that loads without decoding its documents.
@@ -486,17 +404,10 @@ class JournalStorage(Storage):
     def _load_snapshot(self, path: Path) -> tuple[bool, JournalMark | None]:
         """Load the snapshot, if any: (written by an earlier version: rewrite it, its journal
         mark)."""
-        try:
-            raw = path.read_bytes()
-        except FileNotFoundError:
+        loaded = read_snapshot(path)
+        if loaded is None:
             return False, None
-        try:
-            self._data, legacy, covered = decode_snapshot(raw)
-        except SnapshotError as exc:
-            raise StoreCorruptError(
-                f"{path} is corrupt: {exc}; restore the data dir from a backup"
-            ) from None
-        self._snapshot_size = len(raw)
+        self._data, legacy, covered, self._snapshot_size = loaded
         self._compact_bytes_at = self.compaction_bytes()
         return legacy, covered
 
@@ -511,24 +422,12 @@ class JournalStorage(Storage):
             # appends do not glue onto the fragment.
             log.warning("%s: dropping a torn last line (%d bytes)", path, len(raw) - end)
             os.ftruncate(self._fd, end)
-        # The store stopped after a snapshot was put in place and before the journal lost the
-        # lines that the snapshot holds (its mark names this file and its first bytes): skip
-        # them.  Replaying them too would give the same documents, but one deleted and written
-        # again would move to the end of its table's order.
-        start = 0
-        if (
-            covered is not None
-            and covered.inode == self._inode
-            and 0 < covered.size <= end
-            and raw[covered.size - 1] == ord("\n")
-            and zlib.crc32(memoryview(raw)[: covered.size]) == covered.crc32
-        ):
-            start = covered.size
+        start = replay_start(raw, end, covered, self._inode)
         lines = raw[start:end].split(b"\n")[:-1]
         first = raw.count(b"\n", 0, start) + 1
         with no_gc():
             for lineno, line in enumerate(lines, start=first):
-                for table, doc_id, doc in _decode_line(path, lineno, line):
+                for table, doc_id, doc in decode_line(path, lineno, line):
                     self._apply(table, doc_id, None if doc is None else compact_bytes(doc))
         self._lines = len(lines)
         self._size = end
@@ -549,7 +448,7 @@ class JournalStorage(Storage):
                 os.fsync(fd)
                 if self._dir_unsynced:  # the journal was replaced: the file must be the one found
                     assert self._dir is not None
-                    _fsync_dir(self._dir)
+                    fsync_dir(self._dir)
                     self._dir_unsynced = False
         except BaseException as exc:
             # Cut any partial line off so the journal stays replayable; if even that
@@ -588,12 +487,12 @@ class JournalStorage(Storage):
         if self._executor is None:
             self._executor = ThreadPoolExecutor(1, thread_name_prefix="store-compaction")
         try:
-            future = self._executor.submit(_encode_and_write_snapshot, self._dir, tables, mark)
+            future = self._executor.submit(encode_and_write_snapshot, self._dir, tables, mark)
         except RuntimeError:  # the interpreter is shutting down: close() compacts
             log.warning("store compaction not started: the interpreter is exiting")
             self._retry_later()
             return
-        self._compaction = _Compaction(future, mark, self._lines)
+        self._compaction = Compaction(future, mark, self._lines)
 
     def _finish_compaction(self) -> None:
         """The background snapshot is in place: drop the lines it holds from the journal."""
@@ -645,10 +544,10 @@ class JournalStorage(Storage):
         assert self._dir is not None and self._fd is not None and self._batch is None
         journal = self._dir / JOURNAL
         tmp = self._dir / (JOURNAL + ".tmp")
-        tail = _read_range(journal, mark.size, self._size)
+        tail = read_range(journal, mark.size, self._size)
         fd = os.open(tmp, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_TRUNC, 0o644)
         try:
-            _write_all(fd, tail)
+            write_all(fd, tail)
             if self._fsync:
                 os.fsync(fd)
             os.replace(tmp, journal)
@@ -664,12 +563,12 @@ class JournalStorage(Storage):
         self._compact_at = self._compact_every
         self._compact_bytes_at = self.compaction_bytes()
         if self._executor is None:
-            _close_quietly(old)
+            close_quietly(old)
         else:  # its last close frees the file's pages: milliseconds, which the loop need not wait
-            self._executor.submit(_close_quietly, old)
+            self._executor.submit(close_quietly, old)
         if self._fsync:
             try:
-                _fsync_dir(self._dir)
+                fsync_dir(self._dir)
             except OSError:
                 log.exception("fsync of the data dir failed; retried at the next write")
                 self._dir_unsynced = True
@@ -692,125 +591,3 @@ class _BatchScope:
         tb: TracebackType | None,
     ) -> None:
         self._storage._end(self._mark, failed=exc_type is not None)
-
-
-def _encode_tables(data: Tables) -> Encoded:
-    return {
-        name: {doc_id: compact_bytes(doc) for doc_id, doc in docs.items()}
-        for name, docs in data.items()
-    }
-
-
-def _encode(op: Op) -> tuple[bytes, bytes | None]:
-    """Serialise one op: its journal fragment and the doc's own bytes (kept in memory)."""
-    table, doc_id, doc = op
-    if not isinstance(table, str) or not isinstance(doc_id, str):
-        raise TypeError(f"table and doc_id must be str, got {table!r}, {doc_id!r}")
-    if table == INFO_TABLE:
-        raise ValueError(f"the table name {INFO_TABLE!r} is reserved")
-    if doc is not None and not isinstance(doc, dict):
-        raise TypeError(f"a document must be a dict, got {type(doc).__name__}")
-    raw = None if doc is None else compact_bytes(doc)  # TypeError on non-JSON values
-    head = orjson.dumps([table, doc_id])[:-1]
-    fragment = head + b"," + (b"null" if raw is None else raw) + b"]"
-    return fragment, raw
-
-
-def _decode_line(path: Path, lineno: int, line: bytes) -> list[Op]:
-    """Parse and validate a whole line before any of it is applied."""
-
-    def corrupt(why: str) -> StoreCorruptError:
-        return StoreCorruptError(
-            f"{path}: line {lineno} is corrupt ({why}); only a torn last line is "
-            "recovered automatically; restore the data dir from a backup or remove "
-            "the line by hand"
-        )
-
-    try:
-        ops = orjson.loads(line)
-    except orjson.JSONDecodeError as exc:
-        raise corrupt(str(exc)) from None
-    if not isinstance(ops, list) or not ops:
-        raise corrupt("not a list of ops")
-    decoded: list[Op] = []
-    for op in ops:
-        if not (
-            isinstance(op, list)
-            and len(op) == 3
-            and isinstance(op[0], str)
-            and isinstance(op[1], str)
-            and (op[2] is None or isinstance(op[2], dict))
-        ):
-            raise corrupt(f"bad op {op!r:.80}")
-        decoded.append((op[0], op[1], op[2]))
-    return decoded
-
-
-def _encode_and_write_snapshot(data_dir: Path, tables: Encoded, mark: JournalMark) -> None:
-    """The compaction thread's work: it touches nothing but its arguments and the snapshot files."""
-    _write_snapshot(data_dir, encode_snapshot(tables, mark, pause=_let_the_loop_run))
-
-
-def _let_the_loop_run() -> None:
-    # A sleep, not sleep(0): that gives up the GIL for so short a time that this thread
-    # mostly takes it back before the waiting one wakes.
-    time.sleep(0.0001)
-
-
-def _write_snapshot(data_dir: Path, pieces: Sequence[bytes]) -> None:
-    """Put a snapshot in place atomically and durably (fsync, rename, fsync the dir)."""
-    path = data_dir / SNAPSHOT
-    tmp = data_dir / (SNAPSHOT + ".tmp")
-    try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-        try:
-            for piece in pieces:
-                _write_all(fd, piece)
-            os.fsync(fd)  # always: the journal is about to lose the lines it holds
-        finally:
-            os.close(fd)
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    _fsync_dir(data_dir)
-
-
-def _close_quietly(fd: int) -> None:
-    try:
-        os.close(fd)
-    except OSError:
-        log.exception("closing the replaced journal failed")
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view) :]
-
-
-def _read_range(path: Path, start: int, end: int) -> bytes:
-    """Bytes [start, end) of the file; OSError if it is shorter."""
-    if start == end:
-        return b""
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        parts = []
-        at = start
-        while at < end:
-            part = os.pread(fd, end - at, at)
-            if not part:
-                raise OSError(errno.EIO, f"{path} is shorter than the store wrote ({at}/{end})")
-            parts.append(part)
-            at += len(part)
-    finally:
-        os.close(fd)
-    return b"".join(parts)
-
-
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)

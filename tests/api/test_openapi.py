@@ -16,13 +16,17 @@ from typer.testing import CliRunner
 
 from payorch.vocabulary import PAYMENT_METHOD_SLUGS
 from payorch_cli.main import app
-from simulator.domain import checkout_request, deposits, payment_request, payouts, webhooks
+from simulator.domain import checkout_request, deposit_request, payment_request, payouts, webhooks
 from simulator.domain.deliveries import DELIVERY_STATUSES
 from simulator.domain.errors import CATALOGUE
 from simulator.domain.methods import CHANNELS
 from simulator.domain.ratelimit import TIER_QUOTAS
 from simulator.domain.refunds import MAX_REASON
-from simulator.domain.states import SIMULATE_ACTIONS, TRANSACTION_STATUSES
+from simulator.domain.states import (
+    PAYOUT_SIMULATE_ACTIONS,
+    SIMULATE_ACTIONS,
+    TRANSACTION_STATUSES,
+)
 from simulator.events.bus import API_VERSION
 from simulator.openapi.document import ALWAYS_CODES, AUTH_CODES, document, load_source, operations
 from tests.conftest import Api, Keys, assert_error
@@ -244,17 +248,20 @@ def test_checkout_limits_match_the_domain() -> None:
 
 def test_deposit_account_limits_match_the_domain() -> None:
     schema = props("DepositAccountCreate")
-    for field, limit in deposits.TEXT_LIMITS.items():
+    for field, limit in deposit_request.TEXT_LIMITS.items():
         assert schema[field]["maxLength"] == limit, field
-    assert set(schema) == set(deposits.ACCOUNT_FIELDS)
-    assert schema["metadata"]["maxProperties"] == deposits.METADATA_MAX_KEYS
-    assert schema["metadata"]["additionalProperties"]["maxLength"] == deposits.METADATA_MAX_VALUE
-    assert schema["metadata"]["propertyNames"]["maxLength"] == deposits.METADATA_MAX_KEY
+    assert set(schema) == set(deposit_request.ACCOUNT_FIELDS)
+    assert schema["metadata"]["maxProperties"] == deposit_request.METADATA_MAX_KEYS
+    assert (
+        schema["metadata"]["additionalProperties"]["maxLength"]
+        == deposit_request.METADATA_MAX_VALUE
+    )
+    assert schema["metadata"]["propertyNames"]["maxLength"] == deposit_request.METADATA_MAX_KEY
 
 
 def test_enumerations_match_the_domain() -> None:
     assert props("SimulateRequest")["action"]["enum"] == list(SIMULATE_ACTIONS)
-    assert props("PayoutSimulateRequest")["action"]["enum"] == list(payouts.SIMULATE_ACTIONS)
+    assert props("PayoutSimulateRequest")["action"]["enum"] == list(PAYOUT_SIMULATE_ACTIONS)
     assert SCHEMAS["EventType"]["enum"] == list(webhooks.EVENT_TYPES)
     assert props("PaymentData")["method"]["enum"] == list(PAYMENT_METHOD_SLUGS)
     events = SCHEMAS["Events"]["oneOf"][0]["items"]["enum"]
@@ -370,3 +377,12 @@ def test_include_takes_the_handler_values() -> None:
         assert pattern.search(good), good
     for bad in ("stat", "statsstats", "stats,x", "a"):
         assert not pattern.search(bad), bad
+
+
+def test_a_vocabulary_the_document_names_must_exist() -> None:
+    from simulator.openapi.document import DocumentError, build
+
+    source = load_source()
+    source["components"]["schemas"]["EventType"]["x-vocabulary"] = "EVENT_TYPOS"
+    with pytest.raises(DocumentError, match="EVENT_TYPOS"):
+        build(source)

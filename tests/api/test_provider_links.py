@@ -71,11 +71,11 @@ async def test_the_link_settles_the_payment_and_the_buttons_come_back_to_it(api:
     assert await status_of(api, tx["transactionId"], KEYS.live_sk) == "completed"
 
 
-async def test_the_transaction_page_leads_to_the_link_only_for_a_checkout_payment(
+async def test_the_transaction_page_leads_to_the_link_only_with_its_token(
     api: Api,
 ) -> None:
-    """`/c/<id>` is public by id; it redirects to the provider page only for a payment made to
-    be paid there (hostedCheckout, one-shot or a selector session), whose buyer link it is."""
+    """`/c/<id>` is public by id: in production it shows a checkout payment's status only; the
+    tokened `checkoutUrl` its answer gave (`/c/<id>.<token>`) redirects to the provider page."""
     direct = await create(api, KEYS.live_sk)
     status, _, response = await page_call(api, "GET", f"/c/{direct['transactionId']}")
     assert status == 404 and "Location" not in response.headers
@@ -83,7 +83,14 @@ async def test_the_transaction_page_leads_to_the_link_only_for_a_checkout_paymen
         api, KEYS.live_sk, hostedCheckout=True, userName="Ana Souza",
         userEmail="ana@example.org", documentId="123456789",
     )  # fmt: skip
-    status, _, response = await page_call(api, "GET", f"/c/{hosted['transactionId']}")
+    tx_id, form = hosted["transactionId"], urlsplit(hosted["paymentFormUrl"]).path
+    status, html, response = await page_call(api, "GET", f"/c/{tx_id}")
+    assert status == 200 and "Location" not in response.headers
+    assert form not in html and "/_sim/provider/" not in html
+    assert "open the payment link the shop gave you" in html
+    checkout = urlsplit(hosted["checkoutUrl"]).path
+    assert checkout == f"/c/{tx_id}.{form.rsplit('.', 1)[1]}"
+    status, _, response = await page_call(api, "GET", checkout)
     assert status == 307
     assert response.headers["Location"] == hosted["paymentFormUrl"]
 

@@ -9,8 +9,13 @@ from typing import Any
 import pytest
 
 from simulator.app import create_app
-from simulator.domain.catalog import PAYIN_BEHAVIOURS, PAYOUT_BEHAVIOURS
-from simulator.domain.provider_world import COUNTS, PAYIN_DECLINE_REASONS, PAYOUT_REJECT_REASONS
+from simulator.domain.catalog import (
+    PAYIN_BEHAVIOURS,
+    PAYIN_DECLINE_REASONS,
+    PAYOUT_BEHAVIOURS,
+    PAYOUT_REJECT_REASONS,
+)
+from simulator.domain.provider_world import COUNTS
 from simulator.openapi.document import document
 from simulator.settings import Settings
 from tests.conftest import Api, Keys, assert_error

@@ -66,8 +66,6 @@ async def test_every_error_can_be_looked_up_by_its_request_id(api: Api, keys: Ke
         ("GET", "/payments/TXN-nope", keys.sandbox_sk, {}),
         ("GET", "/nothing-here", keys.sandbox_sk, {}),
         ("DELETE", "/payments", keys.sandbox_sk, {}),
-        ("GET", "/me", None, {}),
-        ("GET", "/me", "sk_test_unknown", {}),
         ("POST", "/payments", keys.sandbox_sk, {"data": "amount=5"}),
         ("POST", "/payments", keys.sandbox_sk, {"data": "{not json", "headers": _JSON}),
         ("GET", "/_sim/clock", keys.live_sk, {}),
@@ -89,6 +87,14 @@ async def test_every_error_can_be_looked_up_by_its_request_id(api: Api, keys: Ke
         one = await detail(api, keys.sandbox_sk, request_id)
         assert (one["status"], one["errorCode"]) == (status, code)
         assert one["response"]["body"]["body"]["error"]["requestId"] == request_id
+    # Without a known credential a request is nobody's: nobody can look it up.
+    for key in (None, "sk_test_unknown"):
+        status, body, _ = await api.get("/me", key)
+        assert status == 401
+        status, body, _ = await api.get(
+            f"/_sim/requests/{body['error']['requestId']}", keys.sandbox_sk
+        )
+        assert assert_error(status, body, 404, "request_not_found")
 
 
 async def test_filters_and_pages_newest_first(api: Api, keys: Keys) -> None:
@@ -151,20 +157,18 @@ async def test_a_caller_sees_its_merchants_requests_in_both_environments(
     await api.pay()
     live = await api.pay(keys.live_sk)
     theirs = await api.pay(keys.other_sk)
-    _, _, anonymous = await api.get("/me")
+    await api.get("/me")  # no credential: nobody's, shown to nobody
     mine = (await requests(api, keys.sandbox_sk))["data"]
     assert [(r["merchantId"], r["environment"]) for r in mine] == [
-        (None, None),
         ("mer_mercadoazul", "production"),
         ("mer_mercadoazul", "sandbox"),
     ]
-    assert mine[0]["id"] == anonymous.headers["X-Request-Id"]
-    live_id = mine[1]["id"]
+    live_id = mine[0]["id"]
     assert (await detail(api, keys.sandbox_sk, live_id))["response"]["body"]["body"][
         "transactionId"
     ] == live["transactionId"]
     other = (await requests(api, keys.other_sk))["data"]
-    assert [r["merchantId"] for r in other] == [None, "mer_fiestaboletos"]
+    assert [r["merchantId"] for r in other] == ["mer_fiestaboletos"]
     status, body, _ = await api.get(f"/_sim/requests/{live_id}", keys.other_sk)
     assert assert_error(status, body, 404, "request_not_found")["param"] == "requestId"
     assert theirs["transactionId"] not in json.dumps(mine)
@@ -188,7 +192,10 @@ async def test_secrets_card_numbers_and_document_ids_are_masked(api: Api, keys: 
     assert status == 200
     one = await detail(api, keys.sandbox_sk, token_call.headers["X-Request-Id"])
     sent, answered = one["request"]["body"]["body"], one["response"]["body"]["body"]
-    assert sent == {"apiKey": keys.sandbox_pk, "secretKey": "****" + keys.sandbox_sk[-4:]}
+    assert sent == {
+        "apiKey": "****" + keys.sandbox_pk[-4:],
+        "secretKey": "****" + keys.sandbox_sk[-4:],
+    }
     assert answered["accessToken"] == "****" + pair["accessToken"][-4:]
     assert answered["refreshToken"] == "****" + pair["refreshToken"][-4:]
     assert keys.sandbox_sk not in json.dumps(one) and pair["accessToken"] not in json.dumps(one)
@@ -221,11 +228,14 @@ async def test_secrets_card_numbers_and_document_ids_are_masked(api: Api, keys: 
 
 async def test_text_bodies_are_masked_and_big_ones_cut(api: Api, keys: Keys) -> None:
     status, _, call = await api.post(
-        "/auth/token", data='{"apiKey": "x", "secretKey": "sk_test_abcdefgh1234"', headers=_JSON
+        "/payments",
+        keys.sandbox_sk,
+        data='{"apiKey": "x", "secretKey": "sk_test_abcdefgh1234"',
+        headers=_JSON,
     )
     assert status == 400
     one = await detail(api, keys.sandbox_sk, call.headers["X-Request-Id"])
-    assert one["request"]["body"]["text"] == '{"apiKey": "x", "secretKey": "****1234"'
+    assert one["request"]["body"]["text"] == '{"apiKey": "****", "secretKey": "****1234"'
     assert "body" not in one["request"]["body"]
 
     big = {"amount": 5, "paymentMethodId": "1001", "padding": "x" * (MAX_BODY + 10)}

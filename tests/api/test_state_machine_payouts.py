@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import initialize, invariant, precondition, rule
 
-from simulator.domain.payouts import SIMULATE_ACTIONS
+from simulator.domain.states import PAYOUT_SIMULATE_ACTIONS as SIMULATE_ACTIONS
 from simulator.http.keys import PAYOUTS
 from tests.api import test_state_machine as payin
 from tests.api.test_payouts import RECIPIENTS
@@ -224,10 +224,10 @@ class MoneyMachine(payin.PayinMachine):
             assert held_after == held_before
             return
         assert status == 200, body
-        outcome = SIMULATE_ACTIONS[action]
-        assert body["payout"]["status"] == (outcome or "processing")
+        outcome = SIMULATE_ACTIONS[action].becomes
+        assert body["payout"]["status"] == outcome
         # Only a really-debited payout moves money: back to available on failure, out on success.
-        debited = payout["provider"] is not None and outcome is not None
+        debited = payout["provider"] is not None and outcome != "processing"
         amount = d(payout["amount"]) if debited else Decimal(0)
         assert held_after["reserved"] == held_before["reserved"] - amount
         back = amount if outcome == "failed" else Decimal(0)

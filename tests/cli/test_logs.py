@@ -48,7 +48,7 @@ def wait_until_tailing(proc: subprocess.Popen[str], lines: Lines, timeout: float
 
 
 def test_tail_prints_each_request_and_ctrl_c_exits_0(server: Server) -> None:
-    client = Client(server.url)
+    client = Client(server.url, tool=None)  # the user's own calls: untagged
     proc, lines = start_tail(server)
     try:
         wait_until_tailing(proc, lines)
@@ -74,8 +74,10 @@ def test_tail_prints_each_request_and_ctrl_c_exits_0(server: Server) -> None:
 
 
 def test_json_lines_and_filters(server: Server) -> None:
-    client = Client(server.url)
-    proc, lines = start_tail(server, "--json", "--status", "4xx", "--method", "get")
+    client = Client(server.url)  # tags its reads `cli`: shown with --include-tools only
+    proc, lines = start_tail(
+        server, "--json", "--status", "4xx", "--method", "get", "--include-tools"
+    )
     try:
         wait_until_tailing(proc, lines)
         client.post("/payments", {"amount": 10, "paymentMethodId": "1001"})
@@ -134,7 +136,7 @@ def _traffic(client: Client) -> dict[str, str]:
 def test_one_line_per_request_with_the_whole_id_at_the_terminal_width(
     server: Server, columns: int
 ) -> None:
-    client = Client(server.url)
+    client = Client(server.url, tool=None)
     proc, lines = start_tail(server, columns=columns)
     try:
         wait_until_tailing(proc, lines)
@@ -162,7 +164,7 @@ def test_one_line_per_request_with_the_whole_id_at_the_terminal_width(
 
 
 def test_logs_show_prints_one_request_with_its_bodies(server: Server) -> None:
-    client = Client(server.url)
+    client = Client(server.url, tool=None)
     seen = _traffic(client)
     env = {**os.environ, "COLUMNS": "80"}
     shown = subprocess.run(

@@ -216,3 +216,24 @@ def test_payorch_reset_puts_the_providers_back_too(payorch: Payorch) -> None:
     listed = by_id(cli(payorch, "providers")["data"])
     assert listed["prv_stp_mx"]["behaviour"] == "accept"
     assert listed["prv_cardhub"]["incidents"] == []
+
+
+def test_show_lists_each_incident_with_the_id_end_asks_for(payorch: Payorch) -> None:
+    first = cli(payorch, "providers", "incident", "prv_stp_mx", "outage", "--for", "10m")
+    later = cli(
+        payorch, "providers", "incident", "prv_stp_mx", "decline", "--for", "5m", "--in", "1h"
+    )
+    shown = runner.invoke(app, ["--base-url", payorch.base_url, "providers", "show", "prv_stp_mx"])
+    assert shown.exit_code == 0, shown.output
+    lines = shown.stdout.splitlines()
+    [active] = [line for line in lines if first["id"] in line]
+    [scheduled] = [line for line in lines if later["id"] in line]
+    # At 80 columns, one line each: the id whole, then what it does; the active one first.
+    assert active.split()[:2] == ["incidents", first["id"]] and "outage until" in active
+    assert scheduled.split()[0] == later["id"] and "decline" in scheduled
+    assert lines.index(active) + 1 == lines.index(scheduled)
+    # The id shown is the one `providers end` takes.
+    ended = cli(payorch, "providers", "end", "prv_stp_mx", scheduled.split()[0])
+    assert ended["id"] == later["id"]
+    quiet = runner.invoke(app, ["--base-url", payorch.base_url, "providers", "show", "prv_cardhub"])
+    assert any(line.split() == ["incidents", "-"] for line in quiet.stdout.splitlines())

@@ -425,6 +425,67 @@ def test_the_schema_is_shipped_and_names_every_step_kind() -> None:
     )
 
 
+def test_every_step_kind_is_one_registry_entry() -> None:
+    """A kind's reading, running, default name and schema entry are its StepKind's; the loader,
+    the runner and the schema only look kinds up, in the registry's order."""
+    from payorch_cli.scenario.loader import KINDS
+    from payorch_cli.scenario.steps import REGISTRY, StepKind
+
+    assert tuple(REGISTRY) == KINDS
+    shipped = json.loads(runner.invoke(app, ["scenario", "schema"]).stdout)
+    assert shipped["$defs"]["step"]["oneOf"] == [k.step_schema() for k in REGISTRY.values()]
+    for name, kind in REGISTRY.items():
+        assert type(kind).parse is not StepKind.parse, name
+        assert type(kind).run is not StepKind.run, name
+        assert kind.description, name
+
+
+def test_a_new_step_kind_is_read_named_and_schemed_from_its_class_alone() -> None:
+    from typing import Any, ClassVar
+
+    from payorch_cli.scenario.model import Step
+    from payorch_cli.scenario.source import Node
+    from payorch_cli.scenario.steps import REGISTRY, StepKind
+    from payorch_cli.scenario.steps.reading import StepChecker
+
+    class Ping(StepKind):  # defining it registers it
+        name = "ping_for_test"
+        description = "A kind only this test knows."
+        schema: ClassVar[dict[str, Any]] = {"type": "string"}
+
+        def parse(
+            self, checker: StepChecker, step: Step, fields: dict[str, Node], defined: set[str]
+        ) -> None:
+            step.state = checker.string(fields[self.name], "`ping_for_test`")
+
+        def default_name(self, step: Step) -> str:
+            return f"ping {step.state}"
+
+    try:
+        scenario = load_text("scenario: p\nsteps:\n  - ping_for_test: pong\n", "p.yaml")
+        step = scenario.steps[0]
+        assert (step.kind, step.name, step.state) == ("ping_for_test", "ping pong", "pong")
+        assert Ping().step_schema()["properties"] == {
+            "name": {"type": "string"},
+            "as": REGISTRY["advance_clock"].step_schema()["properties"]["as"],
+            "ping_for_test": {"type": "string"},
+        }
+        with pytest.raises(ScenarioFileError) as caught:
+            load_text("scenario: p\nsteps:\n  - ping_for_test: [1]\n", "p.yaml")
+        assert "p.yaml:3:20: `ping_for_test` must be a string, not a list" in str(caught.value)
+    finally:
+        del REGISTRY["ping_for_test"]
+
+
+def test_every_step_kind_is_documented() -> None:
+    from payorch_cli.scenario.steps import REGISTRY
+
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "scenarios.md").read_text()
+    steps = docs.split("## File", 1)[1].split("### `as:`", 1)[0]
+    missing = [name for name in REGISTRY if f"`{name}:" not in steps]
+    assert missing == [], "add these to the steps of docs/scenarios.md (## File)"
+
+
 def test_the_schema_file_is_generated_from_its_sources() -> None:
     """Event types (payorch.vocabulary) and matcher operators (the matchers registry) are written
     into the shipped file, which editors read directly."""

@@ -56,10 +56,11 @@ class Terminal:
             os.close(self.master)
 
 
-def ping(url: str) -> None:
-    request = urllib.request.Request(
-        url + "/api/v1/ping", headers={"Authorization": f"Bearer {SANDBOX_SK}"}
-    )
+def ping(url: str, tool: str | None = None, path: str = "/ping") -> None:
+    headers = {"Authorization": f"Bearer {SANDBOX_SK}"}
+    if tool is not None:
+        headers["X-Payorch-Tool"] = tool
+    request = urllib.request.Request(url + "/api/v1" + path, headers=headers)
     with urllib.request.urlopen(request, timeout=10) as response:
         assert response.status == 200
 
@@ -89,8 +90,9 @@ def test_quiet_leaves_only_the_listening_line_and_log_requests_prints_each(
     try:
         first = term.line()
         assert LISTENING.fullmatch(first), first
+        ping(first.split()[-1], tool="tui", path="/me")  # payorch's own: not printed
         ping(first.split()[-1])
-        request_line = term.line()  # the very next line: no next steps in between
+        request_line = term.line()  # the very next line: no next steps, no tool's request
     finally:
         assert term.stop() == 0
     # COLUMNS=100: the tail's layout at that width (duration, no merchant), shorter than it.

@@ -463,6 +463,7 @@ def _logged(
     replayed: bool = False,
     merchant: str | None = "mer_mercadoazul",
     events: tuple[str, ...] = (),
+    query: str | None = None,
 ) -> dict[str, Any]:
     return {
         "id": f"req_{n:024x}",
@@ -470,7 +471,7 @@ def _logged(
         "simulatedAt": f"2026-05-06T11:5{n}:00.000Z",
         "method": method,
         "path": path,
-        "query": None,
+        "query": query,
         "status": status,
         "errorCode": error,
         "merchantId": merchant,
@@ -488,6 +489,14 @@ REQUESTS: list[dict[str, Any]] = [
     _logged(3, "GET", "/api/v1/payments/TXN-nope", 404, "transaction_not_found"),
     _logged(2, "POST", "/api/v1/payments", 400, "invalid_request"),
     _logged(1, "POST", "/api/v1/payments", 200),
+    # A long path and query: cut in the middle at 80 columns, so the status still shows.
+    _logged(
+        0,
+        "GET",
+        "/api/v1/payments",
+        200,
+        query="status=completed&paymentMethodId=1001&merchantOrderId=order-1003&limit=50",
+    ),
 ]
 REQUEST_DETAIL: dict[str, Any] = {
     **REQUESTS[4],
@@ -538,6 +547,7 @@ class FakeBackend(Backend):
         self.payouts = payouts
         self.calls: list[str] = []
         self.request_queries: list[tuple[str | None, str | None, str | None]] = []
+        self.include_tools: list[bool] = []
 
     def call(self, method: str, path: str, body: Any = None, query: Any = None) -> Any:
         raise AssertionError(f"the fake makes no HTTP call ({method} {path})")
@@ -634,8 +644,10 @@ class FakeBackend(Backend):
         status: str | None = None,
         method: str | None = None,
         path: str | None = None,
+        include_tools: bool = False,
     ) -> Page:
         self.request_queries.append((status, method, path))
+        self.include_tools.append(include_tools)
         rows = [
             r
             for r in REQUESTS

@@ -16,8 +16,15 @@ from payorch_cli.main import app
 def started(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
     seen: dict[str, Any] = {}
 
-    def run(base_url: str | None, keys: list[str], fixtures: Path | None = None) -> None:
+    def run(
+        base_url: str | None,
+        keys: list[str],
+        fixtures: Path | None = None,
+        namespace: str | None = None,
+    ) -> None:
         seen.update(base_url=base_url, keys=keys, fixtures=fixtures)
+        if namespace is not None:
+            seen["namespace"] = namespace
 
     monkeypatch.setattr(tui_app, "run", run)
     return seen
@@ -40,3 +47,9 @@ def test_no_key_uses_the_clients_fallbacks(started: dict[str, Any]) -> None:
     result = CliRunner().invoke(app, ["tui"])
     assert result.exit_code == 0, result.output
     assert started["keys"] == [] and started["base_url"] is None
+
+
+def test_namespace_after_the_command(started: dict[str, Any]) -> None:
+    result = CliRunner().invoke(app, ["tui", "--namespace", "team-1", "--base-url", "http://h:3"])
+    assert result.exit_code == 0, result.output
+    assert started["namespace"] == "team-1" and started["base_url"] == "http://h:3"

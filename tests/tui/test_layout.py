@@ -12,7 +12,7 @@ from payorch_cli.tui.app import PayorchApp
 from payorch_cli.tui.screens.transactions import TransactionsScreen
 from payorch_cli.tui.widgets.footer import FittingFooter
 from payorch_cli.tui.widgets.transactions import TransactionsTable
-from tests.tui.fakes import CHARGEBACK_ID, TRANSACTIONS, FakeBackend
+from tests.tui.fakes import CHARGEBACK_ID, REQUESTS, TRANSACTIONS, FakeBackend
 from tests.tui.helpers import screen_text, settle
 
 SIZES = ((80, 24), (120, 35), (200, 50))
@@ -28,19 +28,25 @@ SCREENS = {
     "requests": ("4",),
     "request": ("4", "down", "enter"),
 }
-# At 120 columns the transactions footer shows all of these, the clock flush against the
-# palette's border (the last key needs no gap after it); `k Key` and `q Quit` no longer fit and
-# are left to the palette (Ctrl+Q quits too); at 200 columns they show.
-ALL_KEYS = (
-    "Search",
-    "Status",
-    "Method",
-    "Balances",
-    "Deliveries",
-    "Requests",
-    "Providers",
-    "Clock+",
-)
+# At 120 columns the transactions footer shows every key: the screen keys as one (`2-5
+# Screens`), since written out they would push `k Key` and `q Quit` off; at 200 columns every
+# screen key is written out.
+ALL_KEYS = ("Search", "Status", "Method", "Screens", "Clock+", "Key", "Quit")
+SCREEN_NAMES = ("Balances", "Deliveries", "Requests", "Providers")
+# At 80 columns each screen's footer keeps its own actions, the screen keys (as one), the clock
+# and the key switcher; the filter keys its filter bar already shows may give way, and on a
+# pending payment's detail (five actions of its own) the key switcher does (the palette has it).
+OWN_KEYS = {
+    "transactions": ("Paid", "Failed", "Expired"),
+    "transaction-detail": ("Back", "Paid", "Failed", "Expired", "Trace"),
+    "balances": (),
+    "deliveries": ("Replay",),
+    "delivery": ("Back", "Replay"),
+    "providers": ("Outage 10m", "End incidents", "Reset all"),
+    "transaction-trace": ("Back", "Trace"),
+    "requests": ("Status", "Method", "Path"),
+    "request": ("Back",),
+}
 
 
 def fixed_app(**kw: object) -> PayorchApp:
@@ -86,15 +92,31 @@ async def test_at_120_columns_the_transactions_footer_shows_every_key() -> None:
         await settle(pilot)
         shown = footer_keys(app)
         assert [k for k in ALL_KEYS if k not in shown] == []
-        assert "Transactions" not in shown  # the screen already shown is not offered
+        assert "2-5 Screens" in screen_text(app).splitlines()[-1]  # not 1: it is shown
 
 
-async def test_at_200_columns_the_footer_also_shows_quit() -> None:
+async def test_at_200_columns_the_footer_writes_every_screen_key_out() -> None:
     app = fixed_app()
     async with app.run_test(size=(200, 50)) as pilot:
         await settle(pilot)
         shown = footer_keys(app)
-        assert [k for k in (*ALL_KEYS, "Key", "Quit") if k not in shown] == []
+        expected = [k for k in ALL_KEYS if k != "Screens"] + list(SCREEN_NAMES)
+        assert [k for k in expected if k not in shown] == []
+        assert "Transactions" not in shown and "Screens" not in shown
+
+
+@pytest.mark.parametrize("screen", list(SCREENS))
+async def test_at_80_columns_every_footer_keeps_its_actions_the_screens_clock_and_key(
+    screen: str,
+) -> None:
+    app = fixed_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await press(pilot, *SCREENS[screen])
+        shown = footer_keys(app)
+        crowded = screen in ("transaction-detail", "transaction-trace")
+        wanted = (*OWN_KEYS[screen], "Screens", "Clock+", *(() if crowded else ("Key",)))
+        assert [k for k in wanted if k not in shown] == [], shown
 
 
 async def test_local_amounts_are_right_aligned() -> None:
@@ -178,3 +200,57 @@ async def test_production_keys_are_offered_no_simulate_action() -> None:
         await settle(pilot)
         assert app.identity is not None and not app.identity.sandbox
         assert not {"Paid", "Failed", "Expired"} & set(footer_keys(app))
+
+
+async def test_at_80_columns_transaction_and_order_ids_show_whole() -> None:
+    # The order id spilled off the right edge, cut to one character: the local amount and,
+    # if need be, the creation time and method give way instead.
+    app = fixed_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        lines = screen_text(app).splitlines()
+        for tx in TRANSACTIONS:
+            [line] = [line for line in lines if tx["id"] in line]
+            assert tx["status"] in line
+            if tx["merchantOrderId"]:
+                assert f" {tx['merchantOrderId']}" in line, line
+        table = app.screen.query_one(TransactionsTable)
+        assert "local" not in table.shown_columns and "order" in table.shown_columns
+        await pilot.resize_terminal(120, 35)  # wider: the local amount comes back
+        await settle(pilot)
+        assert table.shown_columns == [
+            "created",
+            "id",
+            "status",
+            "amount",
+            "local",
+            "method",
+            "order",
+        ]
+
+
+async def test_at_80_columns_every_request_shows_its_status() -> None:
+    app = fixed_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await press(pilot, "4")
+        lines = screen_text(app).splitlines()
+        header = next(line for line in lines if "Method" in line and "Path" in line)
+        status_at = header.index("Status")
+        for request in REQUESTS:
+            [line] = [line for line in lines if f"{request['durationMs']:.1f}" in line]
+            assert line[status_at : status_at + 3] == str(request["status"]), line
+        # The long path is cut in the middle: its start and its end (ids, last filters) show.
+        [long] = [line for line in lines if "/api/v1/payme…" in line]
+        assert long and long.split("…")[1].split()[0].endswith("limit=50")
+
+
+def test_the_order_id_outlasts_the_columns_that_give_way() -> None:
+    from payorch_cli.tui.present import fitting_columns
+
+    widths = {"created": 11, "id": 20, "status": 9, "local": 12, "method": 6, "order": 10}
+    give_way = ("local", "created", "method")
+    assert fitting_columns(widths, 200, give_way) == list(widths)
+    assert fitting_columns(widths, 78, give_way) == ["created", "id", "status", "method", "order"]
+    assert fitting_columns(widths, 60, give_way) == ["id", "status", "method", "order"]
+    assert fitting_columns(widths, 10, give_way) == ["id", "status", "order"]  # ids stay
+    assert fitting_columns(widths, 0, give_way) == list(widths)  # not laid out yet

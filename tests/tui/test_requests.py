@@ -82,3 +82,22 @@ async def test_the_log_of_a_live_server(server: LiveServer) -> None:
         assert screen.detail is not None
         assert screen.detail["response"]["body"]["body"]["error"]["requestId"] == missing
         assert screen.query_one(RequestBodies).is_attached
+
+
+async def test_the_tuis_own_polling_is_left_out_until_t(server: LiveServer) -> None:
+    """The screens' polling is tagged (X-Payorch-Tool: tui): the Requests screen lists the
+    user's requests only; `t` brings payorch's own back."""
+    app = PayorchApp(Backend(server.url, KEYS.sandbox_sk))
+    async with app.run_test(size=(120, 35)) as pilot:
+        await pilot.press("1")  # the transactions screen polls the server
+        await settle(pilot)
+        await server.pay()
+        await pilot.press("4")
+        table = lambda: app.screen.query_one(RequestsTable)  # noqa: E731
+        await until(pilot, lambda: table().row_count >= 1, what="the user's payment")
+        await settle(pilot)
+        assert table().row_count == 1  # the payment, none of the TUI's reads
+        await pilot.press("t")
+        await until(pilot, lambda: table().row_count > 1, what="the TUI's own requests")
+        await pilot.press("t")
+        await until(pilot, lambda: table().row_count == 1, what="hidden again")

@@ -80,3 +80,27 @@ async def test_garbage_answers_become_notifications(garbage_url: str) -> None:
             await settle(pilot)
         assert app.is_running
         assert table.status_of("TXN-X") == "5"
+
+
+def test_the_app_is_the_host_its_screens_expect() -> None:
+    """Screens know the app by its shape (`Host`), not by importing it (the app imports them):
+    the app must keep every member they use."""
+    from payorch_cli.tui.app import PayorchApp
+    from payorch_cli.tui.screens.base import Host
+    from tests.tui.fakes import FakeBackend
+
+    assert isinstance(PayorchApp(FakeBackend(), monotonic=lambda: 0.0), Host)
+
+
+def test_stale_kinds_are_one_table_and_a_misspelt_one_is_refused() -> None:
+    """Every kind a screen watches is one some happening marks (STALE_AFTER), and a screen that
+    watches another is refused when it is defined, not left never reloading."""
+    from payorch_cli.tui.screens.base import STALE_AFTER, STALE_KINDS, LiveScreen
+    from payorch_cli.tui.screens.main import MAIN_SCREENS
+
+    marked = frozenset().union(*STALE_AFTER.values())
+    assert marked == STALE_KINDS
+    for main in MAIN_SCREENS:
+        assert main.screen.WATCHES <= STALE_KINDS, main.mode
+    with pytest.raises(TypeError, match="balanse"):
+        type("Typo", (LiveScreen,), {"WATCHES": frozenset({"balanse"})})

@@ -8,7 +8,9 @@ interpreter and lists which of the forbidden modules got loaded:
 - the CLI's help and its commands that need no server load neither the server (aiohttp,
   tinydb, `simulator.app`) nor Textual, which only `payorch tui` imports;
 - the unit of work is the caller's (an HTTP handler, or the scheduler for a job): no domain
-  service opens a store batch or is given one (docs/decisions.md, issue 14 item 8).
+  service opens a store batch or is given one (docs/decisions.md, issue 14 item 8);
+- no `if TYPE_CHECKING:` import hides an import circle (issue 27): a module that needs the type
+  of one that imports it gets what it needs passed, or names it by a small Protocol.
 """
 
 from __future__ import annotations
@@ -80,6 +82,7 @@ def test_the_server_loads_babel_only_when_a_page_is_rendered() -> None:
         ["logs", "tail", "--help"],
         ["reset", "--help"],
         ["tui", "--help"],
+        ["mcp", "--help"],
         ["keys", "--json"],
         ["openapi"],
     ],
@@ -91,6 +94,12 @@ def test_the_cli_loads_no_server_and_no_tui(args: list[str]) -> None:
 
 def test_a_command_against_a_server_loads_no_aiohttp(payorch: Payorch) -> None:
     assert loaded(cli(["--base-url", payorch.base_url, "clock", "show"]), SERVER_AND_TUI) == []
+
+
+def test_only_payorch_mcp_loads_the_mcp_sdk() -> None:
+    # The SDK (starlette, uvicorn, its types...) is 0.6 s of imports: `payorch mcp` alone pays.
+    for args in (["--help"], ["mcp", "--help"]):
+        assert loaded(cli(args), ("mcp", "starlette", "uvicorn", "payorch_cli.mcp.server")) == []
 
 
 def test_the_tui_command_module_is_light() -> None:
@@ -108,3 +117,65 @@ def test_no_domain_service_opens_a_unit_of_work() -> None:
             if named:
                 found.append(f"{path.name}:{node.lineno}")
     assert found == [], "the handler (or the scheduler) opens the store batch, not the domain"
+
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _imports() -> tuple[dict[str, set[str]], dict[str, set[str]]]:
+    """Every first-party module's imports: (made when it runs, made only for the type checker)."""
+    files = {}
+    for package in ("simulator", "payorch", "payorch_cli"):
+        for path in (ROOT / package).rglob("*.py"):
+            name = ".".join(path.relative_to(ROOT).with_suffix("").parts)
+            files[name.removesuffix(".__init__")] = path
+
+    def module_of(name: str) -> str:
+        while name and name not in files:
+            name = name.rpartition(".")[0]
+        return name
+
+    runtime: dict[str, set[str]] = {name: set() for name in files}
+    typing_only: dict[str, set[str]] = {name: set() for name in files}
+    for name, path in files.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        guarded = {
+            id(inner)
+            for node in ast.walk(tree)
+            if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
+            for inner in ast.walk(node)
+        }
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                targets = [node.module, *(f"{node.module}.{a.name}" for a in node.names)]
+            else:
+                continue
+            for target in filter(None, map(module_of, targets)):
+                if target != name:
+                    (typing_only if id(node) in guarded else runtime)[name].add(target)
+    return runtime, typing_only
+
+
+def test_no_type_checking_import_closes_an_import_circle() -> None:
+    runtime, typing_only = _imports()
+
+    def reaches(start: str, goal: str) -> bool:
+        seen, todo = set(), [start]
+        while todo:
+            name = todo.pop()
+            if name == goal:
+                return True
+            if name not in seen:
+                seen.add(name)
+                todo.extend(runtime.get(name, ()))
+        return False
+
+    circles = [
+        f"{module} -> {target}"
+        for module, targets in typing_only.items()
+        for target in sorted(targets)
+        if reaches(target, module)
+    ]
+    assert circles == [], "pass what is needed, or name it by a Protocol"

@@ -93,3 +93,15 @@ def test_rehearsing_provider_failures_works_as_written(payorch: Payorch, tmp_pat
 def test_the_landing_page_is_in_the_serve_section() -> None:
     serve = " ".join(section("`payorch serve`").split())
     assert "a landing page at `/`" in serve and "`Accept: application/json`" in serve
+
+
+def test_the_check_command_says_how_long_it_takes_and_that_skips_are_explained() -> None:
+    quick = " ".join(section("Quick start").split())
+    assert "On an idle 2-core machine the tests (`pytest -n 2`) take about 6-7 minutes" in quick
+    assert "`make check` runs pytest with `-rs`" in quick
+
+
+def test_payment_captured_is_said_to_be_sandbox_only() -> None:
+    simulates = " ".join(section("What it simulates").split())
+    assert "`payment.captured` is sandbox-only" in simulates
+    assert "only the sandbox simulator emits it" in simulates

@@ -424,13 +424,13 @@ def test_writes_go_on_during_a_background_compaction(
 def hold_compactions(monkeypatch: pytest.MonkeyPatch) -> threading.Event:
     """Make background compactions wait for the returned event before they start writing."""
     release = threading.Event()
-    real = journal_module._encode_and_write_snapshot
+    real = journal_module.encode_and_write_snapshot
 
     def held(*args: object) -> None:
         release.wait()
         real(*args)  # type: ignore[arg-type]  # the real function's arguments, passed through
 
-    monkeypatch.setattr(journal_module, "_encode_and_write_snapshot", held)
+    monkeypatch.setattr(journal_module, "encode_and_write_snapshot", held)
     return release
 
 
@@ -483,7 +483,7 @@ def test_full_rewrite_waits_for_a_running_compaction(
 def test_failed_background_compaction_is_logged_and_retried(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    real = journal_module._encode_and_write_snapshot
+    real = journal_module.encode_and_write_snapshot
     failures = [OSError(errno.ENOSPC, "No space left on device")]
 
     def flaky(*args: object) -> None:
@@ -491,7 +491,7 @@ def test_failed_background_compaction_is_logged_and_retried(
             raise failures.pop()
         real(*args)  # type: ignore[arg-type]  # the real function's arguments, passed through
 
-    monkeypatch.setattr(journal_module, "_encode_and_write_snapshot", flaky)
+    monkeypatch.setattr(journal_module, "encode_and_write_snapshot", flaky)
     with Store.open(tmp_path, compact_every=4) as store:
         docs = store.table("docs")
         for i in range(4):
@@ -579,7 +579,7 @@ def test_failed_write_rolls_back_on_the_journal_that_replaced_the_old_one(
 def test_fsync_store_retries_the_dir_fsync_before_acknowledging_a_write(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    real_fsync_dir = journal_module._fsync_dir
+    real_fsync_dir = journal_module.fsync_dir
     calls: list[str] = []
 
     def failing_once(path: Path) -> None:
@@ -593,12 +593,12 @@ def test_fsync_store_retries_the_dir_fsync_before_acknowledging_a_write(
         docs.put("a", {"n": 1})
         docs.put("b", {"n": 2})
         wait_for_compaction(store)
-        monkeypatch.setattr(journal_module, "_fsync_dir", failing_once)
+        monkeypatch.setattr(journal_module, "fsync_dir", failing_once)
         docs.put("c", {"n": 3})  # trims; the dir fsync after the rename fails
         assert store._storage._dir_unsynced
         docs.put("d", {"n": 4})  # retried before this write is acknowledged
         assert calls == ["dir", "dir"] and not store._storage._dir_unsynced
-        monkeypatch.setattr(journal_module, "_fsync_dir", real_fsync_dir)
+        monkeypatch.setattr(journal_module, "fsync_dir", real_fsync_dir)
     with Store.open(tmp_path) as store:
         assert store.table("docs").ids() == ["a", "b", "c", "d"]
 
@@ -892,13 +892,13 @@ store = Store.open(data_dir, compact_every=100, fsync=fsync)
 docs = store.table("docs")
 real_write, real_replace, real_close = os.write, os.replace, os.close
 ready = threading.Event()  # the compaction thread starts once the writes below are done
-real_job = journal._encode_and_write_snapshot
+real_job = journal.encode_and_write_snapshot
 
 def held_job(*args):
     ready.wait()
     real_job(*args)
 
-journal._encode_and_write_snapshot = held_job
+journal.encode_and_write_snapshot = held_job
 
 def die():
     os.kill(os.getpid(), signal.SIGKILL)

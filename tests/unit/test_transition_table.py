@@ -1,12 +1,14 @@
-"""The pay-in transition table is the one list of each action's statuses and events: the payment
-service has an effect for exactly its rows, and every event it names is a known event type."""
+"""The transition tables (pay-ins', payouts') are the one list of each action's statuses and
+events: each service has an effect for exactly what its table reaches, and every event a table
+names is a known event type."""
 
 from __future__ import annotations
 
 from payorch.vocabulary import EVENT_TYPES, TRANSACTION_STATUSES
 from simulator.app import create_app
-from simulator.domain.states import SIMULATE_ACTIONS
-from simulator.http.keys import PAYMENTS, REFUNDS
+from simulator.domain.payouts import PAYOUT_STATUSES
+from simulator.domain.states import PAYOUT_SIMULATE_ACTIONS, SIMULATE_ACTIONS
+from simulator.http.keys import PAYMENTS, PAYOUTS, REFUNDS
 from simulator.settings import Settings
 
 
@@ -29,3 +31,18 @@ def test_a_provider_confirmation_fires_no_capture_the_simulator_does() -> None:
     paid = SIMULATE_ACTIONS["paid"]
     assert paid.events_for(simulator=True) == ("payment.completed", "payment.captured")
     assert paid.events_for(simulator=False) == ("payment.completed",)
+
+
+def test_the_payout_service_has_an_effect_for_every_status_its_table_moves_to() -> None:
+    app = create_app(Settings(data_dir=None, tick_seconds=0, seed=1))
+    moves = {t.becomes for t in PAYOUT_SIMULATE_ACTIONS.values() if t.becomes != t.requires}
+    assert set(app[PAYOUTS].effects) == moves
+
+
+def test_every_payout_row_names_payout_statuses_known_events_and_a_failure_reason() -> None:
+    for action, transition in PAYOUT_SIMULATE_ACTIONS.items():
+        assert {transition.requires, transition.becomes} <= set(PAYOUT_STATUSES), action
+        assert set(transition.events) <= set(EVENT_TYPES), action
+        # A row that moves the payout fires an event; a failure says why.
+        assert bool(transition.events) == (transition.becomes != transition.requires), action
+        assert (transition.failure_reason is not None) == (transition.becomes == "failed"), action

@@ -8,7 +8,7 @@ from __future__ import annotations
 from payorch.vocabulary import PAYMENT_SIMULATE_ACTIONS, PAYOUT_SIMULATE_ACTIONS
 from payorch_cli.commands.simulate import PaymentAction, PayoutAction
 from payorch_cli.tui.backend import SIMULATE_REQUIRES
-from simulator.domain import payouts, states
+from simulator.domain import states
 
 
 def test_payment_simulate_actions() -> None:
@@ -22,7 +22,7 @@ def test_the_tui_offers_an_action_only_from_the_status_it_requires() -> None:
 
 
 def test_payout_simulate_actions() -> None:
-    assert tuple(payouts.SIMULATE_ACTIONS) == PAYOUT_SIMULATE_ACTIONS
+    assert tuple(states.PAYOUT_SIMULATE_ACTIONS) == PAYOUT_SIMULATE_ACTIONS
     assert tuple(action.value for action in PayoutAction) == PAYOUT_SIMULATE_ACTIONS
 
 
@@ -36,3 +36,41 @@ def test_the_tui_confirmations_name_the_events_the_table_fires() -> None:
     for action, (_question, consequence) in CONFIRM.items():
         named = set(re.findall(r"\b[a-z]+\.[a-z_]+\b", consequence))
         assert named <= set(states.SIMULATE_ACTIONS[action].events), (action, named)
+
+
+def test_provider_behaviours_are_the_vocabularys_everywhere() -> None:
+    """One table (payorch.vocabulary) for what a provider can be scripted to do: the provider
+    world checks against it (through the catalogue), the CLI offers it, the OpenAPI document
+    enumerates it (filled when built) and the scenario steps take it."""
+    from payorch.vocabulary import (
+        ACCEPTING_BEHAVIOUR,
+        OUTAGE_BEHAVIOUR,
+        PROVIDER_BEHAVIOURS,
+        PROVIDER_BEHAVIOURS_BY_KIND,
+        PROVIDER_CALLBACK_MODES,
+        PROVIDER_CALLBACK_OUTCOMES,
+    )
+    from payorch_cli.commands.providers import Behaviour, CallbackMode, CallbackOutcome
+    from payorch_cli.scenario.steps.providers import PROVIDER_BEHAVIOURS as SCENARIO_BEHAVIOURS
+    from simulator.domain import catalog
+    from simulator.domain.provider_world import ANSWERS
+    from simulator.openapi.document import document
+
+    assert PROVIDER_BEHAVIOURS_BY_KIND["payin"] == catalog.PAYIN_BEHAVIOURS
+    assert PROVIDER_BEHAVIOURS_BY_KIND["payout"] == catalog.PAYOUT_BEHAVIOURS
+    # The world says what each behaviour of each kind answers, for exactly those behaviours.
+    assert {
+        kind: tuple(answers) for kind, answers in ANSWERS.items()
+    } == PROVIDER_BEHAVIOURS_BY_KIND
+    assert tuple(b.value for b in Behaviour) == PROVIDER_BEHAVIOURS
+    assert tuple(o.value for o in CallbackOutcome) == PROVIDER_CALLBACK_OUTCOMES
+    assert tuple(m.value for m in CallbackMode) == PROVIDER_CALLBACK_MODES
+    assert SCENARIO_BEHAVIOURS == PROVIDER_BEHAVIOURS
+    schemas = document()["components"]["schemas"]
+    assert schemas["SimProviderBehaviour"]["enum"] == list(PROVIDER_BEHAVIOURS)
+    update = schemas["SimProviderUpdate"]["properties"]
+    assert update["behaviour"]["enum"] == [*PROVIDER_BEHAVIOURS, None]
+    assert update["callback"]["properties"]["mode"]["enum"] == [*PROVIDER_CALLBACK_MODES, None]
+    # The renderers' and the TUI's outage key's names work on a provider of either kind.
+    for behaviours in PROVIDER_BEHAVIOURS_BY_KIND.values():
+        assert {ACCEPTING_BEHAVIOUR, OUTAGE_BEHAVIOUR} <= set(behaviours)

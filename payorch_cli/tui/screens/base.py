@@ -9,24 +9,95 @@ else when it is shown again), or everything must be reloaded (reconnect, another
 from __future__ import annotations
 
 import contextlib
+from collections import deque
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Set as AbstractSet
+from typing import TYPE_CHECKING, Any, Protocol, cast, runtime_checkable
 
+from rich.text import Text
 from textual.app import ComposeResult
+from textual.message import Message
 from textual.screen import Screen
 
+from payorch_cli.tui.backend import Backend, Identity
 from payorch_cli.tui.widgets.footer import FittingFooter
 from payorch_cli.tui.widgets.header import StatusHeader
 
 if TYPE_CHECKING:
-    from payorch_cli.tui.app import PayorchApp
+    from payorch_cli.client import ApiError
 
-STALE_KINDS = frozenset({"balance", "deliveries", "transactions"})
+# What each happening makes stale: the app marks the kinds, each screen reloads those it
+# `WATCHES` (refetched now if it is showing, else when it is shown again). The one table of both.
+STALE_AFTER: dict[str, frozenset[str]] = {
+    # Any event from the live stream (a transaction event also updates its row directly).
+    "event": frozenset({"balance", "deliveries"}),
+    # A simulate action the TUI sent (the stream brings the same change; kept right without it).
+    "simulated": frozenset({"balance", "deliveries"}),
+    # A webhook delivery replayed from the Deliveries screen.
+    "replayed": frozenset({"deliveries"}),
+    # The simulated clock moved: settlements, releases, retries and incidents may have run.
+    "clock_moved": frozenset({"balance", "deliveries", "transactions"}),
+    # A transaction changed under a filtered list: the page says whether it still belongs.
+    "filtered_row_changed": frozenset({"transactions"}),
+}
+STALE_KINDS: frozenset[str] = frozenset().union(*STALE_AFTER.values())
+
+
+@runtime_checkable
+class Host(Protocol):
+    """What screens use of the app that runs them (`PayorchApp`, which imports the screens, so it
+    is named here by its shape): the session, what the live stream taught it, and its actions."""
+
+    backend: Backend
+    identity: Identity | None
+    connection: str
+    chargebacks: set[str]
+    event_log: deque[dict[str, Any]]
+
+    @property
+    def online(self) -> bool: ...
+
+    def register_view(self, view: LiveScreen) -> None: ...
+
+    def unregister_view(self, view: LiveScreen) -> None: ...
+
+    def post_message(self, message: Message) -> bool: ...
+
+    def open_transaction(self, transaction_id: str) -> None: ...
+
+    def request_simulate(self, transaction_id: str, action: str) -> None: ...
+
+    def request_replay(self, delivery: dict[str, Any]) -> None: ...
+
+
+# The control plane's answer to a production key (design.md 1.3).
+SANDBOX_ONLY = "production_key_refused"
+
+
+def sandbox_only(error: ApiError) -> bool:
+    """Whether a refusal only means the key is a production one: the screen says so in place,
+    not as an error notification (its data comes from the sandbox-only control plane)."""
+    return error.code == SANDBOX_ONLY
+
+
+def needs_sandbox_text(what: str) -> Text:
+    """What a screen shows instead of its data under a production key."""
+    return Text.assemble(
+        (f" {what} needs a sandbox key", "bold yellow"),
+        (": the simulator's control plane refuses production keys. Press k to switch.", "dim"),
+    )
 
 
 class LiveScreen(Screen[None]):
-    # Which kinds of staleness this screen cares about.
+    # Which kinds of staleness (STALE_KINDS) this screen cares about.
     WATCHES: frozenset[str] = frozenset()
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        # A misspelt kind would never be marked: refuse it when the screen is defined.
+        unknown = cls.WATCHES - STALE_KINDS
+        if unknown:
+            raise TypeError(f"{cls.__name__} watches unknown stale kinds {sorted(unknown)}")
 
     def __init__(self) -> None:
         super().__init__()
@@ -34,8 +105,9 @@ class LiveScreen(Screen[None]):
         self._reload_timer: Any = None
 
     @property
-    def payorch(self) -> PayorchApp:
-        return self.app  # type: ignore[return-value]  # Textual types Screen.app as App; these screens run in PayorchApp
+    def payorch(self) -> Host:
+        # Textual types Screen.app as App; these screens run in PayorchApp, a Host.
+        return cast(Host, self.app)
 
     def compose_header(self) -> ComposeResult:
         yield StatusHeader()
@@ -60,7 +132,7 @@ class LiveScreen(Screen[None]):
     def apply_transaction(self, tx: dict[str, Any]) -> None:
         """A transaction's current view (from an event or a fetch)."""
 
-    def mark_stale(self, kinds: set[str], *, soon: float = 0.1) -> None:
+    def mark_stale(self, kinds: AbstractSet[str], *, soon: float = 0.1) -> None:
         wanted = kinds & self.WATCHES
         if not wanted:
             return

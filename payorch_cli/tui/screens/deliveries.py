@@ -7,6 +7,7 @@ after, when the attempts have most likely finished: no standing poll of the list
 
 from __future__ import annotations
 
+from collections.abc import Set as AbstractSet
 from typing import Any, ClassVar
 
 from rich.text import Text
@@ -46,7 +47,7 @@ class DeliveriesScreen(LiveScreen):
     def on_mount(self) -> None:
         self.query_one(DeliveriesTable).focus()
 
-    def mark_stale(self, kinds: set[str], *, soon: float = 0.1) -> None:
+    def mark_stale(self, kinds: AbstractSet[str], *, soon: float = 0.1) -> None:
         super().mark_stale(kinds, soon=soon)
         if "deliveries" in kinds and self.is_current:
             for timer in self._follow_ups:

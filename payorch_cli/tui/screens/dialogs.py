@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import ClassVar
 
@@ -60,6 +61,9 @@ CLOCK_PRESETS = (
 )
 
 
+NAMESPACE_RULE = "[a-z0-9][a-z0-9-]{0,39}"
+
+
 def parse_duration(value: str) -> float | None:
     """`90`, `90s`, `15m`, `2h`, `3d`, `1w`, `1d 6h` -> seconds; None if not one. The syntax of
     `payorch clock advance` and scenarios (payorch_cli.scenario.durations), any case."""
@@ -97,6 +101,35 @@ class AdvanceClockDialog(ModalScreen[float | None]):
             self.notify(f"Not a duration: {event.value!r}", severity="error")
             return
         self.dismiss(seconds)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+class NamespaceDialog(ModalScreen[str | None]):
+    """The namespace to watch: a name, or empty for `default`."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Cancel")]
+
+    def __init__(self, current: str | None) -> None:
+        super().__init__()
+        self.current = current or "default"
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog"):
+            yield Label(f"Switch namespace (now: {self.current})", classes="dialog-title")
+            yield Input(placeholder="a namespace name; empty: default", id="namespace")
+
+    def on_mount(self) -> None:
+        self.query_one("#namespace", Input).focus()
+
+    @on(Input.Submitted, "#namespace")
+    def _submitted(self, event: Input.Submitted) -> None:
+        name = event.value.strip() or "default"
+        if not re.fullmatch(NAMESPACE_RULE, name):
+            self.notify(f"Not a namespace name: {name!r} ({NAMESPACE_RULE})", severity="error")
+            return
+        self.dismiss(name)
 
     def action_cancel(self) -> None:
         self.dismiss(None)

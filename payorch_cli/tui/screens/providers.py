@@ -19,10 +19,11 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.widgets import Static
 
+from payorch.vocabulary import OUTAGE_BEHAVIOUR
 from payorch_cli.client import ApiError
 from payorch_cli.render.providers import clock_time, ended_text, is_disturbed
 from payorch_cli.tui.messages import Failed
-from payorch_cli.tui.screens.base import LiveScreen
+from payorch_cli.tui.screens.base import LiveScreen, needs_sandbox_text, sandbox_only
 from payorch_cli.tui.screens.dialogs import ConfirmDialog
 from payorch_cli.tui.widgets.providers import ProvidersTable
 
@@ -67,7 +68,8 @@ class ProvidersScreen(LiveScreen):
         try:
             providers = self.payorch.backend.providers()
         except ApiError as exc:
-            self.payorch.post_message(Failed("Loading providers", exc, quiet=quiet))
+            if not sandbox_only(exc):  # a production key: said in place, not as an error
+                self.payorch.post_message(Failed("Loading providers", exc, quiet=quiet))
             self.deliver(self._refused, exc)
             return
         self.deliver(self._show, providers)
@@ -95,6 +97,11 @@ class ProvidersScreen(LiveScreen):
 
     def _refused(self, error: ApiError) -> None:
         self.problem = error
+        if sandbox_only(error):
+            self.providers = {}
+            self.query_one(ProvidersTable).show([])
+            self.query_one("#providers-summary", Static).update(needs_sandbox_text("Providers"))
+            return
         hint = (
             "providers are scripted with a sandbox secret key; press k to switch"
             if error.status in (401, 403)
@@ -126,12 +133,14 @@ class ProvidersScreen(LiveScreen):
     @work(thread=True, group="provider-action", exit_on_error=False)
     def _start_outage(self, provider_id: str) -> None:
         try:
-            incident = self.payorch.backend.start_incident(provider_id, "outage", OUTAGE_SECONDS)
+            incident = self.payorch.backend.start_incident(
+                provider_id, OUTAGE_BEHAVIOUR, OUTAGE_SECONDS
+            )
         except ApiError as exc:
             self.payorch.post_message(Failed(f"Outage on {provider_id}", exc))
             return
         until = clock_time(incident.get("endsAt"))
-        self.deliver(self._acted, f"outage until {until} (simulated)", provider_id)
+        self.deliver(self._acted, f"{OUTAGE_BEHAVIOUR} until {until} (simulated)", provider_id)
 
     def action_end_incidents(self) -> None:
         # No question asked, as for `o`: it touches the selected provider alone, and the notice

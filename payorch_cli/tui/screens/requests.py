@@ -1,5 +1,6 @@
 """Requests: the server's request log (GET /_sim/requests), newest first, filtered on the server
-by status class, method and path prefix; enter opens one request's bodies.
+by status class, method and path prefix; enter opens one request's bodies. The requests of
+payorch's own tools (this TUI's polling among them) are left out; `t` shows them too.
 
 Live by polling: the log has no event on the TUI's stream, and reads of the log are never logged
 themselves, so asking for the newest page every second while the screen shows costs the log
@@ -21,7 +22,7 @@ from textual.widgets import DataTable, Input, Static
 from payorch_cli.client import ApiError
 from payorch_cli.tui.backend import HTTP_METHODS, PAGE_SIZE, REQUEST_STATUSES, Page
 from payorch_cli.tui.messages import Failed
-from payorch_cli.tui.screens.base import LiveScreen
+from payorch_cli.tui.screens.base import LiveScreen, needs_sandbox_text, sandbox_only
 from payorch_cli.tui.widgets.requests import RequestBodies, RequestFilterBar, RequestsTable
 
 POLL_SECONDS = 1.0
@@ -32,6 +33,7 @@ class RequestQuery:
     status: str | None = None  # 2xx, 4xx, 5xx
     method: str | None = None
     path: str | None = None  # a prefix: /payments, /_sim...
+    include_tools: bool = False  # also payorch's own tools' requests (X-Payorch-Tool)
 
 
 def _cycle(options: tuple[str, ...], current: str | None, step: int) -> str | None:
@@ -40,6 +42,11 @@ def _cycle(options: tuple[str, ...], current: str | None, step: int) -> str | No
 
 
 class RequestsScreen(LiveScreen):
+    # The filter bar shows these keys (`/ search…`, `s status:all  m method:all`): a narrow
+    # footer leaves them out for the others.
+    HINTED_ELSEWHERE: ClassVar[frozenset[str]] = frozenset(
+        {"filter_path", "cycle_status(1)", "cycle_method(1)"}
+    )
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("enter", "open", "Open", show=False),
         Binding("s", "cycle_status(1)", "Status"),
@@ -48,6 +55,8 @@ class RequestsScreen(LiveScreen):
         Binding("M", "cycle_method(-1)", "Method", show=False),
         Binding("slash", "filter_path", "Path"),
         Binding("escape", "clear", "Clear", show=False),
+        # Not in the footer, which has no room left at 80 columns; the README's keys table.
+        Binding("t", "toggle_tools", "Tools", show=False),
     ]
 
     def __init__(self) -> None:
@@ -62,6 +71,7 @@ class RequestsScreen(LiveScreen):
         with Horizontal(id="filters"):
             yield Input(placeholder="/ path prefix: /payments, /_sim…", id="path", compact=True)
             yield RequestFilterBar(id="request-filters")
+        yield Static(id="requests-notice")
         yield RequestsTable(id="requests")
         yield from self.compose_footer()
 
@@ -78,7 +88,9 @@ class RequestsScreen(LiveScreen):
 
     def _set_query(self, query: RequestQuery) -> None:
         self.query_state = query
-        self.query_one(RequestFilterBar).show(query.status, query.method, None)
+        self.query_one(RequestFilterBar).show(
+            query.status, query.method, None, tools=query.include_tools
+        )
         self.reload()
 
     def _poll_tick(self) -> None:
@@ -90,13 +102,28 @@ class RequestsScreen(LiveScreen):
     def _fetch(self, query: RequestQuery, generation: int) -> None:
         try:
             page = self.payorch.backend.requests(
-                limit=PAGE_SIZE, status=query.status, method=query.method, path=query.path
+                limit=PAGE_SIZE,
+                status=query.status,
+                method=query.method,
+                path=query.path,
+                include_tools=query.include_tools,
             )
         except ApiError as exc:
             self.deliver(self._done_polling)
+            if sandbox_only(exc):
+                self.deliver(self._needs_sandbox)
+                return
             self.payorch.post_message(Failed("Loading the request log", exc, quiet=True))
             return
         self.deliver(self._show, generation, query, page)
+
+    def _needs_sandbox(self) -> None:
+        # Under a production key the previous key's log must not stay on screen either.
+        self.page = None
+        self.query_one(RequestsTable).show([])
+        notice = self.query_one("#requests-notice", Static)
+        notice.update(needs_sandbox_text("The request log"))
+        notice.display = True
 
     def _done_polling(self) -> None:
         self._polling = False
@@ -106,8 +133,11 @@ class RequestsScreen(LiveScreen):
         if generation != self._generation or query != self.query_state:
             return  # a newer load is on its way
         self.page = page
+        self.query_one("#requests-notice", Static).display = False
         self.query_one(RequestsTable).show(page.rows)
-        self.query_one(RequestFilterBar).show(query.status, query.method, page.total)
+        self.query_one(RequestFilterBar).show(
+            query.status, query.method, page.total, tools=query.include_tools
+        )
 
     # -- actions ---------------------------------------------------------------------------------
 
@@ -118,6 +148,10 @@ class RequestsScreen(LiveScreen):
     def action_cycle_method(self, step: int) -> None:
         method = _cycle(HTTP_METHODS, self.query_state.method, step)
         self._set_query(replace(self.query_state, method=method))
+
+    def action_toggle_tools(self) -> None:
+        include = not self.query_state.include_tools
+        self._set_query(replace(self.query_state, include_tools=include))
 
     def action_filter_path(self) -> None:
         self.query_one("#path", Input).focus()
@@ -177,9 +211,16 @@ class RequestScreen(LiveScreen):
         try:
             detail = self.payorch.backend.request_detail(self.request_id)
         except ApiError as exc:
+            if sandbox_only(exc):
+                self.deliver(self._needs_sandbox)
+                return
             self.payorch.post_message(Failed("Loading the request", exc))
             return
         self.deliver(self._show, detail)
+
+    def _needs_sandbox(self) -> None:
+        self.detail = None
+        self.query_one(RequestBodies).update(needs_sandbox_text("The request log"))
 
     def _show(self, detail: dict[str, Any]) -> None:
         self.detail = detail

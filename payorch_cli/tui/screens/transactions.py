@@ -21,7 +21,7 @@ from textual.widgets import DataTable, Input
 from payorch_cli.client import ApiError
 from payorch_cli.tui.backend import METHODS, PAGE_SIZE, STATUSES, Page, simulate_actions
 from payorch_cli.tui.messages import Failed
-from payorch_cli.tui.screens.base import LiveScreen
+from payorch_cli.tui.screens.base import STALE_AFTER, LiveScreen
 from payorch_cli.tui.widgets.transactions import (
     BalanceStrip,
     FilterSummary,
@@ -52,6 +52,11 @@ def _cycle(options: tuple[str, ...], current: str | None, step: int) -> str | No
 
 class TransactionsScreen(LiveScreen):
     WATCHES = frozenset({"balance", "transactions"})
+    # The filter bar shows these keys (`/ search…`, `s status:all  m method:all`): a narrow
+    # footer leaves them out for the others.
+    HINTED_ELSEWHERE: ClassVar[frozenset[str]] = frozenset(
+        {"search", "cycle_status(1)", "cycle_method(1)"}
+    )
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("enter", "open", "Open", show=False),
         Binding("p", "simulate('paid')", "Paid"),
@@ -177,7 +182,7 @@ class TransactionsScreen(LiveScreen):
         query = self.query_state
         if query.status or query.by_id:
             # The row may have left (or joined) the filtered set: the page says which.
-            self.mark_stale({"transactions"})
+            self.mark_stale(STALE_AFTER["filtered_row_changed"])
 
     def _probe_tick(self) -> None:
         if self._probing or not self.is_current or not self.payorch.online:

@@ -14,7 +14,9 @@ from textual.widgets import Static
 from payorch_cli.tui import present
 from payorch_cli.tui.widgets.keyed_table import KeyedTable
 
-# (key, label); at 80 columns up to the status; error code, merchant and id spill to the right.
+# (key, label). The path is cut in the middle to what the width leaves after the time, method,
+# status and duration, so the status always shows (a long path pushed it off at 80 columns);
+# error code, merchant and id spill to the right.
 COLUMNS = (
     ("at", "Time"),
     ("method", "Method"),
@@ -25,6 +27,11 @@ COLUMNS = (
     ("who", "Merchant / env"),
     ("id", "Request id"),
 )
+# The columns beside the path that must show whole; the path's width when not every column
+# fits (a typical path with its query whole), and its least.
+BESIDE_PATH = ("at", "method", "status", "ms")
+PATH_PREFERRED = 40
+PATH_MIN = 16
 
 
 def status_text(status: Any) -> Text:
@@ -54,14 +61,15 @@ def who(summary: dict[str, Any]) -> str:
     return f"{merchant}/{present.text(summary.get('environment'))}"
 
 
-def request_cells(summary: dict[str, Any]) -> list[Any]:
+def request_cells(summary: dict[str, Any], path_width: int | None = None) -> list[Any]:
     duration = present.decimal(summary.get("durationMs"))
     error = present.text(summary.get("errorCode")) if summary.get("errorCode") else ""
     replay = " ↺" if summary.get("idempotentReplayed") else ""
+    path = path_text(summary)
     return [
         present.when(summary.get("at")),
         present.text(summary.get("method")),
-        path_text(summary),
+        path if path_width is None else present.squeeze(path, path_width),
         status_text(summary.get("status")),
         Text("" if duration is None else f"{duration:.1f}", justify="right"),
         error + replay,
@@ -73,8 +81,38 @@ def request_cells(summary: dict[str, Any]) -> list[Any]:
 class RequestsTable(KeyedTable):
     COLUMNS = COLUMNS
 
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.records: list[dict[str, Any]] = []
+        self.path_width: int | None = None
+
     def cells(self, record: dict[str, Any]) -> list[Any]:
-        return request_cells(record)
+        return request_cells(record, self.path_width)
+
+    def _path_width(self, records: list[dict[str, Any]]) -> int | None:
+        """The path's width: whole where every column fits; else what the others leave, at
+        least PATH_PREFERRED, but never so wide that the status and duration leave the screen."""
+        room = self.size.width - self.styles.scrollbar_size_vertical - 2 * self.cell_padding
+        if room <= 0:
+            return None
+        rows = [request_cells(record) for record in records]
+        widths = {
+            key: max([present.cell_width(label), *(present.cell_width(r[i]) for r in rows)])
+            + 2 * self.cell_padding
+            for i, (key, label) in enumerate(COLUMNS)
+        }
+        others = sum(width for key, width in widths.items() if key != "path")
+        beside = sum(widths[key] for key in BESIDE_PATH)
+        return max(PATH_MIN, min(room - beside, max(room - others, PATH_PREFERRED)))
+
+    def show(self, records: list[dict[str, Any]]) -> None:
+        self.records = list(records)
+        self.path_width = self._path_width(self.records)
+        super().show(self.records)
+
+    def on_resize(self) -> None:
+        if self.records and self._path_width(self.records) != self.path_width:
+            self.show(self.records)
 
 
 class RequestFilterBar(Static):
@@ -82,8 +120,12 @@ class RequestFilterBar(Static):
     RequestFilterBar { width: auto; height: 1; padding: 0 1; }
     """
 
-    def show(self, status: str | None, method: str | None, total: int | None) -> None:
+    def show(
+        self, status: str | None, method: str | None, total: int | None, *, tools: bool = False
+    ) -> None:
         line = present.filters_line(status, method)
+        if tools:
+            line.append("  ·  with payorch's own requests", style="yellow")
         if total is not None:
             line.append(f"  ·  {total:,} logged", style="dim")
         self.update(line)

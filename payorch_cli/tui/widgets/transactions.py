@@ -9,8 +9,9 @@ from textual.widgets import DataTable, Static
 
 from payorch_cli.tui import present
 
-# (key, label, amounts are right-aligned); widths fit 80 columns up to the method; the order id
-# spills to the right.
+# (key, label, amounts are right-aligned). Where they do not all fit (80 columns), the columns
+# of GIVE_WAY leave, first to last, so the ids (transaction and order id), the status and the
+# amount stay whole: the order id spilled off the right edge, cut to one character.
 COLUMNS = (
     ("created", "Created", False),
     ("id", "Transaction", False),
@@ -20,6 +21,7 @@ COLUMNS = (
     ("method", "Method", False),
     ("order", "Order id", False),
 )
+GIVE_WAY = ("local", "created", "method")
 
 
 def row_cells(tx: dict[str, Any], *, chargeback: bool) -> list[Any]:
@@ -40,30 +42,69 @@ def row_cells(tx: dict[str, Any], *, chargeback: bool) -> list[Any]:
 
 class TransactionsTable(DataTable[Any]):
     """Row keys are transaction ids, so an event updates its row in place. The transactions
-    shown are kept too: which actions the footer offers depends on the selected one."""
+    shown are kept too: which actions the footer offers depends on the selected one, and the
+    columns that fit are chosen again when the width changes."""
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.transactions: dict[str, dict[str, Any]] = {}
+        self.chargebacks: set[str] = set()
+        self.shown_columns: list[str] = []
 
     def on_mount(self) -> None:
         self.cursor_type = "row"
         self.zebra_stripes = True
+        self._set_columns([key for key, _, _ in COLUMNS])
+
+    def _set_columns(self, keys: list[str]) -> None:
+        self.clear(columns=True)
+        self.shown_columns = keys
         for key, label, right in COLUMNS:
-            self.add_column(Text(label, justify="right") if right else label, key=key)
+            if key in keys:
+                self.add_column(Text(label, justify="right") if right else label, key=key)
+
+    def _fitting(self, rows: list[list[Any]]) -> list[str]:
+        widths = {
+            key: max([present.cell_width(label), *(present.cell_width(r[i]) for r in rows)])
+            for i, (key, label, _) in enumerate(COLUMNS)
+        }
+        room = self.size.width - self.styles.scrollbar_size_vertical
+        return present.fitting_columns(widths, room, GIVE_WAY, padding=2 * self.cell_padding)
+
+    def _visible(self, cells: list[Any]) -> list[Any]:
+        return [
+            c for (key, _, _), c in zip(COLUMNS, cells, strict=True) if key in self.shown_columns
+        ]
 
     def show(self, rows: list[dict[str, Any]], chargebacks: set[str]) -> None:
         keep = self.selected_id()
-        self.clear()
         self.transactions = {}
+        self.chargebacks = set(chargebacks)
+        cells: dict[str, list[Any]] = {}
         for tx in rows:
             tx_id = present.transaction_id(tx)
             if tx_id in self.transactions:  # a duplicate id would make DataTable raise
                 continue
             self.transactions[tx_id] = tx
-            self.add_row(*row_cells(tx, chargeback=tx_id in chargebacks), key=tx_id)
+            cells[tx_id] = row_cells(tx, chargeback=tx_id in chargebacks)
+        fitting = self._fitting(list(cells.values()))
+        if fitting != self.shown_columns:
+            self._set_columns(fitting)
+        else:
+            self.clear()
+        for tx_id, row in cells.items():
+            self.add_row(*self._visible(row), key=tx_id)
         if keep in self.transactions:
             self.move_cursor(row=self.get_row_index(keep), animate=False)
+
+    def on_resize(self) -> None:
+        # What fits depends on the width: shown again, from what is kept, when that changes.
+        rows = [
+            row_cells(tx, chargeback=tx_id in self.chargebacks)
+            for tx_id, tx in self.transactions.items()
+        ]
+        if self._fitting(rows) != self.shown_columns:
+            self.show(list(self.transactions.values()), self.chargebacks)
 
     def update_row(self, tx: dict[str, Any], *, chargeback: bool) -> bool:
         """Refresh the row of this transaction, if shown; True when it was."""
@@ -71,9 +112,12 @@ class TransactionsTable(DataTable[Any]):
         if tx_id not in self.rows:
             return False
         self.transactions[tx_id] = {**self.transactions.get(tx_id, {}), **tx}
+        if chargeback:
+            self.chargebacks.add(tx_id)
         cells = row_cells(self.transactions[tx_id], chargeback=chargeback)
         for (key, _, _), value in zip(COLUMNS, cells, strict=True):
-            self.update_cell(tx_id, key, value)
+            if key in self.shown_columns:
+                self.update_cell(tx_id, key, value)
         return True
 
     def selected(self) -> dict[str, Any] | None:

@@ -6,12 +6,14 @@ from aiohttp import web
 
 from simulator.domain.auth import reused_refresh_token
 from simulator.http.keys import AUTHENTICATOR, CLOCK, STORE
-from simulator.http.middlewares import auth
+from simulator.http.middlewares import auth, owned_by
+from simulator.http.owners import refresh_request_owner, token_request_owner
 from simulator.http.requests import read_json
 from simulator.http.responses import json_response
 
 
 @auth("none")
+@owned_by(token_request_owner)
 async def issue_token(request: web.Request) -> web.Response:
     body = await read_json(request)
     with request.app[STORE].batch():
@@ -22,6 +24,7 @@ async def issue_token(request: web.Request) -> web.Response:
 
 
 @auth("none")
+@owned_by(refresh_request_owner)
 async def refresh_token(request: web.Request) -> web.Response:
     body = await read_json(request)
     with request.app[STORE].batch():

@@ -8,7 +8,8 @@ from aiohttp import web
 from simulator.domain.checkout import select_view
 from simulator.domain.checkout_request import SELECT_HELP, parse_select_request
 from simulator.http.keys import CHECKOUT, STORE
-from simulator.http.middlewares import auth, principal_of
+from simulator.http.middlewares import auth, owned_by, principal_of
+from simulator.http.owners import session_owner
 from simulator.http.requests import base_url, client_ip, read_json
 from simulator.http.responses import json_response
 
@@ -22,10 +23,12 @@ async def create_session(request: web.Request) -> web.Response:
 
 
 # `token` auth: the session token in the path is the credential (spec, Endpoints table).
+@owned_by(session_owner)
 async def get_session(request: web.Request) -> web.Response:
     return json_response(request.app[CHECKOUT].read(request.match_info["token"], base_url(request)))
 
 
+@owned_by(session_owner)
 async def select_method(request: web.Request) -> web.Response:
     token, origin = request.match_info["token"], base_url(request)
     select = parse_select_request(await read_json(request), origin + SELECT_HELP)

@@ -20,19 +20,19 @@ from simulator.jsonio import dumps
 
 @auth("secret")
 async def list_methods(request: web.Request) -> web.Response:
-    items = request.app[PAYOUTS].method_entries(principal_of(request), base_url(request))
+    items = request.app[PAYOUTS].account.method_entries(principal_of(request), base_url(request))
     return json_response({"items": items})
 
 
 @auth("secret")
 async def list_currencies(request: web.Request) -> web.Response:
-    currencies = request.app[PAYOUTS].currency_entries(principal_of(request))
+    currencies = request.app[PAYOUTS].account.currency_entries(principal_of(request))
     return json_response({"currencies": currencies})
 
 
 @auth("secret")
 async def get_balance(request: web.Request) -> web.Response:
-    return json_response(request.app[PAYOUTS].balance_view(principal_of(request)))
+    return json_response(request.app[PAYOUTS].account.balance_view(principal_of(request)))
 
 
 # Sandbox only, but production answers the spec's own 400 fund_sandbox_only (not the generic
@@ -41,7 +41,7 @@ async def get_balance(request: web.Request) -> web.Response:
 async def fund_sandbox(request: web.Request) -> web.Response:
     body = await read_json(request)
     with request.app[STORE].batch():
-        funded = request.app[PAYOUTS].fund_sandbox(principal_of(request), body)
+        funded = request.app[PAYOUTS].account.fund_sandbox(principal_of(request), body)
     return json_response(funded)
 
 
@@ -49,14 +49,14 @@ async def fund_sandbox(request: web.Request) -> web.Response:
 async def transfer(request: web.Request) -> web.Response:
     body = await read_json(request)
     with request.app[STORE].batch():
-        moved = request.app[PAYOUTS].transfer(principal_of(request), body)
+        moved = request.app[PAYOUTS].account.transfer(principal_of(request), body)
     return json_response(moved)
 
 
 @auth("secret")
 async def quote_swap(request: web.Request) -> web.Response:
     query = request.query
-    quote = request.app[PAYOUTS].quote(
+    quote = request.app[PAYOUTS].account.quote(
         principal_of(request),
         query.get("from"),
         query.get("to"),
@@ -70,7 +70,7 @@ async def quote_swap(request: web.Request) -> web.Response:
 async def swap(request: web.Request) -> web.Response:
     body = await read_json(request)
     with request.app[STORE].batch():
-        swapped = request.app[PAYOUTS].swap(principal_of(request), body)
+        swapped = request.app[PAYOUTS].account.swap(principal_of(request), body)
     return json_response(swapped)
 
 

@@ -1,6 +1,7 @@
 """The request log (design.md 1.5): GET /_sim/requests, /_sim/requests/{requestId} and the live
-tail /_sim/requests/stream. The caller sees its merchant's requests (simulator/domain/requestlog.py
-says which and how bodies are masked); these reads are never logged themselves."""
+tail /_sim/requests/stream. The caller sees the requests its merchant owns (simulator/domain/
+requestlog.py says which and how bodies are masked), without those of payorch's own tools unless
+`includeTools=true`; these reads are never logged themselves."""
 
 from __future__ import annotations
 

@@ -6,8 +6,9 @@ from aiohttp import web
 
 from simulator.clock import isoformat
 from simulator.domain.money import parse_amount
+from simulator.domain.requestlog import include_tools
 from simulator.http.keys import CLOCK, CONTEXT, ENGINE, RESET, SCHEDULER, STORE
-from simulator.http.middlewares import auth
+from simulator.http.middlewares import auth, principal_of
 from simulator.http.requests import read_json
 from simulator.http.responses import json_response
 
@@ -48,5 +49,10 @@ async def reset_server(request: web.Request) -> web.Response:
 
 @auth("sandbox")
 async def get_coverage(request: web.Request) -> web.Response:
+    # The caller's merchant's counts only (simulator/domain/coverage.py).
     coverage = request.app[CONTEXT].coverage
-    return json_response(coverage.report(isoformat(coverage.since)))
+    merchant_id = principal_of(request).merchant.id
+    report = coverage.report(
+        isoformat(coverage.since), merchant_id, include_tools=include_tools(request.query)
+    )
+    return json_response(report)

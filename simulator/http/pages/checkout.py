@@ -24,6 +24,8 @@ from simulator.domain.checkout_request import (
 from simulator.domain.errors import ApiError
 from simulator.domain.views import icon_path
 from simulator.http.keys import CHECKOUT, CONTEXT, STORE
+from simulator.http.middlewares import owned_by
+from simulator.http.owners import payment_owner, session_owner
 from simulator.http.pages.html import (
     Markup,
     error_page,
@@ -43,7 +45,7 @@ from simulator.http.pages.instructions import (
     status_text,
     test_badge,
 )
-from simulator.http.requests import base_url, client_ip
+from simulator.http.requests import base_url, client_ip, read_form
 from simulator.http.responses import json_response
 from simulator.i18n import N_, PageLocale
 
@@ -57,13 +59,15 @@ FORM_FIELDS = {"documentId": "documentId", "email": "email", "userName": "fullNa
 # -- /checkout/<token> -----------------------------------------------------------------------
 
 
+@owned_by(session_owner)
 @html_errors
 async def picker_page(request: web.Request) -> web.StreamResponse:
     picker = request.app[CHECKOUT].open_page(request.match_info["token"], client_ip(request))
     loc = locale_for(request, picker.session["country"])
     if picker.session["completedTxId"]:
         # A completed session is locked to its transaction: revisits go to the payment page.
-        raise web.HTTPSeeOther(keep_lang(f"/c/{picker.session['completedTxId']}", loc))
+        link = request.app[CHECKOUT].buyer_link(picker.session["completedTxId"])
+        raise web.HTTPSeeOther(keep_lang(link, loc))
     fx = request.app[CONTEXT].fx
     return page(
         request,
@@ -147,6 +151,7 @@ def _method_html(loc: PageLocale, token: str, option: MethodOption, decimals: De
     )
 
 
+@owned_by(session_owner)
 @html_errors
 async def select_page(request: web.Request) -> web.StreamResponse:
     """The picker's form post: select the method, then show the payment page (303).
@@ -155,7 +160,7 @@ async def select_page(request: web.Request) -> web.StreamResponse:
     a short form for exactly those fields, which posts back here.
     """
     token = request.match_info["token"]
-    form = await request.post()
+    form = await read_form(request)
     typed = {name: v for name in FORM_FIELDS.values() if isinstance(v := form.get(name), str)}
     posted = form.get("paymentMethodId")
     method_id = posted if isinstance(posted, str) else None
@@ -171,14 +176,16 @@ async def select_page(request: web.Request) -> web.StreamResponse:
     except ApiError as error:
         if error.code == "checkout_session_already_completed":
             existing = (error.details or {})["existingTxId"]
-            raise web.HTTPSeeOther(keep_lang(f"/c/{existing}", loc)) from None
+            link = request.app[CHECKOUT].buyer_link(existing)
+            raise web.HTTPSeeOther(keep_lang(link, loc)) from None
         if error.code == "checkout_session_not_found":
             raise
         if _collectable(error) and method_id is not None:
             return _details_page(request, loc, environment, token, method_id, error, typed)
         back = keep_lang(f"/checkout/{token}", loc)
         return error_page(request, error, loc=loc, back_href=back, environment=environment)
-    raise web.HTTPSeeOther(keep_lang(f"/c/{tx['id']}", loc))
+    # The buyer proved the session's token: the link that leads on to the provider's page.
+    raise web.HTTPSeeOther(keep_lang(request.app[CHECKOUT].buyer_link(tx["id"]), loc))
 
 
 def _select_body(method_id: str | None, typed: dict[str, str]) -> dict[str, Any]:
@@ -255,28 +262,33 @@ def _details_page(
 # -- /c/<transaction_id> ---------------------------------------------------------------------
 
 
+@owned_by(payment_owner)
 @html_errors
 async def transaction_page(request: web.Request) -> web.StreamResponse:
-    tx = request.app[CHECKOUT].transaction(request.match_info["transaction_id"])
+    tx, tokened = request.app[CHECKOUT].transaction(request.match_info["transaction_id"])
     loc = locale_for(request, tx["country"])
-    if form_path := tx.get("paymentFormPath"):
-        # Hosted rail: the provider's own page takes over (spec: 307, server-side).
+    form_path = tx.get("paymentFormPath")
+    if form_path and (tokened or tx.get("providerToken") is None):
+        # Hosted rail: the provider's own page takes over (spec: 307, server-side). A production
+        # payment's page approves it: only the tokened link its answer gave leads there.
         raise web.HTTPTemporaryRedirect(base_url(request) + keep_lang(form_path, loc))
     ctx = request.app[CONTEXT]
+    # A production hosted rail by its bare id: its status only (docs/decisions.md).
     return page(
         request,
         loc,
         loc.data(tx["paymentMethodName"]),
-        instructions_html(loc, tx, ctx.catalog, ctx.fx.decimals),
+        instructions_html(loc, tx, ctx.catalog, ctx.fx.decimals, status_only=bool(form_path)),
         environment=tx["environment"],
         refresh=tx["status"] == "pending",
     )
 
 
+@owned_by(payment_owner)
 async def transaction_status(request: web.Request) -> web.Response:
     """The payment's status for its page's script: public like the page (it tells only what the
     page shows), in the page's language (`?lang=`), never cached."""
-    tx = request.app[CHECKOUT].transaction(request.match_info["transaction_id"])
+    tx, _ = request.app[CHECKOUT].transaction(request.match_info["transaction_id"])
     loc = locale_for(request, tx["country"])
     status = tx["status"]
     body = {

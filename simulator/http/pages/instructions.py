@@ -36,6 +36,9 @@ CLOSED_TEXT = {
     "chargeback": N_("This payment was received and is now disputed."),
 }
 CLOSED_DEFAULT = N_("This payment can no longer be paid.")
+STATUS_ONLY = N_(
+    "To pay, open the payment link the shop gave you. This page shows the payment's status."
+)
 
 # How to pay, step by step, for each layout; a rail whose steps differ from its layout's has its
 # own entry in RAIL_STEPS. Placeholders: $amount (what to pay), $method (the method's name),
@@ -103,15 +106,24 @@ def test_badge(loc: PageLocale, method: PaymentMethod | None) -> Markup:
 
 
 def instructions_html(
-    loc: PageLocale, tx: TransactionRecord, catalog: Catalog, decimals: Decimals
+    loc: PageLocale,
+    tx: TransactionRecord,
+    catalog: Catalog,
+    decimals: Decimals,
+    *,
+    status_only: bool = False,
 ) -> Markup:
+    """The page's content; `status_only` (a production hosted rail opened by its bare id) shows
+    what is paid and its status, and no way to the provider's page."""
     status = tx["status"]
     shop = catalog.shops[tx["shopId"]].name if tx["shopId"] in catalog.shops else ""
     merchant = catalog.merchants.get(tx["merchantId"])
     places = decimals(tx["currencyLocal"])
     local = Decimal(tx["amountLocal"])
     amount, currency = loc.money(local, tx["currencyLocal"], places)
-    if status == "pending":
+    if status == "pending" and status_only:
+        body = render("checkout/pending.html", loc, body=loc.gettext(STATUS_ONLY))
+    elif status == "pending":
         payable = loc.money_text(local, tx["currencyLocal"], places)
         payee = tx["paymentData"].get("beneficiaryName") or shop
         values = {"amount": payable, "payee": payee, "method": loc.data(tx["paymentMethodName"])}

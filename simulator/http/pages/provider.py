@@ -14,6 +14,8 @@ from aiohttp import web
 from simulator.domain.errors import ApiError
 from simulator.domain.provider_links import hosted_payment
 from simulator.http.keys import CONTEXT, PAYMENTS, STORE
+from simulator.http.middlewares import owned_by
+from simulator.http.owners import payment_owner
 from simulator.http.pages.html import (
     Markup,
     html_errors,
@@ -45,6 +47,7 @@ def _own_path(tx: TransactionRecord) -> str:
     return tx["paymentFormPath"] or ""
 
 
+@owned_by(payment_owner)
 @html_errors
 async def provider_page(request: web.Request) -> web.StreamResponse:
     tx = _hosted_tx(request)
@@ -85,6 +88,7 @@ async def provider_page(request: web.Request) -> web.StreamResponse:
     return page(request, loc, name, content, environment=tx["environment"])
 
 
+@owned_by(payment_owner)
 @html_errors
 async def provider_action(request: web.Request) -> web.StreamResponse:
     tx = _hosted_tx(request)

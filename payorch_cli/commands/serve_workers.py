@@ -1,0 +1,84 @@
+"""`payorch serve --workers N` and `--print-proxy-config` (simulator/cluster/)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import NoReturn
+
+import typer
+
+_ADDRESS = re.compile(r"(?:\[[0-9a-fA-F:]+\]|[A-Za-z0-9.-]+):\d{1,5}")
+_LISTEN = re.compile(r"(?:(?:\[[0-9a-fA-F:]+\]|[A-Za-z0-9.-]+):)?\d{1,5}")
+
+
+def worker_count_of(value: str) -> int:
+    from simulator.cluster.supervisor import ClusterError, worker_count
+
+    try:
+        return worker_count(value)
+    except ClusterError as exc:
+        _bad(str(exc))
+
+
+def print_config(workers: list[str], listen: str) -> None:
+    from simulator.cluster.nginx_config import render
+
+    if not workers:
+        _bad("--print-proxy-config needs the workers' addresses: --worker HOST:PORT (repeated)")
+    for address in workers:
+        if not _ADDRESS.fullmatch(address):
+            _bad(f"--worker takes HOST:PORT; got {address!r}")
+    if not _LISTEN.fullmatch(listen):
+        _bad(f"--listen takes PORT or ADDRESS:PORT; got {listen!r}")
+    typer.echo(render(workers, listen), nl=False)
+
+
+def serve_workers(
+    host: str,
+    port: int,
+    data_dir: Path,
+    count: int,
+    options: list[str],
+    *,
+    log_requests: bool,
+    listening: Callable[[str], None],
+) -> None:
+    import asyncio
+
+    from simulator.cluster.supervisor import ClusterError, Supervisor, check_layout, find_nginx
+
+    try:
+        nginx = find_nginx()
+        check_layout(data_dir, count)
+    except ClusterError as exc:
+        _bad(str(exc))
+    try:
+
+        async def run() -> int:
+            supervisor = Supervisor(
+                host=host,
+                port=port,
+                data_dir=data_dir,
+                count=count,
+                worker_options=options,
+                nginx=nginx,
+                forward_output=log_requests,
+                listening=listening,
+            )
+            return await supervisor.run()
+
+        status = asyncio.run(run())
+    except ClusterError as exc:
+        typer.echo(f"payorch serve: {exc}", err=True)
+        raise typer.Exit(1) from None
+    except OSError as exc:
+        typer.echo(f"payorch serve: {exc.strerror or exc}", err=True)
+        raise typer.Exit(1) from None
+    raise typer.Exit(status)
+
+
+def _bad(message: str) -> NoReturn:
+    typer.echo(f"payorch serve: {message}", err=True)
+    raise typer.Exit(2)

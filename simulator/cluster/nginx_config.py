@@ -1,0 +1,238 @@
+"""The nginx configuration in front of payorch workers: stock nginx, no router of ours.
+
+Every request goes to the worker that owns its namespace. The namespace is read as the servers
+read it (simulator/domain/namespaces.py, whose pattern texts are written in here, so the two
+cannot drift), first match wins:
+
+1. `/_sim/namespaces/{name}` (with or without a `/ns/...` prefix): the namespace managed, so
+   creating, showing and deleting one happen on its owner;
+2. the path prefix `/ns/{name}`;
+3. the credential in `Authorization`;
+4. for `POST /api/v1/auth/token` and `/auth/refresh`, the credential in the JSON body: nginx reads
+   the whole body (request buffering, in memory up to `client_body_buffer_size`) before it picks
+   the upstream, so `$request_body` is set when the hash is computed;
+5. else `default`.
+
+`hash $payorch_namespace` then picks the owner (simulator/domain/placement.py is the same rule
+in Python). `max_fails=0` and `proxy_next_upstream off`: a namespace never moves to another
+worker; while its worker is down nginx answers 503 in the API's error envelope with
+`Retry-After`, and every other worker carries on.
+
+`render` makes the text both for `payorch serve --workers N` (with `runtime`, the private
+directory of its pid, temp files and logs) and for `payorch serve --print-proxy-config`
+(docs/deploy.md), so the deployed configuration is the tested one.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from simulator.domain.errors import ApiError
+from simulator.domain.namespaces import (
+    AUTHORIZATION_RULE,
+    BODY_CREDENTIAL_RULE,
+    DEFAULT,
+    NAME_RULE,
+    PATH_PREFIX,
+)
+from simulator.settings import BODY_LIMIT_BYTES
+
+# The two endpoints whose credential is in the body (simulator/http/front.py reads them so too).
+CREDENTIAL_IN_BODY = ("/api/v1/auth/token", "/api/v1/auth/refresh")
+# Long-lived server-sent-event streams: never buffered, read for as long as they last.
+STREAMS = ("/_sim/events", "/_sim/requests/stream")
+MANAGEMENT = "/_sim/namespaces/"
+RETRY_AFTER_SECONDS = 1
+STREAM_TIMEOUT = "24h"
+REQUEST_TIMEOUT = "300s"
+UPSTREAM = "payorch_workers"
+# Idle connections to the workers each nginx process keeps: above the concurrent requests one
+# expects, so that no request pays a new upstream connection (aiohttp's per-connection set-up
+# costs more than the request; with too small a pool nginx opens and closes them under load).
+UPSTREAM_KEEPALIVE = 256
+UPSTREAM_KEEPALIVE_REQUESTS = 100_000
+
+
+@dataclass(frozen=True, slots=True)
+class Runtime:
+    """Where a locally run nginx keeps its pid, temp files and error log (payorch serve)."""
+
+    directory: Path
+
+    @property
+    def config(self) -> Path:
+        return self.directory / "nginx.conf"
+
+    @property
+    def error_log(self) -> Path:
+        return self.directory / "error.log"
+
+
+def render(
+    workers: Sequence[str],
+    listen: str,
+    *,
+    runtime: Runtime | None = None,
+    worker_processes: str = "auto",
+) -> str:
+    """nginx.conf for `workers` (`host:port`, in the order that numbers them) behind `listen`
+    (`port` or `address:port`)."""
+    if not workers:
+        raise ValueError("at least one worker address")
+    # The routing maps are regexes run on every request: compiled to machine code once.
+    top = [f"worker_processes {worker_processes};", "pcre_jit on;"]
+    temp = []
+    if runtime is not None:
+        d = runtime.directory
+        top += [f"pid {d / 'nginx.pid'};", f"error_log {runtime.error_log} error;"]
+        temp = [
+            f"{kind}_temp_path {d / kind};"
+            for kind in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi")
+        ]
+    servers = "\n".join(f"        server {w} max_fails=0;" for w in workers)
+    return _TEMPLATE.format(
+        top="\n".join(top),
+        temp="".join(f"\n    {line}" for line in temp),
+        routing=routing_maps(),
+        upstream=UPSTREAM,
+        servers=servers,
+        keepalive=UPSTREAM_KEEPALIVE,
+        keepalive_requests=UPSTREAM_KEEPALIVE_REQUESTS,
+        listen=listen,
+        body_buffer=_size(BODY_LIMIT_BYTES),
+        max_body=_size(2 * BODY_LIMIT_BYTES),
+        streams=_quote("^" + _optional_prefix() + "(?:" + "|".join(STREAMS) + ")$"),
+        stream_timeout=STREAM_TIMEOUT,
+        request_timeout=REQUEST_TIMEOUT,
+        down=_quote(_envelope("service_unavailable", _DOWN_MESSAGE)),
+        too_large=_quote(_envelope("payload_too_large", None)),
+        retry_after=RETRY_AFTER_SECONDS,
+    ).lstrip()
+
+
+def routing_maps() -> str:
+    """The `map` blocks that set `$payorch_namespace` (the module docstring gives the order)."""
+    name = f"({NAME_RULE})"
+    management = "~^" + _optional_prefix() + MANAGEMENT + name + r"(?:\?|$)"
+    prefix = "~^" + PATH_PREFIX + name + "(?:[/?]|$)"
+    auth_endpoints = "~^POST (?:" + "|".join(CREDENTIAL_IN_BODY) + r")(?:\?|$)"
+    return f"""
+    # The namespace of a request, as simulator/domain/namespaces.py reads it (generated from it).
+    map $request_uri $payorch_path_namespace {{
+        {_quote(management)} $1;
+        {_quote(prefix)} $1;
+        default "";
+    }}
+    map $http_authorization $payorch_credential_namespace {{
+        {_quote("~^" + AUTHORIZATION_RULE)} $1;
+        default $payorch_body_namespace;
+    }}
+    map "$request_method $request_uri" $payorch_body_namespace {{
+        {_quote(auth_endpoints)} $payorch_request_body_namespace;
+        default {DEFAULT};
+    }}
+    map $request_body $payorch_request_body_namespace {{
+        {_quote("~" + BODY_CREDENTIAL_RULE)} $1;
+        default {DEFAULT};
+    }}
+    map $payorch_path_namespace $payorch_namespace {{
+        "" $payorch_credential_namespace;
+        default $payorch_path_namespace;
+    }}"""
+
+
+_DOWN_MESSAGE = (
+    "The worker serving this namespace is restarting; retry after the Retry-After seconds."
+)
+
+_TEMPLATE = """
+# Generated by payorch (simulator/cluster/nginx_config.py); regenerate rather than edit.
+{top}
+
+events {{
+    worker_connections 4096;
+}}
+
+http {{
+    access_log off;
+    server_tokens off;{temp}
+{routing}
+
+    upstream {upstream} {{
+        hash $payorch_namespace;
+{servers}
+        keepalive {keepalive};
+        keepalive_requests {keepalive_requests};
+    }}
+
+    server {{
+        listen {listen};
+        # An auth endpoint's body is read whole, in memory, before the upstream is chosen.
+        client_body_buffer_size {body_buffer};
+        client_max_body_size {max_body};
+        proxy_http_version 1.1;
+        proxy_set_header Connection "";
+        proxy_set_header Host $http_host;
+        proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
+        proxy_set_header X-Forwarded-Host $http_host;
+        proxy_set_header X-Forwarded-Proto $scheme;
+        # Only a worker asking its siblings sends this (GET /_sim/namespaces); never a client.
+        proxy_set_header X-Payorch-Peer "";
+        proxy_next_upstream off;
+        proxy_read_timeout {request_timeout};
+        error_page 502 504 =503 @payorch_down;
+        error_page 413 @payorch_too_large;
+
+        location / {{
+            proxy_pass http://{upstream};
+        }}
+
+        location ~ {streams} {{
+            proxy_pass http://{upstream};
+            proxy_buffering off;
+            proxy_read_timeout {stream_timeout};
+        }}
+
+        location @payorch_down {{
+            default_type application/json;
+            add_header Retry-After {retry_after} always;
+            add_header X-Request-Id req_$request_id always;
+            return 503 {down};
+        }}
+
+        location @payorch_too_large {{
+            default_type application/json;
+            add_header X-Request-Id req_$request_id always;
+            return 413 {too_large};
+        }}
+    }}
+}}
+"""
+
+
+def _optional_prefix() -> str:
+    return "(?:" + PATH_PREFIX + "[^/?]*)?"
+
+
+def _envelope(code: str, message: str | None) -> str:
+    """The API's error body (simulator/domain/errors.py), with nginx's request id."""
+    body = ApiError(code, message).body("req_@@")
+    return json.dumps(body, separators=(",", ":")).replace("req_@@", "req_$request_id")
+
+
+def _quote(text: str) -> str:
+    """`text` as an nginx single-quoted string. nginx's parser turns a backslash before
+    `'`, `"`, `\\`, `t`, `r` or `n` into something else; only those are escaped, so the
+    regexes read as written (`\\s` stays `\\s`)."""
+    return "'" + _NGINX_ESCAPE.sub(r"\\\g<0>", text) + "'"
+
+
+_NGINX_ESCAPE = re.compile(r"'|\\(?=['\"\\tnr])")
+
+
+def _size(limit: int) -> str:
+    return f"{limit // 1024}k"

@@ -1,0 +1,395 @@
+"""`payorch serve --workers N`: N worker processes behind Debian's nginx, on one public port.
+
+The supervisor (the `payorch serve` process) starts N full payorch servers on private loopback
+ports, each with its own data dir `<data dir>/workers/<i>/` (they share no state and no files),
+writes the nginx configuration (simulator/cluster/nginx_config.py) into a private directory and
+runs nginx in the foreground on the public port. What the workers must agree on is passed to
+them on their command line and environment: the namespaces' key-derivation secret (kept by the
+supervisor in `<data dir>/workers/.secret`), the public origin, the siblings' addresses.
+
+A worker that dies (kill -9, a crash) is started again on its port and data dir: meanwhile nginx
+answers its namespaces 503 with `Retry-After`, and every write it acknowledged is on disk (the
+store appends each one before answering). If nginx dies the server stops. SIGINT/SIGTERM stop
+nginx and the workers (each drains its requests in flight, `SHUTDOWN_GRACE_SECONDS`), then the
+supervisor exits 0.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ctypes
+import os
+import secrets
+import shutil
+import signal
+import socket
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TextIO
+
+from simulator.cluster import SECRET_ENV
+from simulator.cluster.nginx_config import Runtime, render
+
+NGINX_ENV = "PAYORCH_NGINX"  # a path to the nginx binary, instead of looking it up
+INSTALL_HINT = (
+    "nginx is not installed (payorch serve --workers runs it): apt-get install nginx-light"
+)
+START_TIMEOUT_SECONDS = 60.0  # a worker's start, under load (typically well under a second)
+STOP_TIMEOUT_SECONDS = 8.0  # workers drain within 5 s (serve's grace); the rest is margin
+RESTART_BACKOFF_SECONDS = 1.0  # at most one restart a second of a worker that keeps dying
+WORKER_HOST = "127.0.0.1"
+
+
+def _die_with_parent() -> None:
+    """In the child, before exec: SIGTERM it when the supervisor dies, even by kill -9, so that
+    no worker or nginx outlives it (Linux's PR_SET_PDEATHSIG; elsewhere nothing)."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+    except (OSError, AttributeError):
+        pass
+
+
+_PR_SET_PDEATHSIG = 1
+
+
+class ClusterError(Exception):
+    """A start-up failure with a one-line explanation."""
+
+
+@dataclass
+class Worker:
+    index: int
+    port: int
+    argv: list[str]
+    process: asyncio.subprocess.Process | None = None
+    restarts: int = 0
+    drain: asyncio.Task[None] | None = field(default=None, repr=False)
+
+    @property
+    def address(self) -> str:
+        return f"{WORKER_HOST}:{self.port}"
+
+
+def find_nginx() -> str:
+    """The nginx binary: `$PAYORCH_NGINX`, else on PATH (or Debian's /usr/sbin, which a
+    non-root PATH often lacks)."""
+    given = os.environ.get(NGINX_ENV)
+    if given is not None:
+        if os.access(given, os.X_OK):
+            return given
+        raise ClusterError(INSTALL_HINT)
+    found = shutil.which("nginx") or shutil.which("nginx", path="/usr/sbin:/sbin")
+    if found is None:
+        raise ClusterError(INSTALL_HINT)
+    return found
+
+
+def worker_count(value: str) -> int:
+    """`--workers`: a positive number, or `auto` (one per core this process may use)."""
+    if value == "auto":
+        return (
+            len(os.sched_getaffinity(0))
+            if hasattr(os, "sched_getaffinity")
+            else os.cpu_count() or 1
+        )
+    try:
+        count = int(value)
+    except ValueError:
+        count = 0
+    if count < 1:
+        raise ClusterError(
+            f"--workers takes a number of workers (1 or more) or 'auto'; got {value!r}"
+        )
+    return count
+
+
+def free_ports(host: str, count: int) -> list[int]:
+    """`count` distinct free ports (all held open while choosing, so none repeats)."""
+    sockets = []
+    try:
+        for _ in range(count):
+            s = socket.socket()
+            s.bind((host, 0))
+            sockets.append(s)
+        return [s.getsockname()[1] for s in sockets]
+    finally:
+        for s in sockets:
+            s.close()
+
+
+def namespace_secret(data_dir: Path) -> bytes:
+    """The key every worker derives namespace keys with: made once per data dir, kept by the
+    supervisor (no worker reads it: it reaches them in their environment)."""
+    path = data_dir / "workers" / ".secret"
+    with contextlib.suppress(FileNotFoundError):
+        return bytes.fromhex(path.read_text().strip())
+    path.parent.mkdir(parents=True, exist_ok=True)
+    secret = secrets.token_bytes(32)
+    temporary = path.with_name(f".secret.{secrets.token_hex(4)}.tmp")
+    temporary.write_text(secret.hex())
+    os.replace(temporary, path)
+    return secret
+
+
+def check_layout(data_dir: Path, count: int) -> None:
+    """A data dir is served by the number of workers it was first served by: a namespace's
+    worker is its name's hash modulo that number, so another number would look for namespaces
+    where they are not."""
+    path = data_dir / "workers" / "count"
+    try:
+        before = int(path.read_text().strip())
+    except FileNotFoundError:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f"{count}\n")
+        return
+    except ValueError:
+        return  # unreadable: nothing to hold the new start to
+    if before != count:
+        raise LayoutError(
+            f"{data_dir} is served by {before} workers (its namespaces are placed by that "
+            f"number): start it with --workers {before}, or use another --data-dir"
+        )
+
+
+class LayoutError(ClusterError):
+    """The data dir was made by another number of workers (a usage error: exit 2)."""
+
+
+class Supervisor:
+    def __init__(
+        self,
+        *,
+        host: str,
+        port: int,
+        data_dir: Path,
+        count: int,
+        worker_options: Sequence[str],
+        nginx: str,
+        forward_output: bool = False,
+        listening: Callable[[str], None] | None = None,
+        out: TextIO = sys.stdout,
+        err: TextIO = sys.stderr,
+    ) -> None:
+        self.host, self.data_dir, self.count = host, data_dir, count
+        self.port = port or free_ports(host, 1)[0]
+        self.nginx_binary = nginx
+        self.out, self.err = out, err
+        self.forward_output = forward_output  # the workers' --log-requests lines
+        self.listening = listening  # what to print under the Listening line (next steps)
+        self.public_url = f"http://{host}:{self.port}"
+        ports = free_ports(WORKER_HOST, count)
+        origins = [f"http://{WORKER_HOST}:{p}" for p in ports]
+        self.workers = [
+            Worker(
+                index=i,
+                port=ports[i],
+                argv=[
+                    sys.executable,
+                    "-m",
+                    "payorch_cli.main",
+                    "serve",
+                    "--host",
+                    WORKER_HOST,
+                    "--port",
+                    str(ports[i]),
+                    "--data-dir",
+                    str(data_dir / "workers" / str(i)),
+                    "--public-url",
+                    self.public_url,
+                    *[arg for o in origins if o != origins[i] for arg in ("--peer", o)],
+                    *worker_options,
+                ],
+            )
+            for i in range(count)
+        ]
+        self.env = {**os.environ, SECRET_ENV: namespace_secret(data_dir).hex()}
+        self.runtime = Runtime(Path(tempfile.mkdtemp(prefix="payorch-nginx-")))
+        # nginx's worker processes drop root to `nobody`: let them through to their temp dirs.
+        os.chmod(self.runtime.directory, 0o711)
+        self.nginx: asyncio.subprocess.Process | None = None
+        self.stopping = asyncio.Event()
+
+    async def run(self) -> int:
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, self.stopping.set)
+        try:
+            await asyncio.gather(*(self._start(w) for w in self.workers))
+            await self._start_nginx()
+            self.out.write(f"Listening on {self.public_url}\n")
+            self.out.flush()
+            if self.listening is not None:
+                self.listening(self.public_url)
+                self.out.flush()
+            watchers = [asyncio.create_task(self._watch(w)) for w in self.workers]
+            nginx_exit = asyncio.create_task(self._nginx_exit())
+            stop = asyncio.create_task(self.stopping.wait())
+            await asyncio.wait([nginx_exit, stop], return_when=asyncio.FIRST_COMPLETED)
+            failed = nginx_exit.done() and not self.stopping.is_set()
+            self.stopping.set()
+            for task in watchers:
+                task.cancel()
+            if failed:
+                self._say(f"nginx stopped: {self._nginx_log_tail()}")
+                return 1
+            return 0
+        finally:
+            await self._stop_all()
+            shutil.rmtree(self.runtime.directory, ignore_errors=True)
+
+    # -- workers ------------------------------------------------------------------------------
+
+    async def _start(self, worker: Worker) -> None:
+        process = await asyncio.create_subprocess_exec(
+            *worker.argv,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            env=self.env,
+            start_new_session=True,  # a Ctrl-C reaches the supervisor, which stops them in order
+            preexec_fn=_die_with_parent,
+        )
+        worker.process = process
+        assert process.stdout is not None
+        try:
+            line = await asyncio.wait_for(process.stdout.readline(), START_TIMEOUT_SECONDS)
+        except TimeoutError:
+            line = b""
+        if not line.startswith(b"Listening on "):
+            with contextlib.suppress(ProcessLookupError):
+                process.kill()
+            await process.wait()
+            raise ClusterError(
+                f"worker {worker.index} did not start (exit status {process.returncode}); "
+                "its error is above"
+            )
+        worker.drain = asyncio.create_task(
+            _drain(process.stdout, self.out if self.forward_output else None)
+        )
+
+    async def _watch(self, worker: Worker) -> None:
+        """Start `worker` again whenever it dies, until the server stops."""
+        while True:
+            assert worker.process is not None
+            status = await worker.process.wait()
+            if self.stopping.is_set():
+                return
+            died_at = time.monotonic()
+            self._say(f"worker {worker.index} exited ({_status(status)}); starting it again")
+            while not self.stopping.is_set():
+                try:
+                    await self._start(worker)
+                    break
+                except ClusterError as exc:
+                    self._say(str(exc))
+                    await asyncio.sleep(RESTART_BACKOFF_SECONDS)
+            worker.restarts += 1
+            took = time.monotonic() - died_at
+            self._say(f"worker {worker.index} is back ({took:.1f} s after it exited)")
+
+    # -- nginx --------------------------------------------------------------------------------
+
+    async def _start_nginx(self) -> None:
+        listen = (
+            f"{self.host}:{self.port}" if ":" not in self.host else f"[{self.host}]:{self.port}"
+        )
+        text = render([w.address for w in self.workers], listen, runtime=self.runtime)
+        self.runtime.config.write_text(text)
+        self.nginx = await asyncio.create_subprocess_exec(
+            self.nginx_binary,
+            "-p",
+            str(self.runtime.directory),
+            "-c",
+            str(self.runtime.config),
+            "-e",
+            str(self.runtime.error_log),
+            "-g",
+            "daemon off;",
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.DEVNULL,
+            stderr=asyncio.subprocess.DEVNULL,
+            start_new_session=True,
+            preexec_fn=_die_with_parent,
+        )
+        deadline = time.monotonic() + START_TIMEOUT_SECONDS
+        while not await _accepts(self.host, self.port):
+            if self.nginx.returncode is not None or time.monotonic() > deadline:
+                raise ClusterError(f"nginx did not start: {self._nginx_log_tail()}")
+            await asyncio.sleep(0.02)
+
+    async def _nginx_exit(self) -> None:
+        assert self.nginx is not None
+        await self.nginx.wait()
+
+    def _nginx_log_tail(self) -> str:
+        try:
+            lines = self.runtime.error_log.read_text().strip().splitlines()
+        except OSError:
+            lines = []
+        return lines[-1] if lines else "no message in its error log"
+
+    # -- stopping -----------------------------------------------------------------------------
+
+    async def _stop_all(self) -> None:
+        """nginx stops taking connections and finishes those it has (QUIT) while every worker
+        drains (TERM); whatever is still running after the timeout is killed."""
+        if self.nginx is not None and self.nginx.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                self.nginx.send_signal(signal.SIGQUIT)
+        running = [w.process for w in self.workers if w.process and w.process.returncode is None]
+        for process in running:
+            with contextlib.suppress(ProcessLookupError):
+                process.terminate()
+        processes = [*running, *([self.nginx] if self.nginx else [])]
+        waits = [asyncio.create_task(p.wait()) for p in processes]
+        if waits:
+            await asyncio.wait(waits, timeout=STOP_TIMEOUT_SECONDS)
+        for process in processes:
+            if process.returncode is None:
+                with contextlib.suppress(ProcessLookupError):
+                    process.kill()
+                await process.wait()
+        for worker in self.workers:
+            if worker.drain is not None:
+                worker.drain.cancel()
+
+    def _say(self, message: str) -> None:
+        self.err.write(f"payorch serve: {message}\n")
+        self.err.flush()
+
+
+async def _drain(stream: asyncio.StreamReader, out: TextIO | None) -> None:
+    """A worker's standard output after its Listening line, never left to fill its pipe: copied
+    line by line to `out` (so that lines of several workers never mix), or dropped."""
+    while True:
+        try:
+            line = await stream.readline()
+        except ValueError:  # a line past the reader's limit (it drops it): go on
+            continue
+        if not line:
+            return
+        if out is not None:
+            out.write(line.decode(errors="replace"))
+            out.flush()
+
+
+async def _accepts(host: str, port: int) -> bool:
+    try:
+        _, writer = await asyncio.open_connection(host, port)
+    except OSError:
+        return False
+    writer.close()
+    with contextlib.suppress(OSError):
+        await writer.wait_closed()
+    return True
+
+
+def _status(code: int) -> str:
+    if code < 0:
+        return f"signal {signal.Signals(-code).name}"
+    return f"status {code}"

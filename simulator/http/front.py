@@ -1,0 +1,199 @@
+"""The front: which world serves a request, by the routing rule of simulator/domain/namespaces.py.
+
+The front application is the world `default` too. A request whose path has no `/ns/{name}`
+prefix and whose credential names no namespace (every request of today's clients) goes straight
+to aiohttp's own handling, at the cost of one substring test on its `Authorization` header.
+Any other is handed to its namespace's world: the one URL table (the front's router) resolves it,
+the world becomes the request's `request.app`, and the world's middleware and the handler run
+as they do in `default`. Handlers never know which world they serve.
+
+With a prefix the request is cloned with the prefix cut from its path, so that routes, the
+request log and error messages read the same in every namespace; the world's `URL_PREFIX` puts
+the prefix back into every URL it hands out (`base_url`), however the request was routed.
+"""
+
+from __future__ import annotations
+
+import re
+import warnings
+from collections.abc import Coroutine
+from functools import partial
+from typing import Any
+
+from aiohttp import hdrs, web
+from yarl import URL
+
+from simulator.domain.errors import ApiError
+from simulator.domain.ids import token_hex
+from simulator.domain.namespaces import (
+    DEFAULT,
+    PATH_PREFIX,
+    of_authorization,
+    of_body,
+    split_path,
+    valid_name,
+)
+from simulator.http.keys import REQUEST_URL_PREFIX, SETTINGS, URL_PREFIX, WORLDS
+from simulator.http.requests import receive_body
+from simulator.http.responses import REQUEST_ID_HEADER, error_response
+from simulator.http.server import Application, ConnectionHandler, log_refused
+
+# The two endpoints that carry their credential in the body (keys, or a refresh token).
+CREDENTIAL_IN_BODY = frozenset({"/api/v1/auth/token", "/api/v1/auth/refresh"})
+AUTH_PATHS = "/api/v1/auth/"
+# aiohttp's own request handling, called without `super()` (one object less per request).
+_OWN_HANDLE = web.Application._handle
+
+with warnings.catch_warnings():  # see simulator/http/server.py: aiohttp warns on subclasses
+    warnings.simplefilter("ignore", DeprecationWarning)
+
+    class FrontApplication(Application):
+        """The server's application: `default`'s world, and the door to every other one."""
+
+        def _handle(self, request: web.Request) -> Coroutine[Any, Any, web.StreamResponse]:
+            """A plain function returning the coroutine to await: `default`'s requests go to
+            aiohttp's own `_handle` with no coroutine frame of ours in between."""
+            if request.raw_path.startswith(PATH_PREFIX):
+                return self._prefixed(request, request.rel_url.raw_path)
+            authorization = request.headers.get(hdrs.AUTHORIZATION)
+            if authorization is not None and "ns_" in authorization:
+                name = of_authorization(authorization)
+                if name is not None:
+                    return self._in_namespace(request, name, prefixed=False)
+            if request.method == hdrs.METH_POST and request.raw_path.startswith(AUTH_PATHS):
+                return self._by_body(request)
+            return _OWN_HANDLE(self, request)
+
+        async def _by_body(self, request: web.Request) -> web.StreamResponse:
+            name = None
+            if request.rel_url.raw_path in CREDENTIAL_IN_BODY:
+                name, refused = await _body_namespace(request, self[SETTINGS].body_timeout)
+                if refused is not None:
+                    return refused
+            if name is None:
+                return await _OWN_HANDLE(self, request)
+            return await self._in_namespace(request, name, prefixed=False)
+
+        async def _prefixed(self, request: web.Request, path: str) -> web.StreamResponse:
+            split = split_path(path)
+            assert split is not None
+            name, rest = split
+            rel_url = URL.build(
+                path=rest, query_string=request.rel_url.raw_query_string, encoded=True
+            )
+            request = request.clone(rel_url=rel_url)
+            credential = of_authorization(request.headers.get(hdrs.AUTHORIZATION))
+            if credential is None and rest in CREDENTIAL_IN_BODY and request.method == "POST":
+                credential, refused = await _body_namespace(request, self[SETTINGS].body_timeout)
+                if refused is not None:
+                    return refused
+            if credential is not None and credential != name:
+                return _refuse(
+                    ApiError(
+                        "invalid_api_key",
+                        f"This credential is namespace {credential!r}'s, used under "
+                        f"{PATH_PREFIX}{name}/.",
+                    )
+                )
+            return await self._in_namespace(request, name, prefixed=True)
+
+        async def _in_namespace(
+            self, request: web.Request, name: str, *, prefixed: bool
+        ) -> web.StreamResponse:
+            if name == DEFAULT:
+                return await _OWN_HANDLE(self, request)
+            worlds = self[WORLDS]
+            world = await worlds.enter(name) if valid_name(name) else None
+            if world is None:
+                if prefixed:
+                    return _refuse(
+                        ApiError("namespace_not_found", f"No namespace {name!r} on this server.")
+                    )
+                return _refuse(
+                    ApiError("invalid_api_key", f"Unknown or deleted namespace {name!r}.")
+                )
+            prefix = request[REQUEST_URL_PREFIX] = world[URL_PREFIX]
+            try:
+                return _prefix_links(await self._in_world(world, request), prefix)
+            except web.HTTPRedirection as redirect:
+                location = redirect.headers.get(hdrs.LOCATION, "")
+                if _root_relative(location):
+                    redirect.headers[hdrs.LOCATION] = prefix + location
+                raise
+            finally:
+                worlds.leave(name)
+
+        async def _in_world(self, world: web.Application, request: web.Request) -> Any:
+            """aiohttp's own `_handle`, with `world` as the request's application."""
+            match_info = await self.router.resolve(request)
+            match_info.add_app(world)
+            match_info.freeze()
+            request._match_info = match_info  # what aiohttp's own _handle sets
+            if request.headers.get(hdrs.EXPECT):
+                response = await match_info.expect_handler(request)
+                await request.writer.drain()
+                if response is not None:
+                    return response
+            handler = match_info.handler
+            for middleware in reversed(world.middlewares):
+                handler = partial(middleware, handler=handler)  # new-style middlewares
+            return await handler(request)
+
+
+async def _body_namespace(
+    request: web.Request, timeout: float
+) -> tuple[str | None, web.Response | None]:
+    """The namespace named by a credential in an auth endpoint's body, read once (aiohttp keeps
+    the bytes for the handler) within the server's body deadline, as every body is; or the
+    refusal to answer when it does not arrive. A body without a length, or over the limit, is
+    not read here: `default` answers it (413 for one too large, as before)."""
+    length = request.content_length
+    if length is None or length > request.client_max_size:
+        return None, None
+    refusal = await receive_body(request, timeout)
+    if refusal is not None:
+        return None, _refuse_connection(refusal, request)
+    return of_body(await request.read()), None
+
+
+def _refuse_connection(error: ApiError, request: web.Request) -> web.Response:
+    """A body that could not be had (too slow, unreadable), answered as the request middleware
+    answers one: one line in the server's output, the connection closed unread."""
+    request_id = "req_" + token_hex(12)
+    why = (error.details or {}).get("reason") or error.message
+    log_refused(request.remote, error.status, f"{request.method} {request.path}: {why}", request_id)
+    protocol = request.protocol
+    if isinstance(protocol, ConnectionHandler):
+        protocol.drop_after_response()
+    response = error_response(error, request_id)
+    response.headers[REQUEST_ID_HEADER] = request_id
+    return response
+
+
+def _root_relative(url: str) -> bool:
+    return url.startswith("/") and not url.startswith("//")
+
+
+# A root-relative link of a page (its forms, the way back, the language switch, the status the
+# script polls, the provider's buttons), which must stay in the page's namespace.
+_PAGE_LINK = re.compile(rb'((?:href|action|src|data-status-url)=")/(?!/)')
+
+
+def _prefix_links(response: web.StreamResponse, prefix: str) -> web.StreamResponse:
+    """A namespace's HTML page with its root-relative links under `/ns/{name}`. The pages write
+    paths from the root (as `default` serves them); rather than teach every page its prefix,
+    the one place that knows it puts it in. JSON answers carry whole URLs (`base_url`)."""
+    if (
+        isinstance(response, web.Response)
+        and response.content_type == "text/html"
+        and isinstance(response.body, bytes)
+    ):
+        response.body = _PAGE_LINK.sub(rb"\1" + prefix.encode() + b"/", response.body)
+    return response
+
+
+def _refuse(error: ApiError) -> web.Response:
+    request_id = "req_" + token_hex(12)
+    response = error_response(error, request_id)
+    response.headers[REQUEST_ID_HEADER] = request_id
+    return response

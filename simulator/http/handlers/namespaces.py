@@ -1,0 +1,94 @@
+"""Managing namespaces (design.md 1.6: `/_sim/namespaces`): create, list, show, delete.
+
+Who may do what (docs/decisions.md): any sandbox secret credential creates; `default`'s sees and
+deletes any namespace, another namespace's credential only its own; `default` is never deleted.
+"""
+
+from __future__ import annotations
+
+from aiohttp import web
+
+from simulator.cluster.peers import PEER_HEADER, merged, siblings_namespaces
+from simulator.domain.errors import ApiError
+from simulator.domain.namespaces import DEFAULT, check_name
+from simulator.http.keys import CATALOG, NAMESPACE, SETTINGS, WORLDS
+from simulator.http.middlewares import auth
+from simulator.http.requests import read_json
+from simulator.http.responses import json_response
+from simulator.worlds import Namespace, Worlds, not_found
+
+
+@auth("sandbox")
+async def create_namespace(request: web.Request) -> web.Response:
+    name = check_name(request.match_info["name"])
+    body = await read_json(request, optional=True)
+    idle = body.get("idleSeconds")
+    if isinstance(idle, float) and idle.is_integer():
+        idle = int(idle)  # 3600.0 is the JSON integer 3600 (JSON Schema counts it as one)
+    if idle is not None and (not isinstance(idle, int) or isinstance(idle, bool) or idle < 1):
+        raise ApiError(
+            "invalid_request",
+            "`idleSeconds` is a whole number of seconds, at least 1.",
+            param="idleSeconds",
+        )
+    worlds = request.app[WORLDS]
+    namespace, created = await worlds.create(name, idle)
+    return json_response(worlds.describe(namespace, keys=True), status=201 if created else 200)
+
+
+@auth("sandbox")
+async def list_namespaces(request: web.Request) -> web.Response:
+    worlds = request.app[WORLDS]
+    await worlds.sweep()  # an expired namespace is never listed, whatever the sweeper's pace
+    caller = request.app[NAMESPACE]
+    names = worlds.names() if caller == DEFAULT else [caller]
+    data = [worlds.describe(n, keys=False) for n in map(worlds.find, names) if n is not None]
+    peers = request.app[SETTINGS].peers
+    if caller == DEFAULT and peers and PEER_HEADER not in request.headers:
+        # One worker of several: the siblings hold the rest (simulator/cluster/peers.py).
+        data = merged(data, await siblings_namespaces(peers, request.app[CATALOG]))
+    return json_response({"data": data})
+
+
+@auth("sandbox")
+async def get_namespace(request: web.Request) -> web.Response:
+    worlds = request.app[WORLDS]
+    namespace = _visible(request, worlds)
+    return json_response(worlds.describe(namespace, keys=True))
+
+
+@auth("sandbox")
+async def delete_namespace(request: web.Request) -> web.Response:
+    worlds = request.app[WORLDS]
+    namespace = _visible(request, worlds)
+    if namespace.name == DEFAULT:
+        raise ApiError(
+            "forbidden",
+            "The namespace `default` cannot be deleted; `payorch reset` empties it.",
+            param="name",
+        )
+    if not await worlds.delete(namespace.name):
+        raise not_found(namespace.name)
+    return web.Response(status=204)
+
+
+def _visible(request: web.Request, worlds: Worlds) -> Namespace:
+    """The namespace the path names, if the caller may see it: `default`'s credentials see every
+    one, another namespace's only itself (any other answers 403, existing or not)."""
+    name = check_name(request.match_info["name"])
+    caller = request.app[NAMESPACE]
+    if caller not in (DEFAULT, name):
+        raise not_yours(caller)
+    namespace = worlds.find(name)
+    if namespace is None:
+        raise not_found(name)
+    return namespace
+
+
+def not_yours(caller: str) -> ApiError:
+    """403 for a credential of `caller` showing or deleting another namespace."""
+    return ApiError(
+        "forbidden",
+        f"A credential of namespace {caller!r} manages only {caller!r}; use `default`'s.",
+        param="name",
+    )

@@ -1,0 +1,89 @@
+"""The store's file operations: a snapshot put in place atomically and durably, whole writes, byte
+ranges and directory fsyncs. The compaction thread runs `encode_and_write_snapshot`, which touches
+nothing but its arguments and the snapshot files."""
+
+from __future__ import annotations
+
+import errno
+import logging
+import os
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Final
+
+from simulator.store.snapshot import Encoded, JournalMark, encode_snapshot
+
+log = logging.getLogger("simulator.store.journal")
+
+SNAPSHOT: Final = "snapshot.json"
+
+
+def encode_and_write_snapshot(data_dir: Path, tables: Encoded, mark: JournalMark) -> None:
+    """The compaction thread's work: it touches nothing but its arguments and the snapshot files."""
+    write_snapshot(data_dir, encode_snapshot(tables, mark, pause=let_the_loop_run))
+
+
+def let_the_loop_run() -> None:
+    # A sleep, not sleep(0): that gives up the GIL for so short a time that this thread
+    # mostly takes it back before the waiting one wakes.
+    time.sleep(0.0001)
+
+
+def write_snapshot(data_dir: Path, pieces: Sequence[bytes]) -> None:
+    """Put a snapshot in place atomically and durably (fsync, rename, fsync the dir)."""
+    path = data_dir / SNAPSHOT
+    tmp = data_dir / (SNAPSHOT + ".tmp")
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        try:
+            for piece in pieces:
+                write_all(fd, piece)
+            os.fsync(fd)  # always: the journal is about to lose the lines it holds
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    fsync_dir(data_dir)
+
+
+def close_quietly(fd: int) -> None:
+    try:
+        os.close(fd)
+    except OSError:
+        log.exception("closing the replaced journal failed")
+
+
+def write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def read_range(path: Path, start: int, end: int) -> bytes:
+    """Bytes [start, end) of the file; OSError if it is shorter."""
+    if start == end:
+        return b""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        parts = []
+        at = start
+        while at < end:
+            part = os.pread(fd, end - at, at)
+            if not part:
+                raise OSError(errno.EIO, f"{path} is shorter than the store wrote ({at}/{end})")
+            parts.append(part)
+            at += len(part)
+    finally:
+        os.close(fd)
+    return b"".join(parts)
+
+
+def fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)

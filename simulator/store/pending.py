@@ -1,0 +1,38 @@
+"""What the journal holds while it is not yet on disk: an open batch (its encoded ops and its undo
+log) and a compaction running in the background."""
+
+from __future__ import annotations
+
+from concurrent.futures import Future
+from typing import Final
+
+from simulator.store.snapshot import JournalMark
+
+
+class Missing:
+    """Undo-log marker: the document did not exist before the write."""
+
+
+MISSING: Final = Missing()
+
+
+class Batch:
+    """Pending state of an open batch: encoded ops to write, and an undo log."""
+
+    __slots__ = ("fragments", "undo")
+
+    def __init__(self) -> None:
+        self.fragments: list[bytes] = []
+        # (table, doc_id, previous doc or MISSING), in application order.
+        self.undo: list[tuple[str, str, bytes | Missing]] = []
+
+
+class Compaction:
+    """A snapshot being written by the compaction thread, of the state at journal byte `mark`."""
+
+    __slots__ = ("future", "lines", "mark")
+
+    def __init__(self, future: Future[None], mark: JournalMark, lines: int) -> None:
+        self.future = future
+        self.mark = mark
+        self.lines = lines  # journal lines up to the mark

@@ -1,0 +1,387 @@
+"""The namespaces' worlds: which exist, which are in memory, and their life cycle.
+
+A namespace other than `default` is a directory `<data dir>/namespaces/<name>/` holding its
+store, its saved states (`snapshots/`) and `namespace.json` (written last on creation: the
+directory is a namespace once that file exists). Its world (every service, built by the
+composition root's factory from the same parts as `default`'s) is built on the first request that
+needs it and unloaded again when unused: after `namespace_unload_seconds` without a request, or
+when more than `namespaces_in_memory` worlds are loaded (the least recently used first). Nothing
+is read at start-up but the directory's secret: a server with a thousand namespaces on disk
+starts as fast as one with none.
+
+Names reach the file system only after `check_name` (the pattern has no `/`, `.` or `..`).
+Without a data dir (tests), namespaces live in memory and are never unloaded.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import logging
+import os
+import secrets
+import shutil
+import time
+from collections import OrderedDict
+from collections.abc import AsyncIterator, Callable, Iterable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from aiohttp import web
+
+from simulator.domain.catalog import Catalog
+from simulator.domain.errors import ApiError
+from simulator.domain.namespaces import (
+    DEFAULT,
+    SECRET_FILE,
+    check_name,
+    key_rows,
+    keyed_for,
+    valid_name,
+)
+from simulator.jsonio import dumps, loads
+from simulator.settings import Settings
+
+log = logging.getLogger(__name__)
+
+META = "namespace.json"
+DELETED = ".deleted-"  # a namespace being deleted, renamed out of the way first
+DELETE_WAIT_SECONDS = 15.0
+
+BuildWorld = Callable[[str, Path | None, Catalog], web.Application]
+# The requests a world is handling (the composition root reads its key: this module is imported
+# by the keys' module, for their types, so it does not import them).
+InFlight = Callable[[web.Application], Iterable["asyncio.Task[Any]"]]
+
+
+@dataclass(slots=True)
+class Namespace:
+    name: str
+    created_at: float  # wall-clock seconds (a namespace is the server's, not a simulated thing)
+    idle_seconds: int | None  # deleted after this long without a request; None: kept
+    last_used_at: float
+
+    def view(self, *, loaded: bool) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "createdAt": _iso(self.created_at),
+            "idleSeconds": self.idle_seconds,
+            "lastUsedAt": _iso(self.last_used_at),
+            "loaded": loaded,
+        }
+
+
+def _iso(seconds: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(seconds))
+
+
+class Worlds:
+    """The registry of the namespaces other than `default` (whose world is the front's own)."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        catalog: Catalog,
+        build: BuildWorld,
+        in_flight: InFlight,
+        *,
+        wall: Callable[[], float] | None = None,
+    ) -> None:
+        self._root = settings.data_dir / "namespaces" if settings.data_dir else None
+        self._catalog = catalog
+        self._build = build
+        self._in_flight = in_flight
+        # Looked up at each call (not bound here), so that freezegun's patched time reaches it.
+        self._wall = wall or (lambda: time.time())
+        self._fsync = settings.fsync
+        self.in_memory_limit = settings.namespaces_in_memory
+        self.unload_seconds = settings.namespace_unload_seconds
+        self._sweep_every = settings.tick_seconds and min(30.0, self.unload_seconds / 2)
+        self._seed = settings.seed
+        self._loaded: OrderedDict[str, web.Application] = OrderedDict()  # least recent first
+        self._active: dict[str, int] = {}  # requests being handled, per loaded world
+        self._locks: dict[str, asyncio.Lock] = {}
+        self._secret: bytes | None = settings.namespace_secret  # given: one of several workers
+        self._catalogs: dict[str, Catalog] = {}
+        # What is known of each namespace (all of them without a data dir; on disk, those read
+        # since start: the expiry index is filled by a scan in the background).
+        self._known: dict[str, Namespace] = {}
+        self._scanned = self._root is None
+
+    # -- the request path ---------------------------------------------------------------------
+
+    async def enter(self, name: str) -> web.Application | None:
+        """The world of `name`, loaded if it was not, counted as in use until `leave`; None if
+        there is no such namespace."""
+        world = self._loaded.get(name)
+        if world is None:
+            world = await self._load(name)
+            if world is None:
+                return None
+        else:
+            self._loaded.move_to_end(name)
+        self._active[name] = self._active.get(name, 0) + 1
+        known = self._known.get(name)
+        if known is not None:
+            known.last_used_at = self._wall()
+        return world
+
+    def leave(self, name: str) -> None:
+        left = self._active.get(name, 1) - 1
+        if left:
+            self._active[name] = left
+        else:
+            self._active.pop(name, None)
+
+    def loaded(self) -> list[web.Application]:
+        return list(self._loaded.values())
+
+    # -- management ---------------------------------------------------------------------------
+
+    async def create(self, name: str, idle_seconds: int | None) -> tuple[Namespace, bool]:
+        """(the namespace, True) once made; (the existing one, False) if it exists: unchanged."""
+        check_name(name)
+        if name == DEFAULT:
+            return self._default(), False
+        async with self._lock(name):
+            existing = self.find(name)
+            if existing is not None:
+                return existing, False
+            now = self._wall()
+            namespace = Namespace(name, now, idle_seconds, now)
+            if self._root is not None:
+                directory = self._root / name
+                directory.mkdir(parents=True, exist_ok=True)
+                self._write_meta(namespace)
+            self._known[name] = namespace
+            return namespace, True
+
+    def find(self, name: str) -> Namespace | None:
+        if name == DEFAULT:
+            return self._default()
+        if not valid_name(name):
+            return None
+        known = self._known.get(name)
+        if known is not None or self._root is None:
+            return known
+        namespace = self._read_meta(name)
+        if namespace is not None:
+            self._known[name] = namespace
+        return namespace
+
+    def describe(self, namespace: Namespace, *, keys: bool) -> dict[str, Any]:
+        view = namespace.view(loaded=namespace.name == DEFAULT or namespace.name in self._loaded)
+        if namespace.name == DEFAULT:
+            view.update(createdAt=None, lastUsedAt=None)
+        if keys:
+            view["keys"] = key_rows(self.catalog_of(namespace.name))
+        return view
+
+    def names(self) -> list[str]:
+        """Every namespace, `default` first, then by name."""
+        if self._root is None:
+            names = list(self._known)
+        else:
+            names = []
+            with contextlib.suppress(FileNotFoundError):
+                names = [
+                    entry.name
+                    for entry in os.scandir(self._root)
+                    if valid_name(entry.name) and os.path.isfile(Path(entry.path) / META)
+                ]
+        return [DEFAULT, *sorted(names)]
+
+    async def delete(self, name: str) -> bool:
+        """Delete namespace `name` (not `default`): its world stopped, its directory removed.
+        False if there is none. The calling request, if it is one of the namespace's, is not
+        waited for."""
+        async with self._lock(name):
+            if self.find(name) is None:
+                return False
+            world = self._loaded.pop(name, None)
+            self._known.pop(name, None)
+            self._catalogs.pop(name, None)
+            if world is not None:
+                await self._stop(world, wait=True)
+            if self._root is not None:
+                directory = self._root / name
+                graveyard = self._root / f"{DELETED}{name}-{secrets.token_hex(4)}"
+                directory.rename(graveyard)  # atomic: from here the name is free
+                await asyncio.to_thread(shutil.rmtree, graveyard, True)
+        return True
+
+    def catalog_of(self, name: str) -> Catalog:
+        """Namespace `name`'s catalog (its keys derived once, then kept while it exists)."""
+        catalog = self._catalogs.get(name)
+        if catalog is None:
+            catalog = self._catalogs[name] = keyed_for(
+                self._catalog, self._namespace_secret(), name
+            )
+        return catalog
+
+    # -- loading and unloading ----------------------------------------------------------------
+
+    async def _load(self, name: str) -> web.Application | None:
+        async with self._lock(name):
+            world = self._loaded.get(name)
+            if world is not None:
+                return world
+            if self.find(name) is None:
+                return None
+            directory = self._root / name if self._root is not None else None
+            world = self._build(name, directory, self.catalog_of(name))
+            await world.startup()
+            self._loaded[name] = world
+        await self._unload_beyond_limit()
+        return world
+
+    async def _unload_beyond_limit(self) -> None:
+        if self._root is None:
+            return  # in memory: unloading would lose the world
+        excess = len(self._loaded) - self.in_memory_limit
+        for name in [n for n in self._loaded if n not in self._active][: max(excess, 0)]:
+            await self._unload(name)
+
+    async def _unload(self, name: str) -> None:
+        async with self._lock(name):
+            if name in self._active or name not in self._loaded:
+                return  # used again meanwhile
+            world = self._loaded.pop(name)
+            await self._stop(world, wait=False)
+            known = self._known.get(name)
+            if known is not None:
+                self._write_meta(known)  # keeps its last use for the idle lifetime
+
+    async def _stop(self, world: web.Application, *, wait: bool) -> None:
+        await world.shutdown()  # ends its event and request-log streams
+        if wait:
+            me = asyncio.current_task()
+            running = [task for task in self._in_flight(world) if task is not me]
+            if running:
+                await asyncio.wait(running, timeout=DELETE_WAIT_SECONDS)
+        await world.cleanup()  # stops its background, writes and closes its store
+
+    async def sweep(self) -> None:
+        """Unload worlds unused for `unload_seconds`; delete namespaces past their idle
+        lifetime."""
+        now = self._wall()
+        for name, namespace in list(self._known.items()):
+            if name in self._active:
+                continue
+            idle = now - namespace.last_used_at
+            if namespace.idle_seconds is not None and idle >= namespace.idle_seconds:
+                log.info("namespace %s unused for %d s: deleted", name, idle)
+                await self.delete(name)
+            elif name in self._loaded and idle >= self.unload_seconds:
+                await self._unload(name)
+
+    async def lifecycle(self, app: web.Application) -> AsyncIterator[None]:
+        """aiohttp cleanup context: the sweeper while the server runs; every world stopped at
+        the end (their stores written and closed)."""
+        task = asyncio.create_task(self._sweep_forever()) if self._sweep_every else None
+        yield
+        if task is not None:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        for name in list(self._loaded):
+            world = self._loaded.pop(name)
+            await self._stop(world, wait=False)
+            known = self._known.get(name)
+            if known is not None and self._root is not None:
+                self._write_meta(known)
+
+    async def _sweep_forever(self) -> None:
+        while True:
+            # The first scan waits a sweep's interval too: at start-up its thread would contend
+            # for the interpreter with the server getting ready.
+            await asyncio.sleep(self._sweep_every)
+            if not self._scanned:
+                await asyncio.to_thread(self._scan)
+            try:
+                await self.sweep()
+            except Exception:  # the sweeper must outlive one bad directory
+                log.exception("namespace sweep failed")
+
+    def _scan(self) -> None:
+        """Read every namespace's `namespace.json` (in a thread, after start-up) so that the idle
+        lifetimes of namespaces nobody loads since the start run out too; finish deletions a
+        crash interrupted."""
+        assert self._root is not None
+        with contextlib.suppress(FileNotFoundError):
+            for entry in os.scandir(self._root):
+                if entry.name.startswith(DELETED):
+                    shutil.rmtree(entry.path, ignore_errors=True)
+                elif valid_name(entry.name) and entry.name not in self._known:
+                    namespace = self._read_meta(entry.name)
+                    if namespace is not None and namespace.idle_seconds is not None:
+                        self._known.setdefault(entry.name, namespace)
+        self._scanned = True
+
+    # -- files ----------------------------------------------------------------------------------
+
+    def _lock(self, name: str) -> asyncio.Lock:
+        lock = self._locks.get(name)
+        if lock is None:
+            lock = self._locks[name] = asyncio.Lock()
+        return lock
+
+    def _default(self) -> Namespace:
+        return Namespace(DEFAULT, 0.0, None, 0.0)
+
+    def _read_meta(self, name: str) -> Namespace | None:
+        assert self._root is not None
+        try:
+            raw = loads((self._root / name / META).read_bytes())
+            return Namespace(
+                name, raw["created_at"], raw["idle_seconds"], raw.get("last_used_at", 0.0)
+            )
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+
+    def _write_meta(self, namespace: Namespace) -> None:
+        assert self._root is not None
+        path = self._root / namespace.name / META
+        temporary = path.with_suffix(".tmp")
+        with open(temporary, "wb") as file:
+            file.write(dumps(asdict(namespace)))
+            if self._fsync:
+                file.flush()
+                os.fsync(file.fileno())
+        os.replace(temporary, path)
+
+    def _namespace_secret(self) -> bytes:
+        """The key of every namespace's key derivation: made once per data dir and kept beside
+        the namespaces (a reset of `default` keeps it); without a data dir, per server (from
+        the seed when there is one, so seeded tests see the same keys)."""
+        if self._secret is None:
+            if self._root is None:
+                self._secret = (
+                    secrets.token_bytes(32)
+                    if self._seed is None
+                    else hashlib.sha256(f"namespaces/{self._seed}".encode()).digest()
+                )
+            else:
+                self._secret = self._read_or_make_secret(self._root / SECRET_FILE)
+        return self._secret
+
+    def _read_or_make_secret(self, path: Path) -> bytes:
+        with contextlib.suppress(FileNotFoundError):
+            return bytes.fromhex(path.read_text().strip())
+        path.parent.mkdir(parents=True, exist_ok=True)
+        secret = secrets.token_bytes(32)
+        temporary = path.with_name(f"{SECRET_FILE}.{secrets.token_hex(4)}.tmp")
+        temporary.write_text(secret.hex())
+        try:
+            os.link(temporary, path)  # fails if another process made it first: use theirs
+        except FileExistsError:
+            secret = bytes.fromhex(path.read_text().strip())
+        finally:
+            temporary.unlink()
+        return secret
+
+
+def not_found(name: str) -> ApiError:
+    return ApiError("namespace_not_found", f"No namespace {name!r}.", param="name")
