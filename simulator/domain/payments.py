@@ -7,21 +7,21 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal
 from functools import partial
-from typing import TYPE_CHECKING, Any, Literal, Unpack
+from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import quote
 
 from simulator.clock import isoformat
 from simulator.domain.auth import Principal
 from simulator.domain.cascade import cascade_exhausted, route
-from simulator.domain.catalog import Environment, Merchant, PaymentMethod, Provider, Shop
+from simulator.domain.catalog import Environment, PaymentMethod, Provider, Shop
 from simulator.domain.context import DomainContext
 from simulator.domain.countries import normalize_country
 from simulator.domain.errors import ApiError
-from simulator.domain.fees import fees_for
 from simulator.domain.fx import Conversion
 from simulator.domain.ids import new_id
 from simulator.domain.ledger import AVAILABLE, RESERVE
 from simulator.domain.money import dec
+from simulator.domain.payment_record import new_record
 from simulator.domain.payment_request import PaymentRequest
 from simulator.domain.payment_rules import (
     check_amount,
@@ -43,10 +43,10 @@ from simulator.domain.states import (
 )
 from simulator.domain.trace import trace_view
 from simulator.domain.transactions import TransactionFilters
-from simulator.domain.views import icon_path, transaction_view
+from simulator.domain.views import transaction_view
 
 if TYPE_CHECKING:
-    from simulator.domain.records import ClaimRecord, TransactionFields, TransactionRecord
+    from simulator.domain.records import ClaimRecord, TransactionRecord
 
 DAY = 86_400.0
 RECONCILE_EVERY = 300.0
@@ -489,72 +489,6 @@ class PaymentService:
                 p, action_key="outcome", simulator=False, source="reconciliation_poll"
             ),
         }
-
-
-def new_record(
-    tx_id: str,
-    merchant: Merchant,
-    shop: Shop,
-    environment: Environment,
-    method: PaymentMethod,
-    conversion: Conversion,
-    *,
-    country: str,
-    now: float,
-    **fields: Unpack[TransactionFields],
-) -> TransactionRecord:
-    """The stored shape of a pending pay-in; `fields` set what the way it arrived decides."""
-    fees = fees_for(conversion.amount_usd, merchant, method)
-    record: TransactionRecord = {
-        "id": tx_id,
-        "merchantId": merchant.id,
-        "shopId": shop.id,
-        "environment": environment,
-        "status": "pending",
-        "amount": str(conversion.amount_usd),
-        "inputCurrency": conversion.input_currency,
-        "inputAmount": str(conversion.input_amount) if conversion.input_amount else None,
-        "amountLocal": str(conversion.amount_local),
-        "currencyLocal": conversion.currency_local,
-        "paymentMethodId": method.id,
-        "paymentMethod": method.method,
-        "paymentMethodName": method.name,
-        "iconPath": icon_path(method),
-        "country": country,
-        "fees": {
-            "platform": str(fees.platform),
-            "provider": str(fees.provider),
-            "network": str(fees.network),
-            "total": str(fees.total),
-        },
-        "reserve": str(fees.reserve),
-        "settlementDelay": f"T+{merchant.settlement_delay_days}",
-        "paymentFormPath": None,
-        "paymentData": {"method": method.method},
-        "hostedCheckout": False,
-        "returnUrl": None,
-        "checkoutPath": None,
-        "merchantOrderId": None,
-        "tags": [None, None, None],
-        "userName": None,
-        "userEmail": None,
-        "userPhone": None,
-        "userIp": None,
-        "providerId": None,
-        "simulate": None,
-        "dueAt": now,
-        "expiresAt": now,
-        "createdAt": now,
-        "updatedAt": now,
-        "refundedLocal": "0",
-        "refundedUsd": "0",
-        "chargebackClaimId": None,
-    }
-    unknown = fields.keys() - record.keys()
-    if unknown:
-        raise ValueError(f"not transaction fields: {sorted(unknown)}")
-    record.update(fields)
-    return record
 
 
 # What moves a payment as a provider's later answer would (coverage's provider-confirmation row).
