@@ -7,8 +7,8 @@ after the rolling reserve, so a completed payment never takes the balance below 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from decimal import Decimal
+from typing import NamedTuple
 
 from simulator.domain.catalog import Merchant, PaymentMethod
 from simulator.domain.money import ZERO, usd
@@ -17,8 +17,9 @@ HUNDRED = Decimal(100)
 CARD_NETWORK_FEE_USD = Decimal("0.10")
 
 
-@dataclass(frozen=True, slots=True)
-class FeeBreakdown:
+class FeeBreakdown(NamedTuple):
+    """Made on every payment: a NamedTuple is built in a fraction of a frozen dataclass's time."""
+
     platform: Decimal
     provider: Decimal
     network: Decimal

@@ -8,8 +8,8 @@ what was asked (`amountLocal` = `inputAmount`).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from decimal import Decimal
+from typing import NamedTuple
 
 from simulator.domain.catalog import FxTable
 from simulator.domain.errors import ApiError, invalid_request
@@ -20,8 +20,9 @@ CURRENCY_PROBLEM = "expected a 3-letter upper-case ISO-4217 code"
 HUNDRED = Decimal(100)
 
 
-@dataclass(frozen=True, slots=True)
-class Conversion:
+class Conversion(NamedTuple):
+    """Made on every payment: a NamedTuple is built in a fraction of a frozen dataclass's time."""
+
     amount_usd: Decimal
     input_currency: str | None
     input_amount: Decimal | None

@@ -1,4 +1,12 @@
-"""POST /payments body: shape and field rules, before any method or provider is consulted."""
+"""POST /payments body: the typed request the domain receives, read once per request.
+
+The OpenAPI document's `PaymentCreate` schema holds the body's shape (fields, types, lengths,
+patterns); the validation middleware checks it before the handler runs and hands the checked body
+to `read_payment_request`, which only reads it: trims, converts the amount, merges the `customer`
+block, and applies the rules a schema cannot say (an IP address, an absolute URL, a method named
+one way or the other). `parse_payment_request` is for a body no schema checked as a payment (a
+one-shot checkout session's): the shape checks first, then the same reading.
+"""
 
 from __future__ import annotations
 
@@ -60,6 +68,8 @@ class PaymentRequest(NamedTuple):
     return_url: str | None
     merchant_id: str | None
     shop_id: str | None
+    # As sent (an Idempotency-Key compares retries by it); None where no body made the request.
+    body: dict[str, Any] | None = None
 
 
 def _issue(path: str, message: str) -> dict[str, str]:
@@ -92,6 +102,8 @@ def _customer_fallbacks(customer: dict[str, Any]) -> dict[str, str]:
 
 
 def parse_payment_request(body: dict[str, Any]) -> PaymentRequest:
+    """A body no schema checked: its shape first (the `PaymentCreate` rules, in this order), then
+    `read_payment_request`."""
     issues: list[dict[str, str]] = []
     unknown = body.keys() - ALLOWED_FIELDS
     if unknown:
@@ -99,9 +111,8 @@ def parse_payment_request(body: dict[str, Any]) -> PaymentRequest:
 
     if "amount" not in body or body["amount"] is None:
         raise ApiError("missing_field", "`amount` is required.", param="amount")
-    amount = parse_amount(body["amount"])
+    parse_amount(body["amount"])
 
-    values: dict[str, str | None] = dict.fromkeys(STRING_FIELDS)
     # Only the fields sent (a few of sixteen), in the order their issues are reported.
     for key in sorted(body.keys() & _STRING_FIELD_SET, key=_FIELD_RANK.__getitem__):
         value = body[key]
@@ -111,67 +122,84 @@ def parse_payment_request(body: dict[str, Any]) -> PaymentRequest:
             issues.append(_issue(key, "must be a string"))
         elif len(value) > MAX_LENGTHS[key]:
             issues.append(_issue(key, f"at most {MAX_LENGTHS[key]} characters"))
-        elif key in VERBATIM_FIELDS:
-            values[key] = value
         elif key in CODE_FIELDS and not value.strip():
             issues.append(_issue(key, "must not be blank (null or absent means the default)"))
-        else:
-            values[key] = value.strip() or None
 
     hosted = body.get("hostedCheckout")
-    if hosted is None:  # null is absent, as for every optional field
-        hosted = False
-    elif not isinstance(hosted, bool):
+    if hosted is not None and not isinstance(hosted, bool):
         issues.append(_issue("hostedCheckout", "must be a boolean"))
-        hosted = False
 
     customer = body.get("customer")
-    fallbacks: dict[str, str] = {}
     if customer is not None:
         if not isinstance(customer, dict):
             issues.append(_issue("customer", "must be an object"))
         else:
             extra = sorted(set(customer) - CUSTOMER_FIELDS)
             issues.extend(_issue(f"customer.{key}", "unknown field") for key in extra)
-            fallbacks = _customer_fallbacks(customer)
+    refused = {issue["path"] for issue in issues}
+    request = read_payment_request({k: v for k, v in body.items() if k not in refused})
+    check_payment_rules(request, issues)
+    return request
 
-    if values.get("userIp"):
+
+def read_payment_request(body: dict[str, Any]) -> PaymentRequest:
+    """The typed request of a body whose shape is known good: `PaymentCreate`'s schema passed
+    (the validation middleware's reader), or `parse_payment_request` left out what it refused.
+    Reads only: trims, converts the amount, fills buyer gaps from `customer`."""
+    # Only the fields sent (a few of sixteen) are looked at.
+    text: dict[str, str | None] = {}
+    for key, value in body.items():
+        if value.__class__ is str and key in _STRING_FIELD_SET:
+            text[key] = value if key in VERBATIM_FIELDS else value.strip() or None
+    get = text.get
+    customer = body.get("customer")
+    if customer:
+        fallbacks = _customer_fallbacks(customer)
+        for key, value in fallbacks.items():
+            text[key] = get(key) or value
+    return PaymentRequest(
+        parse_amount(body["amount"]),
+        get("currency"),
+        get("paymentMethodId"),
+        get("paymentMethod"),
+        get("country"),
+        get("userName"),
+        get("userEmail"),
+        get("documentId"),
+        get("userPhone"),
+        get("userIp"),
+        get("merchantOrderId"),
+        (get("tag1"), get("tag2"), get("tag3")),
+        body.get("hostedCheckout") is True,
+        get("returnUrl"),
+        get("merchantId"),
+        get("shopId"),
+        body,
+    )
+
+
+def check_payment_rules(
+    request: PaymentRequest, issues: list[dict[str, str]] | None = None
+) -> None:
+    """The rules of a payment request a schema does not say, checked first thing when the payment
+    is made (after the Idempotency-Key's checks, as always): an IP address, an absolute URL, a
+    method named one way or the other. `issues` (a body's shape problems) are reported with
+    them."""
+    issues = [] if issues is None else issues
+    if request.user_ip:
         try:
-            ipaddress.ip_address(values["userIp"] or "")
+            ipaddress.ip_address(request.user_ip)
         except ValueError:
             issues.append(_issue("userIp", "not an IPv4 or IPv6 address"))
-    if values.get("returnUrl"):
-        parts = urlsplit(values["returnUrl"] or "")
+    if request.return_url:
+        parts = urlsplit(request.return_url)
         if parts.scheme not in ("http", "https") or not parts.netloc:
             issues.append(_issue("returnUrl", "must be an absolute http(s) URL"))
-
     if issues:
         raise issues_error(issues)
-    if not values.get("paymentMethodId") and not values.get("paymentMethod"):
+    if not request.payment_method_id and not request.payment_method:
         raise ApiError(
             "missing_field",
             "`paymentMethodId` is required (take it from GET /payment-methods).",
             param="paymentMethodId",
         )
-
-    def buyer(key: str) -> str | None:
-        return values.get(key) or fallbacks.get(key)
-
-    return PaymentRequest(
-        amount=amount,
-        currency=values["currency"],
-        payment_method_id=values["paymentMethodId"],
-        payment_method=values["paymentMethod"],
-        country=values["country"],
-        user_name=buyer("userName"),
-        user_email=buyer("userEmail"),
-        document_id=buyer("documentId"),
-        user_phone=buyer("userPhone"),
-        user_ip=values["userIp"],
-        merchant_order_id=values["merchantOrderId"],
-        tags=(values["tag1"], values["tag2"], values["tag3"]),
-        hosted_checkout=hosted,
-        return_url=values["returnUrl"],
-        merchant_id=values["merchantId"],
-        shop_id=values["shopId"],
-    )

@@ -7,23 +7,29 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal
 from functools import partial
-from typing import TYPE_CHECKING, Any, Literal, Unpack
+from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import quote
 
 from simulator.clock import isoformat
 from simulator.domain.auth import Principal
 from simulator.domain.cascade import cascade_exhausted, route
-from simulator.domain.catalog import Environment, Merchant, PaymentMethod, Provider, Shop
+from simulator.domain.catalog import Environment, PaymentMethod, Provider, Shop
 from simulator.domain.context import DomainContext
 from simulator.domain.countries import normalize_country
-from simulator.domain.documents import is_valid_document, is_valid_email
 from simulator.domain.errors import ApiError
-from simulator.domain.fees import fees_for
 from simulator.domain.fx import Conversion
 from simulator.domain.ids import new_id
 from simulator.domain.ledger import AVAILABLE, RESERVE
-from simulator.domain.money import MAX_CHARGE_USD, dec
+from simulator.domain.money import dec
+from simulator.domain.payment_record import new_record
 from simulator.domain.payment_request import PaymentRequest
+from simulator.domain.payment_rules import (
+    check_amount,
+    check_buyer,
+    check_cap,
+    check_limits,
+    resolve_method,
+)
 from simulator.domain.provider_callbacks import Callback, CallbackVerdict, judge
 from simulator.domain.provider_links import form_link
 from simulator.domain.provider_world import DUPLICATE_CALLBACK_GAP, CallbackPlan
@@ -37,24 +43,15 @@ from simulator.domain.states import (
 )
 from simulator.domain.trace import trace_view
 from simulator.domain.transactions import TransactionFilters
-from simulator.domain.views import icon_path, transaction_view
+from simulator.domain.views import transaction_view
 
 if TYPE_CHECKING:
-    from simulator.domain.records import ClaimRecord, TransactionFields, TransactionRecord
+    from simulator.domain.records import ClaimRecord, TransactionRecord
 
 DAY = 86_400.0
 RECONCILE_EVERY = 300.0
 SIMULATED_CALLBACK_DELAY = 3.0
 PLACEHOLDER_EXPIRY = 1800.0
-HALF_CENT = Decimal("0.005")
-
-# How a missing hosted-checkout buyer field is named in `details.missingFields` (spec wording).
-HOSTED_FIELDS = {
-    "userName": ("userName", "string", "Full name", "The buyer's first and last name."),
-    "userEmail": ("email", "email", "E-mail", "The buyer's e-mail address."),
-    "documentId": ("documentId", "string", "Document", "The buyer's identity document."),
-    "userPhone": ("userPhone", "string", "Phone", "Phone number with country code."),
-}
 # The field a closing transition stamps, by the status it closes the pay-in as.
 CLOSED_AT: dict[str, Literal["failedAt", "expiredAt"]] = {
     "failed": "failedAt",
@@ -87,170 +84,9 @@ class PaymentService:
 
     # -- creation ------------------------------------------------------------------------------
 
-    def resolve_method(
-        self, principal: Principal, shop: Shop, request: PaymentRequest, country: str | None
-    ) -> PaymentMethod:
-        catalog = self.ctx.catalog
-        if request.payment_method_id:
-            method = catalog.methods.get(request.payment_method_id)
-            usable = method is not None and (
-                principal.environment == "sandbox" or not method.sandbox_only
-            )
-            if method is None or not usable:
-                raise cascade_exhausted(request.payment_method_id, enabled_for_shop=False)
-            if not method.sandbox_only and method.id not in shop.enabled_method_ids:
-                raise cascade_exhausted(method.id, enabled_for_shop=False)
-            if country and not method.sandbox_only and country != method.country_iso3:
-                raise ApiError(
-                    "unsupported_country",
-                    f"Method {method.id} ({method.name}) applies to {method.country_iso3}, "
-                    f"not {country}.",
-                    param="country",
-                    details={"paymentMethodId": method.id, "methodCountry": method.country_iso3},
-                )
-            return method
-        slug = request.payment_method or ""
-        target_country = country or "USA"
-        # The slug picks from what GET /payment-methods lists for this shop: its catalog methods,
-        # plus the sandbox built-ins in sandbox only (never in production, whatever the shop's
-        # list holds), real methods first.
-        pool = [
-            catalog.methods[mid]
-            for mid in shop.enabled_method_ids
-            if mid in catalog.methods and not catalog.methods[mid].sandbox_only
-        ]
-        if principal.environment == "sandbox":
-            pool += [m for m in catalog.methods.values() if m.sandbox_only]
-        candidates = [m for m in pool if m.method == slug and m.routable]
-        in_country = [m for m in candidates if m.country_iso3 == target_country]
-        if in_country:
-            return in_country[0]
-        if candidates:
-            raise ApiError(
-                "unsupported_country",
-                f"`{slug}` is not available in {target_country} for this shop.",
-                param="country",
-                details={"countries": sorted({m.country_iso3 for m in candidates})},
-            )
-        raise ApiError(
-            "unsupported_method",
-            f"`{slug}` is not a method enabled for this shop; use a paymentMethodId from "
-            "GET /payment-methods.",
-            param="paymentMethod",
-        )
-
-    def _check_buyer(self, request: PaymentRequest, method: PaymentMethod, country: str) -> None:
-        required = {field.key: field for field in method.required_fields}
-        missing: list[dict[str, str]] = []
-        malformed: list[dict[str, str]] = []
-
-        def item(key: str) -> dict[str, str]:
-            if key in required:
-                field = required[key]
-                name = "email" if key == "userEmail" else key
-                return {"key": name, "type": field.type, "label": field.label, "help": field.help}
-            name, kind, label, help_text = HOSTED_FIELDS[key]
-            return {"key": name, "type": kind, "label": label, "help": help_text}
-
-        needed = set(required)
-        if request.hosted_checkout:
-            needed |= {"userName", "userEmail", "documentId"}
-        # A rail asking for the payer's name (boleto, wire) needs the full name, as checkout does.
-        full_name = request.hosted_checkout or "userName" in required
-        # A document the rail asks for is that rail's national id (a pix CPF stays a CPF when a
-        # sandbox built-in is charged with another country); otherwise the buyer's country decides.
-        document_country = method.country_iso3 if "documentId" in required else country
-        checks = {
-            "userName": lambda v: len(v.split()) >= 2 if full_name else True,
-            "userEmail": is_valid_email,
-            "documentId": lambda v: is_valid_document(document_country, v),
-            "userPhone": lambda v: sum(c.isdigit() for c in v) >= 8,
-        }
-        values = {
-            "userName": request.user_name,
-            "userEmail": request.user_email,
-            "documentId": request.document_id,
-            "userPhone": request.user_phone,
-        }
-        for key in ("userName", "userEmail", "documentId", "userPhone"):
-            value = values[key]
-            if key in needed:
-                if not value:
-                    missing.append(item(key))
-                elif not checks[key](value):
-                    malformed.append(item(key))
-            elif value and key == "userEmail" and not is_valid_email(value):
-                raise ApiError(
-                    "invalid_request",
-                    "`userEmail` is not a valid e-mail address.",
-                    param="userEmail",
-                    details={"issues": [{"path": "userEmail", "message": "invalid e-mail"}]},
-                )
-        if missing or malformed:
-            details: dict[str, Any] = {"reason": "missing" if missing else "malformed"}
-            if missing:
-                details["missingFields"] = missing
-            if malformed:
-                details["malformedFields"] = malformed
-            names = ", ".join(i["key"] for i in missing + malformed)
-            raise ApiError(
-                "missing_required_fields",
-                f"{method.name} needs buyer data that is missing or malformed: {names}.",
-                param=(missing + malformed)[0]["key"],
-                details=details,
-            )
-
-    @staticmethod
-    def _check_cap(headline: Decimal) -> None:
-        """The 100,000 USD cap on the converted charge, checked before the headline is rounded
-        (a huge amount such as 1e30 must be this 400, not a Decimal overflow while quantizing).
-        Half a cent of slack keeps the rule "the amount rounded to cents is at most the cap"."""
-        if headline >= MAX_CHARGE_USD + HALF_CENT:
-            raise ApiError(
-                "amount_above_maximum",
-                "The converted charge is above the 100000 USD maximum.",
-                param="amount",
-                # A float never overflows, whatever magnitude was sent.
-                details={"amountUsd": round(float(headline), 2), "maxUsd": MAX_CHARGE_USD},
-            )
-
-    def _check_limits(self, method: PaymentMethod, amount_usd: Decimal, local: Decimal) -> None:
-        if method.min_tx_usd is not None and amount_usd < method.min_tx_usd:
-            raise ApiError(
-                "amount_below_minimum",
-                f"{method.name} accepts at least {method.min_tx_usd} USD; got {amount_usd} USD.",
-                param="amount",
-                details={"minUsd": method.min_tx_usd, "amountUsd": amount_usd},
-            )
-        if method.max_tx_usd is not None and amount_usd > method.max_tx_usd:
-            raise ApiError(
-                "amount_above_maximum",
-                f"{method.name} accepts at most {method.max_tx_usd} USD; got {amount_usd} USD.",
-                param="amount",
-                details={"maxUsd": method.max_tx_usd, "amountUsd": amount_usd},
-            )
-        limit = method.limit_for(method.local_currency)
-        if limit is not None and not (limit.min <= local <= limit.max):
-            bound = "min" if local < limit.min else "max"
-            raise ApiError(
-                "amount_out_of_limits",
-                f"{local} {limit.currency} is outside {method.name}'s bounds "
-                f"{limit.min}-{limit.max} {limit.currency}.",
-                param="amount",
-                details={
-                    "limit": {"min": limit.min, "max": limit.max, "currency": limit.currency},
-                    "boundViolated": bound,
-                    "amountLocal": local,
-                },
-            )
-
     def check_amount(self, method: PaymentMethod, amount: Decimal, currency: str) -> Conversion:
-        """The amount bounds `create` applies, for callers that show choices before charging
-        (the checkout grid greys out a method exactly when picking it would be refused)."""
-        self._check_cap(self.ctx.fx.to_usd_headline(amount, currency))
-        conversion = self.ctx.fx.convert(amount, currency, method.local_currency)
-        self._check_limits(method, conversion.amount_usd, conversion.amount_local)
-        return conversion
+        """`payment_rules.check_amount` on this world's FX rates (the checkout grid's)."""
+        return check_amount(self.ctx.fx, method, amount, currency)
 
     def create(
         self,
@@ -283,13 +119,13 @@ class PaymentService:
         ctx.fx.rate(currency)  # fx_unavailable before anything else is looked up
         ctx.fx.check_precision(request.amount, currency)
         country = normalize_country(request.country) if request.country else None
-        method = self.resolve_method(principal, shop, request, country)
+        method = resolve_method(ctx.catalog, principal, shop, request, country)
         if country is None:
             country = method.country_iso3
-        self._check_cap(ctx.fx.to_usd_headline(request.amount, currency))
+        check_cap(ctx.fx.to_usd_headline(request.amount, currency))
         conversion = ctx.fx.convert(request.amount, currency, method.local_currency)
-        self._check_limits(method, conversion.amount_usd, conversion.amount_local)
-        self._check_buyer(request, method, country)
+        check_limits(method, conversion.amount_usd, conversion.amount_local)
+        check_buyer(request, method, country)
         enabled = method.sandbox_only or method.id in shop.enabled_method_ids
         if principal.environment == "production" and not method.routable:
             raise cascade_exhausted(method.id, enabled_for_shop=enabled)
@@ -653,67 +489,6 @@ class PaymentService:
                 p, action_key="outcome", simulator=False, source="reconciliation_poll"
             ),
         }
-
-
-def new_record(
-    tx_id: str,
-    merchant: Merchant,
-    shop: Shop,
-    environment: Environment,
-    method: PaymentMethod,
-    conversion: Conversion,
-    *,
-    country: str,
-    now: float,
-    **fields: Unpack[TransactionFields],
-) -> TransactionRecord:
-    """The stored shape of a pending pay-in; `fields` set what the way it arrived decides."""
-    fees = fees_for(conversion.amount_usd, merchant, method)
-    record: TransactionRecord = {
-        "id": tx_id,
-        "merchantId": merchant.id,
-        "shopId": shop.id,
-        "environment": environment,
-        "status": "pending",
-        "amount": str(conversion.amount_usd),
-        "inputCurrency": conversion.input_currency,
-        "inputAmount": str(conversion.input_amount) if conversion.input_amount else None,
-        "amountLocal": str(conversion.amount_local),
-        "currencyLocal": conversion.currency_local,
-        "paymentMethodId": method.id,
-        "paymentMethod": method.method,
-        "paymentMethodName": method.name,
-        "iconPath": icon_path(method),
-        "country": country,
-        "fees": {k: str(v) for k, v in fees.as_json().items()},
-        "reserve": str(fees.reserve),
-        "settlementDelay": f"T+{merchant.settlement_delay_days}",
-        "paymentFormPath": None,
-        "paymentData": {"method": method.method},
-        "hostedCheckout": False,
-        "returnUrl": None,
-        "checkoutPath": None,
-        "merchantOrderId": None,
-        "tags": [None, None, None],
-        "userName": None,
-        "userEmail": None,
-        "userPhone": None,
-        "userIp": None,
-        "providerId": None,
-        "simulate": None,
-        "dueAt": now,
-        "expiresAt": now,
-        "createdAt": now,
-        "updatedAt": now,
-        "refundedLocal": "0",
-        "refundedUsd": "0",
-        "chargebackClaimId": None,
-    }
-    unknown = fields.keys() - record.keys()
-    if unknown:
-        raise ValueError(f"not transaction fields: {sorted(unknown)}")
-    record.update(fields)
-    return record
 
 
 # What moves a payment as a provider's later answer would (coverage's provider-confirmation row).

@@ -17,13 +17,14 @@ from datetime import UTC, datetime
 from decimal import Decimal
 from enum import Enum
 from random import Random
+from typing import NamedTuple
 
 from simulator.domain import instructions
 
 
-@dataclass(frozen=True, slots=True)
-class Charge:
-    """What a builder may read of the payment being created."""
+class Charge(NamedTuple):
+    """What a builder may read of the payment being created (a NamedTuple: made on every payment,
+    built in a fraction of a frozen dataclass's time)."""
 
     rng: Random
     transaction_id: str

@@ -17,7 +17,7 @@ from simulator.domain.catalog import Environment
 
 
 class TransactionRecord(TypedDict):
-    """A pay-in (`TXN-...`): `payments.new_record`, moved on by `payments` and `refunds`."""
+    """A pay-in (`TXN-...`): `payment_record.new_record`, moved on by `payments` and `refunds`."""
 
     id: str
     merchantId: str
@@ -70,7 +70,7 @@ class TransactionRecord(TypedDict):
 
 
 class TransactionFields(TypedDict, total=False):
-    """What the way a pay-in arrived sets of its `TransactionRecord` (`payments.new_record`'s
+    """What the way a pay-in arrived sets of its `TransactionRecord` (`payment_record.new_record`'s
     keyword fields; the other fields have a default there). Same types as the record's."""
 
     paymentData: dict[str, str]

@@ -58,10 +58,15 @@ class RowKeys(NamedTuple):
         )
 
     def index_keys(self) -> list[IndexKey]:
-        keys: list[IndexKey] = []
-        for shop in (None, self.shop_id):
-            for status in (None, *self.statuses):
-                keys.append((self.merchant_id, self.environment, shop, status))
+        """Every list this transaction is in: merchant-wide and its shop's, all statuses and
+        each of its own (in no particular order)."""
+        merchant, environment, shop = self.merchant_id, self.environment, self.shop_id
+        keys: list[IndexKey] = [
+            (merchant, environment, None, None),
+            (merchant, environment, shop, None),
+        ]
+        for status in self.statuses:
+            keys += ((merchant, environment, None, status), (merchant, environment, shop, status))
         return keys
 
 

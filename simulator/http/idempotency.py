@@ -109,6 +109,9 @@ class Attempt:
             )
 
 
+# The attempt of a request without a key: its methods write nothing, so one serves them all.
+NO_KEY = Attempt(None, "", "", 0.0)
+
 Execute = Callable[[Attempt], Awaitable[Stored]]
 Resume = Callable[[Attempt, dict[str, Any]], Awaitable[Stored]]
 
@@ -131,7 +134,7 @@ class IdempotencyCache:
         """(status, body, replayed). `execute` (or `resume`, for a key an interrupted attempt
         reserved) returns (status, body) or raises ApiError."""
         if key is None:
-            status, payload = await execute(Attempt(None, "", "", 0.0))
+            status, payload = await execute(NO_KEY)
             return status, payload, False
         if not _VALID_KEY.fullmatch(key):
             raise ApiError(

@@ -359,5 +359,4 @@ async def _validate(request: web.Request, app: web.Application) -> None:
         operation.check_query(request.query)
         if operation.body is not None:
             body = await read_body(request, optional=not operation.body_required)
-            operation.check_body(body, base_url(request))
-            request[BODY] = body
+            request[BODY] = operation.check_body(body, base_url(request))

@@ -23,6 +23,7 @@ from referencing.jsonschema import DRAFT202012
 
 from payorch.vocabulary import API_PREFIX
 from simulator.domain.errors import ApiError
+from simulator.domain.payment_request import read_payment_request
 from simulator.openapi.document import document, operations
 
 DOC_URI = "urn:payorch:openapi"
@@ -215,6 +216,13 @@ def _branch(error: ValidationError) -> list[ValidationError] | None:
 
 _ABSENT = object()
 
+# What the validation hands the handler for an operation's checked body, by operationId: the typed
+# request its domain receives (read once, no shape check again), else the body as a dict.
+BODY_READERS: dict[str, Callable[[dict[str, Any]], Any]] = {
+    "createPayment": read_payment_request,
+    "createTransaction": read_payment_request,
+}
+
 
 @dataclass(frozen=True, slots=True)
 class _Compiled:
@@ -235,15 +243,31 @@ class _Checker:
 
     def __init__(self, schemas: _Schemas) -> None:
         self._schemas = schemas
+        self._trims: dict[int, bool] = {}  # by the schema's identity: does `_trimmed` change it?
 
     def issues(self, validator: _Compiled, instance: Any, schema: Mapping[str, Any]) -> list[Issue]:
-        trimmed = self._trimmed(instance, schema)
+        trims = self._trims.get(id(schema))
+        if trims is None:
+            trims = self._trims[id(schema)] = self._can_trim(schema, 0)
+        # A schema with no `x-trim` (nor a branch that might add one) validates the body as sent:
+        # the copy `_trimmed` would make is the same value.
+        trimmed = self._trimmed(instance, schema) if trims else instance
         if validator.accepts(trimmed):
             return []
         found: dict[str, Issue] = {}  # by path: one issue per value, the first one found
         for error in validator.reference.iter_errors(trimmed):
             self._collect(error, found)
         return list(found.values())
+
+    def _can_trim(self, schema: Any, depth: int) -> bool:
+        """Whether `_trimmed` can change a value of `schema` (the keywords it follows)."""
+        if not isinstance(schema, Mapping) or depth > 32:
+            return depth > 32
+        schema = self._schemas.resolve(schema)
+        if "x-trim" in schema or "if" in schema:
+            return True
+        members = schema.get("properties", {})
+        return any(self._can_trim(member, depth + 1) for member in members.values())
 
     def _trimmed(self, instance: Any, schema: Mapping[str, Any]) -> Any:
         """`instance` as the domain reads it: `x-trim` strings trimmed, blank ones dropped
@@ -377,6 +401,7 @@ class Operation:
     body_schema: Mapping[str, Any]
     body_required: bool
     checker: _Checker
+    reader: Callable[[dict[str, Any]], Any] | None = None  # BODY_READERS' entry
 
     def check_query(self, query: Mapping[str, str]) -> None:
         # A parameter the operation does not have is refused, as an unknown body field is: a
@@ -406,12 +431,15 @@ class Operation:
         if issues:
             raise self._error(issues, origin=None)
 
-    def check_body(self, body: Any, origin: str) -> None:
+    def check_body(self, body: Any, origin: str) -> Any:
+        """The checked body as its handler receives it: typed by the operation's reader when it
+        has one (`BODY_READERS`), else the dict itself."""
         if self.body is None:
-            return
+            return body
         issues = self.checker.issues(self.body, body, self.body_schema)
         if issues:
             raise self._error(issues, origin)
+        return body if self.reader is None else self.reader(body)
 
     def _error(self, issues: list[Issue], origin: str | None) -> ApiError:
         if not self.collect:
@@ -504,6 +532,7 @@ class Operations:
                 body_schema=_ref(body_pointer),
                 body_required=bool(request_body and request_body.get("required")),
                 checker=checker,
+                reader=BODY_READERS.get(operation["operationId"]),
             )
 
     def find(self, method: str, route: str) -> Operation | None:

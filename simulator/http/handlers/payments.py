@@ -2,56 +2,56 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 from aiohttp import web
 
-from simulator.domain.auth import resolve_shop
 from simulator.domain.countries import normalize_country
-from simulator.domain.payment_request import parse_payment_request
+from simulator.domain.payment_request import PaymentRequest
 from simulator.domain.states import TRANSACTION_STATUSES
 from simulator.domain.transactions import TransactionFilters
 from simulator.domain.views import claim_view, refund_view
-from simulator.http.idempotency import REPLAYED_HEADER, Attempt, Stored
-from simulator.http.keys import CATALOG, IDEMPOTENCY, PAYMENTS, REFUNDS, RENDERED, STORE
+from simulator.http import payment_creation
+from simulator.http.idempotency import REPLAYED_HEADER
+from simulator.http.keys import IDEMPOTENCY, PAYMENTS, REFUNDS, RENDERED, STORE
 from simulator.http.middlewares import auth, principal_of
-from simulator.http.requests import base_url, page_params, query_choice, read_json
+from simulator.http.requests import base_url, checked_body, page_params, query_choice, read_json
 from simulator.http.responses import json_response, offset_page_bytes
-from simulator.jsonio import dumps
 
 
 @auth("secret")
 async def create_payment(request: web.Request) -> web.Response:
     principal = principal_of(request)
-    body = await read_json(request)
-    payments = request.app[PAYMENTS]
-    simulate = request.headers.get("Sandbox-Simulate")
-
-    async def execute(attempt: Attempt) -> Stored:
-        payment = parse_payment_request(body)
-        shop = resolve_shop(principal, request.app[CATALOG], payment.shop_id)
-        with request.app[STORE].batch():
-            tx = payments.create(
-                principal,
-                shop,
-                payment,
-                simulate=simulate,
-                request_ip=request.remote,
-            )
-            # The key's response joins the payment's own commit: no crash can keep one alone.
-            payload = dumps(payments.view(tx, base_url(request), on_create=True))
-            attempt.complete(200, payload)
-        return 200, payload
-
-    # Keys are per shop too: a replay must never hand one shop another shop's transaction, which
-    # it could not even read back (GET and list only show the caller's shop).
-    scope = (*principal.scope, principal.shop.id if principal.shop else "")
-    # The Sandbox-Simulate header changes what the request does, so it is part of its identity.
-    operation = f"POST /payments Sandbox-Simulate={simulate or ''}"
-    status, payload, replayed = await request.app[IDEMPOTENCY].run(
-        scope, request.headers.get("Idempotency-Key"), operation, body, execute
+    payment = checked_body(request, PaymentRequest)  # the validation's typed result
+    headers = request.headers
+    simulate = headers.get("Sandbox-Simulate")
+    key = headers.get("Idempotency-Key")
+    scope: tuple[str, ...] = ()
+    operation = ""
+    if key is not None:
+        # Keys are per shop too: a replay must never hand one shop another shop's transaction,
+        # which it could not even read back (GET and list only show the caller's shop).
+        scope = (*principal.scope, principal.shop.id if principal.shop else "")
+        # The Sandbox-Simulate header changes what the request does: part of its identity.
+        operation = f"POST /payments Sandbox-Simulate={simulate or ''}"
+    app = request.app
+    execute = partial(
+        payment_creation.create_payment,
+        app,
+        principal,
+        payment,
+        simulate,
+        request.remote,
+        base_url(request),
     )
-    headers = {REPLAYED_HEADER: "true"} if replayed else None
+    status, payload, replayed = await app[IDEMPOTENCY].run(
+        scope, key, operation, payment.body or {}, execute
+    )
     return web.Response(
-        body=payload, status=status, content_type="application/json", headers=headers
+        body=payload,
+        status=status,
+        content_type="application/json",
+        headers={REPLAYED_HEADER: "true"} if replayed else None,
     )
 
 

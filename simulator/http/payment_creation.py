@@ -1,0 +1,37 @@
+"""The operation behind POST /payments, as the Idempotency-Key wraps it.
+
+The handler reads the request and hands this operation, with everything it needs, to the
+idempotency cache, which runs it (or replays its stored answer) without calling back into the
+handler: one unit of work, the payment and the key's record in one commit.
+"""
+
+from __future__ import annotations
+
+from aiohttp import web
+
+from simulator.domain.auth import Principal, resolve_shop
+from simulator.domain.payment_request import PaymentRequest, check_payment_rules
+from simulator.http.idempotency import Attempt, Stored
+from simulator.http.keys import CATALOG, PAYMENTS, STORE
+from simulator.jsonio import dumps
+
+
+async def create_payment(
+    app: web.Application,
+    principal: Principal,
+    payment: PaymentRequest,
+    simulate: str | None,
+    request_ip: str | None,
+    origin: str,
+    attempt: Attempt,
+) -> Stored:
+    """Make the payment and its answer; the key's response joins the payment's own commit, so
+    no crash can keep one without the other."""
+    check_payment_rules(payment)
+    shop = resolve_shop(principal, app[CATALOG], payment.shop_id)
+    payments = app[PAYMENTS]
+    with app[STORE].batch():
+        tx = payments.create(principal, shop, payment, simulate=simulate, request_ip=request_ip)
+        payload = dumps(payments.view(tx, origin, on_create=True))
+        attempt.complete(200, payload)
+    return 200, payload
