@@ -43,6 +43,7 @@ from simulator.domain.namespaces import (
 )
 from simulator.jsonio import dumps, loads
 from simulator.settings import Settings
+from simulator.store.files import read_or_make_secret
 
 log = logging.getLogger(__name__)
 
@@ -364,23 +365,8 @@ class Worlds:
                     else hashlib.sha256(f"namespaces/{self._seed}".encode()).digest()
                 )
             else:
-                self._secret = self._read_or_make_secret(self._root / SECRET_FILE)
+                self._secret = read_or_make_secret(self._root / SECRET_FILE)
         return self._secret
-
-    def _read_or_make_secret(self, path: Path) -> bytes:
-        with contextlib.suppress(FileNotFoundError):
-            return bytes.fromhex(path.read_text().strip())
-        path.parent.mkdir(parents=True, exist_ok=True)
-        secret = secrets.token_bytes(32)
-        temporary = path.with_name(f"{SECRET_FILE}.{secrets.token_hex(4)}.tmp")
-        temporary.write_text(secret.hex())
-        try:
-            os.link(temporary, path)  # fails if another process made it first: use theirs
-        except FileExistsError:
-            secret = bytes.fromhex(path.read_text().strip())
-        finally:
-            temporary.unlink()
-        return secret
 
 
 def not_found(name: str) -> ApiError:

@@ -20,7 +20,6 @@ import asyncio
 import contextlib
 import ctypes
 import os
-import secrets
 import shutil
 import signal
 import socket
@@ -34,6 +33,7 @@ from typing import TextIO
 
 from simulator.cluster import SECRET_ENV
 from simulator.cluster.nginx_config import Runtime, render
+from simulator.store.files import read_or_make_secret
 
 NGINX_ENV = "PAYORCH_NGINX"  # a path to the nginx binary, instead of looking it up
 INSTALL_HINT = (
@@ -126,15 +126,7 @@ def free_ports(host: str, count: int) -> list[int]:
 def namespace_secret(data_dir: Path) -> bytes:
     """The key every worker derives namespace keys with: made once per data dir, kept by the
     supervisor (no worker reads it: it reaches them in their environment)."""
-    path = data_dir / "workers" / ".secret"
-    with contextlib.suppress(FileNotFoundError):
-        return bytes.fromhex(path.read_text().strip())
-    path.parent.mkdir(parents=True, exist_ok=True)
-    secret = secrets.token_bytes(32)
-    temporary = path.with_name(f".secret.{secrets.token_hex(4)}.tmp")
-    temporary.write_text(secret.hex())
-    os.replace(temporary, path)
-    return secret
+    return read_or_make_secret(data_dir / "workers" / ".secret")
 
 
 def check_layout(data_dir: Path, count: int) -> None:

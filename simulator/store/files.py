@@ -4,9 +4,11 @@ nothing but its arguments and the snapshot files."""
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import logging
 import os
+import secrets
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -93,3 +95,24 @@ def fsync_dir(path: Path) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+def read_or_make_secret(path: Path) -> bytes:
+    """The 32-byte secret kept (hex) in `path`, made on first use. Readable by its owner only: it
+    derives credentials. When two processes make it at once, the first file linked wins and
+    both use it (a rename would let the second replace a secret the first already handed out)."""
+    with contextlib.suppress(FileNotFoundError):
+        return bytes.fromhex(path.read_text().strip())
+    path.parent.mkdir(parents=True, exist_ok=True)
+    secret = secrets.token_bytes(32)
+    temporary = path.with_name(f"{path.name}.{secrets.token_hex(4)}{TMP_SUFFIX}")
+    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(descriptor, "w") as file:
+        file.write(secret.hex())
+    try:
+        os.link(temporary, path)
+    except FileExistsError:
+        secret = bytes.fromhex(path.read_text().strip())
+    finally:
+        temporary.unlink()
+    return secret

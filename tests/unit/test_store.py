@@ -1116,3 +1116,14 @@ def test_sigkill_loses_no_acknowledged_write(tmp_path: Path, compact_every: str)
             assert set(batches.values()) <= {3}, f"trial {trials}: a batch landed partially"
     assert trials >= 5
     assert len(acked) > 50, "the writer barely ran; the test proves nothing"
+
+
+def test_a_kept_secret_is_made_once_and_readable_by_its_owner_only(tmp_path: Path) -> None:
+    from simulator.store.files import read_or_make_secret
+
+    path = tmp_path / "namespaces" / ".secret"
+    first = read_or_make_secret(path)
+    assert len(first) == 32 and read_or_make_secret(path) == first
+    # It derives every namespace's keys: other users of the machine must not read it.
+    assert path.stat().st_mode & 0o777 == 0o600
+    assert [p.name for p in path.parent.iterdir()] == [".secret"]
