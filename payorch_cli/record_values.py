@@ -19,10 +19,13 @@ MAX_BODY_VALUES = 20_000
 MAX_BODY_TEXT = 256 * 1024
 # The amounts of a balance read that add up over the server's life: checked as changes.
 CUMULATIVE = ("balance", "feeSummary")
-# A path segment that looks made by a server: a short prefix and a random tail with a digit
-# (TXN-…, CLM-…, po_…, inc_…), or a long number (a CLABE); fixture ids (sbx_pix,
-# prv_orbita_cards, shp_mazul_tienda) have no digit in a tail of letters and underscores.
-MADE_ID = re.compile(r"^(?:[A-Za-z]{2,5}[-_](?=[A-Za-z0-9]*\d)[A-Za-z0-9]{8,}|\d{10,})$")
+# A path segment that looks made by a server: an upper-case prefix, a dash and an upper-case
+# random tail (TXN-…, CLM-…: a tail of letters only is drawn one time in a few hundred), a
+# short prefix and a random tail with a digit (po_…, inc_…), or a long number (a CLABE);
+# fixture ids (sbx_pix, prv_orbita_cards, mer_mercadoazul) are lower case with no digit.
+MADE_ID = re.compile(
+    r"^(?:[A-Z]{2,5}-[0-9A-Z]{8,}|[A-Za-z]{2,5}[-_](?=[A-Za-z0-9]*\d)[A-Za-z0-9]{8,}|\d{10,})$"
+)
 
 # A key of a response naming a server-made value.
 ID_KEY = re.compile(r"^(id|token|clabe)$|(Id|Token|_id|_token)$")

@@ -392,3 +392,13 @@ def test_balance_reads_expect_changes_from_the_first_one() -> None:
         "$contains": [{"type": "payment", "amount": 100, "transactionId": "${tx}"}]
     }
     loads(recording.document)
+
+
+def test_a_made_id_is_told_from_a_fixture_id_whatever_its_random_tail() -> None:
+    from payorch_cli.record_values import MADE_ID
+
+    # A transaction id's tail holds no digit about one time in 260: it is still made.
+    made = ("TXN-ABCDEFGHJKLMNPQR", "TXN-0JQ8QPSXYUHGATRW", "CLM-7KQ2M9XW", "po_3f9a1c2d")
+    assert all(MADE_ID.match(value) for value in made)
+    fixtures = ("sbx_pix", "prv_orbita_cards", "shp_mazul_tienda", "mer_mercadoazul", "1001")
+    assert not any(MADE_ID.match(value) for value in fixtures)
