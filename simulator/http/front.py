@@ -34,6 +34,7 @@ from simulator.domain.namespaces import (
     valid_name,
 )
 from simulator.http.keys import REQUEST_URL_PREFIX, SETTINGS, URL_PREFIX, WORLDS
+from simulator.http.middlewares import request_middleware
 from simulator.http.requests import receive_body
 from simulator.http.responses import REQUEST_ID_HEADER, error_response
 from simulator.http.server import Application, ConnectionHandler, log_refused
@@ -50,6 +51,16 @@ with warnings.catch_warnings():  # see simulator/http/server.py: aiohttp warns o
     class FrontApplication(Application):
         """The server's application: `default`'s world, and the door to every other one."""
 
+        ATTRS = Application.ATTRS | {"_direct"}
+        _direct = False
+
+        def pre_freeze(self) -> None:
+            super().pre_freeze()
+            # `request_middleware` alone (as `create_app` makes it): `_in_default` calls it
+            # itself, without aiohttp's chain of partials and its middleware of its own (which
+            # sets `match_info.current_app`, already this app when there are no sub-apps).
+            self._direct = tuple(self._middlewares) == (request_middleware,) and not self._subapps
+
         def _handle(self, request: web.Request) -> Coroutine[Any, Any, web.StreamResponse]:
             """A plain function returning the coroutine to await: `default`'s requests go to
             aiohttp's own `_handle` with no coroutine frame of ours in between."""
@@ -62,7 +73,24 @@ with warnings.catch_warnings():  # see simulator/http/server.py: aiohttp warns o
                     return self._in_namespace(request, name, prefixed=False)
             if request.method == hdrs.METH_POST and request.raw_path.startswith(AUTH_PATHS):
                 return self._by_body(request)
-            return _OWN_HANDLE(self, request)
+            return self._in_default(request)
+
+        def _in_default(self, request: web.Request) -> Coroutine[Any, Any, web.StreamResponse]:
+            return self._direct_handle(request) if self._direct else _OWN_HANDLE(self, request)
+
+        async def _direct_handle(self, request: web.Request) -> web.StreamResponse:
+            """aiohttp's own `_handle` for an app whose one middleware is ours: the route
+            resolved, then `request_middleware` called with its handler."""
+            match_info = await self._router.resolve(request)
+            match_info.add_app(self)
+            match_info.freeze()
+            request._match_info = match_info
+            if request.headers.get(hdrs.EXPECT):
+                response = await match_info.expect_handler(request)
+                await request.writer.drain()
+                if response is not None:
+                    return response
+            return await request_middleware(request, match_info.handler)
 
         async def _by_body(self, request: web.Request) -> web.StreamResponse:
             name = None
@@ -71,7 +99,7 @@ with warnings.catch_warnings():  # see simulator/http/server.py: aiohttp warns o
                 if refused is not None:
                     return refused
             if name is None:
-                return await _OWN_HANDLE(self, request)
+                return await self._in_default(request)
             return await self._in_namespace(request, name, prefixed=False)
 
         async def _prefixed(self, request: web.Request, path: str) -> web.StreamResponse:
@@ -101,7 +129,7 @@ with warnings.catch_warnings():  # see simulator/http/server.py: aiohttp warns o
             self, request: web.Request, name: str, *, prefixed: bool
         ) -> web.StreamResponse:
             if name == DEFAULT:
-                return await _OWN_HANDLE(self, request)
+                return await self._in_default(request)
             worlds = self[WORLDS]
             world = await worlds.enter(name) if valid_name(name) else None
             if world is None:
