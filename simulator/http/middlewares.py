@@ -95,7 +95,7 @@ def request_owner(request: web.Request) -> tuple[str | None, str | None]:
     """Who owns the request: the credential's merchant and environment (checked by the route's
     authentication, else now: an unknown route, a route that takes none), else the handler's
     `owned_by` answer, else nobody."""
-    principal = request.get(PRINCIPAL)
+    principal = request._state.get(PRINCIPAL)
     if principal is not None:
         return principal.merchant.id, principal.environment
     if "Authorization" in request.headers:
@@ -120,7 +120,8 @@ def request_owner(request: web.Request) -> tuple[str | None, str | None]:
 
 
 def principal_of(request: web.Request) -> Principal:
-    return request[PRINCIPAL]
+    principal: Principal = request._state[PRINCIPAL]  # a dict's item: no mapping method call
+    return principal
 
 
 class _Plan(NamedTuple):
@@ -315,7 +316,7 @@ def _record(
             kept,
             state.get(RAW_BODY),
             body if isinstance(body, bytes) else None,
-            tuple(e for e, m in events if m == merchant_id) if events else (),
+            tuple([e for e, m in events if m == merchant_id]) if events else (),
             tool,
         )
     )
@@ -381,8 +382,10 @@ def _authenticate(
     request: web.Request, state: dict[Any, Any], services: dict[Any, Any], level: AuthLevel
 ) -> None:
     """The credential the handler declared (`auth`), checked and kept as the request's principal."""
-    principal = services[AUTHENTICATOR].authenticate(
-        request.headers.get("Authorization"), services[CLOCK].timestamp()
+    authenticator = services[AUTHENTICATOR]
+    authorization = request.headers.get("Authorization")
+    principal = authenticator.known(authorization) or authenticator.authenticate(
+        authorization, services[CLOCK].timestamp()
     )
     # Kept at once, before the checks: the request log names the merchant of a request its
     # credential was refused for (production_key_refused, rate_limited...).

@@ -209,7 +209,7 @@ async def read_json(request: web.Request, *, optional: bool = False) -> dict[str
 def checked_body(request: web.Request, kind: type[T]) -> T:
     """The typed body the validation middleware made of an operation's checked body (its
     reader in `simulator.openapi.validation.BODY_READERS`)."""
-    body: object = request.get(BODY)
+    body: object = request._state.get(BODY)
     if not isinstance(body, kind):
         raise TypeError(f"{request.method} {request.path}: no checked {kind.__name__} body")
     return body

@@ -16,7 +16,7 @@ from simulator.http.idempotency import REPLAYED_HEADER
 from simulator.http.keys import IDEMPOTENCY, PAYMENTS, REFUNDS, RENDERED, STORE
 from simulator.http.middlewares import auth, principal_of
 from simulator.http.requests import base_url, checked_body, page_params, query_choice, read_json
-from simulator.http.responses import json_response, offset_page_bytes
+from simulator.http.responses import Answer, json_response, offset_page_bytes
 
 
 @auth("secret")
@@ -47,7 +47,7 @@ async def create_payment(request: web.Request) -> web.Response:
     status, payload, replayed = await app[IDEMPOTENCY].run(
         scope, key, operation, payment.body or {}, execute
     )
-    return web.Response(
+    return Answer(
         body=payload,
         status=status,
         content_type="application/json",
