@@ -144,33 +144,19 @@ async def request_middleware(request: web.Request, handler: Handler) -> web.Stre
     # `request.app` is three calls deep in aiohttp: taken once, handed to each step.
     app = request.app
     services: dict[Any, Any] = app._state
-    journal = services[REQUEST_LOG]
+    journal: RequestLog = services[REQUEST_LOG]
     tool = request.headers.get(TOOL_HEADER)
-    if not tool:  # most requests: no tag to set
-        if not (journal.capacity and logged(request.method, request.path)):
+    if not journal.capacity or not logged(request.method, request.path):
+        if not tool:  # most requests: no tag to set
             return await _answer(request, state, services, handler, request_id)
-        return await _answer_logged(request, state, services, handler, request_id, journal, None)
-    tool = tool[:MAX_TOOL]
+        tagged = TOOL_OF_REQUEST.set(tool[:MAX_TOOL])
+        try:
+            return await _answer(request, state, services, handler, request_id)
+        finally:
+            TOOL_OF_REQUEST.reset(tagged)
+    tool = tool[:MAX_TOOL] if tool else None
     # Only a tool's request sets the tag: coverage counts what it reaches apart.
-    tagging = TOOL_OF_REQUEST.set(tool)
-    try:
-        if not (journal.capacity and logged(request.method, request.path)):
-            return await _answer(request, state, services, handler, request_id)
-        return await _answer_logged(request, state, services, handler, request_id, journal, tool)
-    finally:
-        TOOL_OF_REQUEST.reset(tagging)
-
-
-async def _answer_logged(
-    request: web.Request,
-    state: dict[Any, Any],
-    services: dict[Any, Any],
-    handler: Handler,
-    request_id: str,
-    journal: RequestLog,
-    tool: str | None,
-) -> web.StreamResponse:
-    """`_answer`, and the request log's row once it is answered."""
+    tagging = TOOL_OF_REQUEST.set(tool) if tool is not None else None
     at, sim_at, started = time.time(), services[CLOCK].timestamp(), time.perf_counter()
     events: list[tuple[str, str]] = []
     collecting = EVENTS_OF_REQUEST.set(events)
@@ -178,6 +164,8 @@ async def _answer_logged(
         response = await _answer(request, state, services, handler, request_id)
     finally:
         EVENTS_OF_REQUEST.reset(collecting)
+        if tagging is not None:
+            TOOL_OF_REQUEST.reset(tagging)
     _record(journal, request, state, response, request_id, at, sim_at, started, events, tool)
     return response
 
@@ -294,7 +282,11 @@ def _record(
 ) -> None:
     """One row: references to what the request already holds, nothing decoded or copied; the
     owner as it is now (the credential's merchant, else the object's: `request_owner`)."""
-    merchant_id, environment = request_owner(request)
+    principal = state.get(PRINCIPAL)
+    if principal is not None:  # most requests: the credential's (`request_owner`)
+        merchant_id, environment = principal.merchant.id, principal.environment
+    else:
+        merchant_id, environment = request_owner(request)
     headers = request.headers
     kept: tuple[tuple[str, str], ...] = ()
     if KEPT_HEADERS[0] in headers or KEPT_HEADERS[1] in headers:  # rarely: skip the loop

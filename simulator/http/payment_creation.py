@@ -7,10 +7,13 @@ handler: one unit of work, the payment and the key's record in one commit.
 
 from __future__ import annotations
 
+from typing import Any
+
 from aiohttp import web
 
 from simulator.domain.auth import Principal, resolve_shop
 from simulator.domain.payment_request import PaymentRequest, check_payment_rules
+from simulator.domain.payments import PaymentService
 from simulator.http.idempotency import Attempt, Stored
 from simulator.http.keys import CATALOG, PAYMENTS, STORE
 from simulator.jsonio import dumps
@@ -28,9 +31,10 @@ async def create_payment(
     """Make the payment and its answer; the key's response joins the payment's own commit, so
     no crash can keep one without the other."""
     check_payment_rules(payment)
-    shop = resolve_shop(principal, app[CATALOG], payment.shop_id)
-    payments = app[PAYMENTS]
-    with app[STORE].batch():
+    services: dict[Any, Any] = app._state  # a dict's items: no mapping method calls
+    shop = resolve_shop(principal, services[CATALOG], payment.shop_id)
+    payments: PaymentService = services[PAYMENTS]
+    with services[STORE].batch():
         tx = payments.create(principal, shop, payment, simulate=simulate, request_ip=request_ip)
         payload = dumps(payments.view(tx, origin, on_create=True))
         attempt.complete(200, payload)

@@ -106,7 +106,7 @@ def body_at_hand(request: web.Request) -> bytes | None:
     if request.headers.get("Content-Encoding", "") != "":
         return None  # `read_body` tells an accepted one (identity) from a refused one
     raw = buffer[0] if len(buffer) == 1 else b"".join(buffer)
-    limit = request.client_max_size  # the bound `read` applies (the server's body limit)
+    limit = request._client_max_size  # the bound `read` applies (the server's body limit)
     if limit and len(raw) > limit:
         return None
     return raw
@@ -252,7 +252,9 @@ def _refuse_duplicate_keys(raw: bytes, body: dict[str, Any]) -> None:
     charge 1000 where another parser (a proxy, a log reader) sees 1. Cheap check first: the keys
     written in the text against the members parsed; only a mismatch parses again to name the key.
     """
-    members = _members(body)
+    # One `{` and no `[` in the text: one object and no container in it (each nested object or
+    # array writes one), so its members are its own. Else they are counted by a walk.
+    members = len(body) if raw.count(b"{") == 1 and b"[" not in raw else _members(body)
     # Quicker still, for the usual body whose keys' closing quotes each meet their colon: every
     # key then writes `":`, so the text holds at least as many as it has keys, and at least as
     # many keys as parsed members; equal counts leave no room for a repeated key. (A string
