@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import Any
 
 from aiohttp import hdrs, web
 from aiohttp.abc import AbstractStreamWriter
+from aiohttp.compression_utils import MAX_SYNC_CHUNK_SIZE
 from aiohttp.helpers import rfc822_formatted_time
 from aiohttp.http import SERVER_SOFTWARE, HttpVersion11
 from aiohttp.web_request import BaseRequest
@@ -17,6 +19,7 @@ from simulator.jsonio import dumps
 REQUEST_ID_HEADER = "X-Request-Id"
 # Answers aiohttp sends without a body (RFC 9110): `Answer` leaves them to aiohttp.
 _BODILESS_METHODS = (hdrs.METH_HEAD, hdrs.METH_CONNECT)
+_BODY_STATUSES = frozenset(range(200, 600)) - {204, 304}
 
 
 class Answer(web.Response):
@@ -30,9 +33,26 @@ class Answer(web.Response):
     close when the connection is not kept), through the connection's own writer; anything
     else is aiohttp's own `prepare`."""
 
+    def __init__(
+        self,
+        *,
+        body: bytes,
+        status: int = 200,
+        content_type: str = "application/json",
+        headers: Mapping[str, str] | None = None,
+    ) -> None:
+        """`web.Response(body=..., status=..., content_type=..., headers=...)`, less what a
+        bytes body never needs (text, charset, a payload's own headers)."""
+        super(web.Response, self).__init__(status=status, headers=headers)
+        if hdrs.CONTENT_TYPE in self._headers:
+            raise ValueError("a Content-Type header and content_type are not allowed together")
+        self._headers[hdrs.CONTENT_TYPE] = content_type
+        self._body = body
+        self._zlib_executor_size = MAX_SYNC_CHUNK_SIZE
+        self._zlib_executor = None
+
     async def prepare(self, request: BaseRequest) -> AbstractStreamWriter | None:
         body = self._body
-        status = self._status
         if (
             type(body) is not bytes
             or not body
@@ -41,9 +61,7 @@ class Answer(web.Response):
             or self._chunked
             or self._compression
             or self._cookies
-            or status < 200
-            or status == 204
-            or status == 304
+            or self._status not in _BODY_STATUSES
             or request.method in _BODILESS_METHODS
             or request.version != HttpVersion11
         ):
@@ -68,7 +86,7 @@ class Answer(web.Response):
         self._must_be_empty_body = False
         writer.length = length
         await request._prepare_hook(self)
-        await writer.write_headers(f"HTTP/1.1 {status} {self._reason}", headers)
+        await writer.write_headers(f"HTTP/1.1 {self._status} {self._reason}", headers)
         await writer.write_eof(body)  # the head and the body in one write
         self._eof_sent = True
         self._req = None
