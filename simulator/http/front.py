@@ -21,6 +21,7 @@ from functools import partial
 from typing import Any
 
 from aiohttp import hdrs, web
+from aiohttp.web_urldispatcher import AbstractRoute, UrlMappingMatchInfo
 from yarl import URL
 
 from simulator.domain.errors import ApiError
@@ -51,7 +52,7 @@ with warnings.catch_warnings():  # see simulator/http/server.py: aiohttp warns o
     class FrontApplication(Application):
         """The server's application: `default`'s world, and the door to every other one."""
 
-        ATTRS = Application.ATTRS | {"_direct"}
+        ATTRS = Application.ATTRS | {"_direct", "_plain_routes"}
         _direct = False
 
         def pre_freeze(self) -> None:
@@ -60,6 +61,11 @@ with warnings.catch_warnings():  # see simulator/http/server.py: aiohttp warns o
             # itself, without aiohttp's chain of partials and its middleware of its own (which
             # sets `match_info.current_app`, already this app when there are no sub-apps).
             self._direct = tuple(self._middlewares) == (request_middleware,) and not self._subapps
+            # The route the router found for a method and a path that names no variable (a
+            # plain resource: POST /api/v1/payments), by method and path. The router's answer
+            # depends on nothing else (no sub-app matches on the host here), and the routes
+            # are frozen: the walk over the URL's parts and two coroutines are made once.
+            self._plain_routes: dict[tuple[str, str], AbstractRoute] = {}
 
         def _handle(self, request: web.Request) -> Coroutine[Any, Any, web.StreamResponse]:
             """A plain function returning the coroutine to await: `default`'s requests go to
@@ -81,7 +87,14 @@ with warnings.catch_warnings():  # see simulator/http/server.py: aiohttp warns o
         async def _direct_handle(self, request: web.Request) -> web.StreamResponse:
             """aiohttp's own `_handle` for an app whose one middleware is ours: the route
             resolved, then `request_middleware` called with its handler."""
-            match_info = await self._router.resolve(request)
+            found = (request.method, request.rel_url.path_safe)
+            route = self._plain_routes.get(found)
+            if route is not None:
+                match_info = UrlMappingMatchInfo({}, route)
+            else:
+                match_info = await self._router.resolve(request)
+                if type(match_info) is UrlMappingMatchInfo and not match_info:
+                    self._plain_routes[found] = match_info.route
             match_info.add_app(self)
             match_info.freeze()
             request._match_info = match_info
