@@ -35,7 +35,7 @@ from simulator.domain.namespaces import (
     valid_name,
 )
 from simulator.http.keys import REQUEST_URL_PREFIX, SETTINGS, URL_PREFIX, WORLDS
-from simulator.http.middlewares import request_middleware
+from simulator.http.middlewares import request_middleware, serve
 from simulator.http.requests import receive_body
 from simulator.http.responses import REQUEST_ID_HEADER, error_response
 from simulator.http.server import Application, ConnectionHandler, log_refused
@@ -82,19 +82,25 @@ with warnings.catch_warnings():  # see simulator/http/server.py: aiohttp warns o
             return self._in_default(request)
 
         def _in_default(self, request: web.Request) -> Coroutine[Any, Any, web.StreamResponse]:
-            return self._direct_handle(request) if self._direct else _OWN_HANDLE(self, request)
+            if not self._direct:
+                return _OWN_HANDLE(self, request)
+            route = self._plain_routes.get((request.method, request.rel_url.path_safe))
+            if route is None or request.headers.get(hdrs.EXPECT):
+                return self._direct_handle(request)
+            # A plain path the router answered before: its route, and the request's handling
+            # (`serve`) handed to aiohttp with no coroutine of the front's in between.
+            match_info = UrlMappingMatchInfo({}, route)
+            match_info.add_app(self)
+            match_info.freeze()
+            request._match_info = match_info
+            return serve(request, match_info.handler)
 
         async def _direct_handle(self, request: web.Request) -> web.StreamResponse:
             """aiohttp's own `_handle` for an app whose one middleware is ours: the route
             resolved, then `request_middleware` called with its handler."""
-            found = (request.method, request.rel_url.path_safe)
-            route = self._plain_routes.get(found)
-            if route is not None:
-                match_info = UrlMappingMatchInfo({}, route)
-            else:
-                match_info = await self._router.resolve(request)
-                if type(match_info) is UrlMappingMatchInfo and not match_info:
-                    self._plain_routes[found] = match_info.route
+            match_info = await self._router.resolve(request)
+            if type(match_info) is UrlMappingMatchInfo and not match_info:
+                self._plain_routes[request.method, request.rel_url.path_safe] = match_info.route
             match_info.add_app(self)
             match_info.freeze()
             request._match_info = match_info
@@ -103,7 +109,7 @@ with warnings.catch_warnings():  # see simulator/http/server.py: aiohttp warns o
                 await request.writer.drain()
                 if response is not None:
                     return response
-            return await request_middleware(request, match_info.handler)
+            return await serve(request, match_info.handler)
 
         async def _by_body(self, request: web.Request) -> web.StreamResponse:
             name = None

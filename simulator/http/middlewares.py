@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from functools import partial
 from pathlib import Path
 from typing import Any, Literal, NamedTuple
@@ -136,26 +136,48 @@ class _Plan(NamedTuple):
 async def request_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
     """The request id and the one error envelope around authentication, validation and the
     handler; then the request log's entry (when the log is on and the path is logged)."""
+    return await serve(request, handler)
+
+
+def serve(request: web.Request, handler: Handler) -> Coroutine[Any, Any, web.StreamResponse]:
+    """`request_middleware`'s work, as what to await: the front (simulator/http/front.py) hands
+    it to aiohttp as the request's handling, with no coroutine of the middleware's own around
+    the one that answers (a request not logged and not a tool's has that one alone)."""
     request_id = "req_" + token_hex(12)
     # The request's and the app's own dicts, read and written directly: their mapping methods
     # are Python calls (and `request.get` of a missing key raises and catches a KeyError).
     state: dict[Any, Any] = request._state
     state[REQUEST_ID] = request_id
     # `request.app` is three calls deep in aiohttp: taken once, handed to each step.
-    app = request.app
-    services: dict[Any, Any] = app._state
+    services: dict[Any, Any] = request.app._state
     journal: RequestLog = services[REQUEST_LOG]
     tool = request.headers.get(TOOL_HEADER)
     if not journal.capacity or not logged(request.method, request.path):
-        if not tool:  # most requests: no tag to set
-            return await _answer(request, state, services, handler, request_id)
-        tagged = TOOL_OF_REQUEST.set(tool[:MAX_TOOL])
-        try:
-            return await _answer(request, state, services, handler, request_id)
-        finally:
-            TOOL_OF_REQUEST.reset(tagged)
-    tool = tool[:MAX_TOOL] if tool else None
-    # Only a tool's request sets the tag: coverage counts what it reaches apart.
+        answer = _answer(request, state, services, handler, request_id)
+        return _tagged(tool[:MAX_TOOL], answer) if tool else answer
+    return _logged(request, state, services, handler, request_id, journal, tool)
+
+
+async def _tagged(tool: str, answer: Coroutine[Any, Any, web.StreamResponse]) -> web.StreamResponse:
+    """A payorch tool's request: coverage counts what it reaches apart (`TOOL_OF_REQUEST`)."""
+    tagging = TOOL_OF_REQUEST.set(tool)
+    try:
+        return await answer
+    finally:
+        TOOL_OF_REQUEST.reset(tagging)
+
+
+async def _logged(
+    request: web.Request,
+    state: dict[Any, Any],
+    services: dict[Any, Any],
+    handler: Handler,
+    request_id: str,
+    journal: RequestLog,
+    tag: str | None,
+) -> web.StreamResponse:
+    """`_answer`, then the request log's row."""
+    tool = tag[:MAX_TOOL] if tag else None
     tagging = TOOL_OF_REQUEST.set(tool) if tool is not None else None
     at, sim_at, started = time.time(), services[CLOCK].timestamp(), time.perf_counter()
     events: list[tuple[str, str]] = []
