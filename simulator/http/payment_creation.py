@@ -2,7 +2,8 @@
 
 The handler reads the request and hands this operation, with everything it needs, to the
 idempotency cache, which runs it (or replays its stored answer) without calling back into the
-handler: one unit of work, the payment and the key's record in one commit.
+handler: one unit of work, the payment and the key's record in one commit. A request without a
+key has nothing to replay or keep: the handler runs the operation itself, with `NO_KEY`.
 """
 
 from __future__ import annotations
