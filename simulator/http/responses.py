@@ -85,7 +85,12 @@ class Answer(web.Response):
         self._payload_writer = writer
         self._must_be_empty_body = False
         writer.length = length
-        await request._prepare_hook(self)
+        # The apps' `on_response_prepare` signals, when one has any (the API's have none).
+        match_info = request._match_info if isinstance(request, web.Request) else None
+        for app in match_info.apps if match_info is not None else ():
+            if app.on_response_prepare:
+                await request._prepare_hook(self)
+                break
         await writer.write_headers(f"HTTP/1.1 {self._status} {self._reason}", headers)
         await writer.write_eof(body)  # the head and the body in one write
         self._eof_sent = True

@@ -110,3 +110,24 @@ async def test_the_usual_answer_is_sent_without_aiohttp_s_prepare(
     for name in ("answer", "plain"):
         await _exchange(server.port, f"POST /{name} HTTP/1.1\r\nHost: test\r\n\r\n".encode())
     assert prepared == ["/plain"]
+
+
+async def test_an_answer_sends_the_apps_response_prepare_signals(aiohttp_server: Any) -> None:
+    async def sign(request: web.Request, response: web.StreamResponse) -> None:
+        response.headers["X-Signed"] = request.path
+
+    app = web.Application()
+    app.on_response_prepare.append(sign)
+    for name, kind in (("plain", web.Response), ("answer", Answer)):
+
+        async def handle(request: web.Request, kind: type[web.Response] = kind) -> web.Response:
+            return _respond(kind, request)
+
+        app.router.add_post("/" + name, handle)
+    server = await aiohttp_server(app)
+    sent = {}
+    for name in ("plain", "answer"):
+        raw = f"POST /{name} HTTP/1.1\r\nHost: test\r\n\r\n".encode()
+        sent[name] = (await _exchange(server.port, raw)).replace(b"/plain", b"/answer")
+    assert b"X-Signed: /answer" in sent["answer"]
+    assert sent["answer"] == sent["plain"]
