@@ -11,6 +11,7 @@ from aiohttp.abc import AbstractStreamWriter
 from aiohttp.compression_utils import MAX_SYNC_CHUNK_SIZE
 from aiohttp.helpers import rfc822_formatted_time
 from aiohttp.http import SERVER_SOFTWARE, HttpVersion11
+from aiohttp.http_writer import _serialize_headers as serialize_head
 from aiohttp.web_request import BaseRequest
 
 from simulator.domain.errors import ApiError
@@ -31,7 +32,8 @@ class Answer(web.Response):
     compression, no chunking and a status and method that allow a body is sent here the same
     way, with the same headers in the same order (Content-Length, Date, Server, Connection:
     close when the connection is not kept), through the connection's own writer; anything
-    else is aiohttp's own `prepare`."""
+    else is aiohttp's own `prepare`. The head is serialised by aiohttp's own function for it, the
+    one its writer uses."""
 
     def __init__(
         self,
@@ -91,8 +93,10 @@ class Answer(web.Response):
             if app.on_response_prepare:
                 await request._prepare_hook(self)
                 break
-        await writer.write_headers(f"HTTP/1.1 {self._status} {self._reason}", headers)
-        await writer.write_eof(body)  # the head and the body in one write
+        # The head as the writer's `write_headers` serialises it, sent with the body in one
+        # write (what it does with a buffered head), without the coroutine and the join.
+        head = serialize_head(f"HTTP/1.1 {self._status} {self._reason}", headers)
+        await writer.write_eof(head + body)
         self._eof_sent = True
         self._req = None
         self._body_length = writer.output_size
