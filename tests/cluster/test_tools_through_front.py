@@ -164,6 +164,24 @@ def test_record_then_replay_in_a_namespace_on_each_worker(cluster: Cluster, tmp_
         assert replay.returncode == 0, replay.stdout + replay.stderr
 
 
+def test_ns_and_keys_commands_see_every_workers_namespaces(cluster: Cluster) -> None:
+    spaces = one_per_worker(cluster, "cli")
+    where = ("--base-url", cluster.url)
+    listed = run("ns", "list", *where, "--json")
+    assert listed.returncode == 0, listed.stderr
+    assert {s.name for s in spaces} <= {row["name"] for row in json.loads(listed.stdout)["data"]}
+    for space in spaces:
+        shown = run("ns", "show", space.name, *where, "--json")
+        assert shown.returncode == 0 and json.loads(shown.stdout)["name"] == space.name
+        keys = run("keys", "--namespace", space.name, *where, "--json")
+        assert keys.returncode == 0, keys.stderr
+        assert space.sk in {row["secretKey"] for row in json.loads(keys.stdout)}
+        deleted = run("ns", "delete", space.name, *where)
+        assert deleted.returncode == 0, deleted.stderr
+    listed = run("ns", "list", *where, "--json")
+    assert not {s.name for s in spaces} & {r["name"] for r in json.loads(listed.stdout)["data"]}
+
+
 # -- the pytest plugin ----------------------------------------------------------------------------
 
 PLUGIN_TESTS = """\
