@@ -205,42 +205,54 @@ PLUGIN_TESTS = """\
         assert event["data"]["status"] == "completed"
         assert ns.advance("2d")["offsetSeconds"] > 172_000
 """
-# The fresh namespaces' names are random: the project's conftest makes them the names the test
-# chose, one on each worker, in order.
+# The fresh namespaces' names are random: the project's conftest makes test_in_a_namespace[n]'s
+# the n-th name the test chose (one on each worker).
 NAMES_CONFTEST = """\
     import os
+    import secrets
     import types
+
+    import pytest
 
     import payorch_cli.scenario.suite as suite
 
-    names = iter(os.environ["NAMES"].split(","))
-    suite.secrets = types.SimpleNamespace(token_hex=lambda _: next(names))
+    NAMES = os.environ["NAMES"].split(",")
+    chosen = []
+    suite.secrets = types.SimpleNamespace(
+        token_hex=lambda size: chosen.pop() if chosen else secrets.token_hex(size)
+    )
+
+    @pytest.fixture(autouse=True)  # before payorch_namespace: autouse fixtures come first
+    def _name_the_namespace(request):
+        spec = getattr(request.node, "callspec", None)
+        if spec is not None and "n" in spec.params:
+            chosen.append(NAMES[spec.params["n"]])
 """
 
 
 def test_the_pytest_plugin_in_default_on_each_worker_and_its_scenario_items(
     cluster: Cluster, tmp_path: Path
 ) -> None:
-    tails = {}
-    for i in range(100):
-        tails.setdefault(cluster.owner(f"scenario-plugin{i}"), f"plugin{i}")
-    assert len(tails) == 2
+    names = [next(f"plugin{i}" for i in range(1000) if cluster.owner(f"scenario-plugin{i}") == w)
+             for w in (0, 1)]  # fmt: skip
     root = project(
         tmp_path / "project",
         {
             "test_tools.py": PLUGIN_TESTS,
             "conftest.py": NAMES_CONFTEST,
             "scenarios/retries.yaml": (SCENARIOS / "webhook_retries_replay.yaml").read_text(),
+            # Tagged isolated: run in a fresh namespace of the server.
+            "scenarios/chargeback.yaml": (SCENARIOS / "chargeback_claim.yaml").read_text(),
         },
     )
     result = subprocess.run(
         [sys.executable, "-m", "pytest", "-p", "no:xdist", "-v", "-rf",
          "--payorch-base-url", cluster.url],
         cwd=root, capture_output=True, text=True, timeout=120,
-        env={**os.environ, "PYTEST_ADDOPTS": QUIET, "NAMES": ",".join(tails.values())},
+        env={**os.environ, "PYTEST_ADDOPTS": QUIET, "NAMES": ",".join(names)},
     )  # fmt: skip
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "4 passed" in result.stdout, result.stdout
+    assert "5 passed" in result.stdout, result.stdout
     used = (root / "namespaces.txt").read_text().split()
     assert {cluster.owner(name) for name in used} == {0, 1}, used
     listed = cluster.call("GET", "/_sim/namespaces", DEFAULT_SK).json()["data"]
