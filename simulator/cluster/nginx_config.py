@@ -200,6 +200,8 @@ REFUSALS = (
     Refusal("unknown-encoding", (501,), "invalid_request", _UNREADABLE,
             "unsupported Transfer-Encoding"),
     Refusal("bad-version", (505,), "invalid_request", _UNREADABLE, "unsupported HTTP version"),
+    # nginx refuses TRACE itself, on every path (a worker answers other methods' 405s).
+    Refusal("method-not-allowed", (405,), "method_not_allowed"),
 )  # fmt: skip
 
 

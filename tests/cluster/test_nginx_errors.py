@@ -182,6 +182,14 @@ def test_the_error_pages_are_out_of_clients_reach(proxy_port: int) -> None:
         assert answer.status == 200 and answer.body == b"up", answer.raw[:300]
 
 
+def test_trace_refused_by_nginx_is_405_in_the_envelope(proxy_port: int) -> None:
+    answer = exchange(proxy_port, b"TRACE /api/v1/ping HTTP/1.1\r\nHost: x\r\n\r\n")
+    assert answer.status == 405 and answer.headers["content-type"] == "application/json"
+    error = answer.json()["error"]
+    assert error["code"] == "method_not_allowed" and error["type"] == "invalid_request_error"
+    assert error["requestId"] == answer.headers["x-request-id"]
+
+
 def test_a_body_over_the_limit_is_413_in_the_envelope(proxy_port: int) -> None:
     """Refused on its Content-Length, before nginx reads it (the client stops sending)."""
     raw = b"POST /api/v1/payments HTTP/1.1\r\nHost: x\r\nContent-Length: 99999999\r\n\r\n"
