@@ -202,6 +202,8 @@ REFUSALS = (
     Refusal("bad-version", (505,), "invalid_request", _UNREADABLE, "unsupported HTTP version"),
     # nginx refuses TRACE itself, on every path (a worker answers other methods' 405s).
     Refusal("method-not-allowed", (405,), "method_not_allowed"),
+    # A fault of nginx's own (a temp file it cannot write); a worker's 500s pass through.
+    Refusal("internal", (500,), "internal_error"),
 )  # fmt: skip
 
 

@@ -7,6 +7,7 @@ stand-in worker (an extra nginx server answering 200 `up`), and the same through
 from __future__ import annotations
 
 import json
+import os
 import socket
 import subprocess
 from collections.abc import Iterator
@@ -117,7 +118,7 @@ def assert_refused(answer: Answer, reason: str) -> None:
 
 
 @pytest.fixture(scope="module")
-def proxy_port(tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
+def proxy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[int, Runtime]]:
     """nginx with the generated configuration (client timeouts of 1 s, so that the stalled
     requests below end at once) in front of a stand-in worker."""
     directory = tmp_path_factory.mktemp("nginx")
@@ -144,10 +145,15 @@ def proxy_port(tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
             except OSError:
                 if process.poll() is not None:
                     raise AssertionError(runtime.error_log.read_text()) from None
-        yield port
+        yield port, runtime
     finally:
         process.terminate()
         process.wait(timeout=10)
+
+
+@pytest.fixture
+def proxy_port(proxy: tuple[int, Runtime]) -> int:
+    return proxy[0]
 
 
 @pytest.mark.parametrize(("raw", "reason"), REFUSED)
@@ -197,6 +203,28 @@ def test_a_body_over_the_limit_is_413_in_the_envelope(proxy_port: int) -> None:
     assert answer.status == 413 and answer.headers["content-type"] == "application/json"
     error = answer.json()["error"]
     assert error["code"] == "payload_too_large" and error["type"] == "invalid_request_error"
+    assert error["requestId"] == answer.headers["x-request-id"]
+
+
+def test_a_fault_of_nginx_itself_is_500_in_the_envelope(proxy: tuple[int, Runtime]) -> None:
+    """A body over the in-memory buffer goes to a temp file: one nginx cannot write is its own
+    500 (its worker processes run unprivileged when it is started as root)."""
+    if os.geteuid() != 0:
+        pytest.skip("nginx's workers drop privileges only when it runs as root")
+    port, runtime = proxy
+    temp = runtime.directory / "client_body"
+    temp.chmod(0)
+    try:
+        raw = (
+            b"POST /api/v1/payments HTTP/1.1\r\nHost: x\r\nContent-Length: 1500000\r\n\r\n"
+            + b"{" * 1_500_000
+        )
+        answer = exchange(port, raw)
+    finally:
+        temp.chmod(0o700)
+    assert answer.status == 500 and answer.headers["content-type"] == "application/json"
+    error = answer.json()["error"]
+    assert error["code"] == "internal_error" and error["type"] == "api_error"
     assert error["requestId"] == answer.headers["x-request-id"]
 
 
