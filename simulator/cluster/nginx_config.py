@@ -222,8 +222,11 @@ def _refusal_location(refusal: Refusal) -> str:
     )
     details = {"reason": refusal.reason} if refusal.reason is not None else None
     body = _quote(_envelope(refusal.code, refusal.message, details))
+    # No body limit here: nginx checks the limit again on entering a location, and a second
+    # 413 (a refused body whose client already stopped sending) would be its HTML page.
     return f"""        location = {refusal.uri} {{
             internal;
+            client_max_body_size 0;
             default_type application/json;{retry}
             add_header X-Request-Id req_$request_id always;
             return {refusal.status} {body};
