@@ -4,8 +4,9 @@ Every request goes to the worker that owns its namespace. The namespace is read 
 read it (simulator/domain/namespaces.py, whose pattern texts are written in here, so the two
 cannot drift), first match wins:
 
-1. `/_sim/namespaces/{name}` (with or without a `/ns/...` prefix): the namespace managed, so
-   creating, showing and deleting one happen on its owner;
+1. `/_sim/namespaces/{name}` (with or without a `/ns/...` prefix, and with or without the
+   control plane's `/api/v1` alias): the namespace managed, so creating, showing and deleting
+   one happen on its owner;
 2. the path prefix `/ns/{name}`;
 3. the credential in `Authorization`;
 4. for `POST /api/v1/auth/token` and `/auth/refresh`, the credential in the JSON body: nginx reads
@@ -33,6 +34,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from payorch.vocabulary import API_PREFIX
 from simulator.domain.errors import ApiError
 from simulator.domain.namespaces import (
     AUTHORIZATION_RULE,
@@ -112,7 +114,7 @@ def render(
         listen=listen,
         body_buffer=_size(BODY_LIMIT_BYTES),
         max_body=_size(2 * BODY_LIMIT_BYTES),
-        streams=_quote("^" + _optional_prefix() + "(?:" + "|".join(STREAMS) + ")$"),
+        streams=_quote("^" + _control_plane_prefix() + "(?:" + "|".join(STREAMS) + ")$"),
         stream_timeout=STREAM_TIMEOUT,
         request_timeout=REQUEST_TIMEOUT,
         client_timeout=client_timeout,
@@ -124,7 +126,7 @@ def render(
 def routing_maps() -> str:
     """The `map` blocks that set `$payorch_namespace` (the module docstring gives the order)."""
     name = f"({NAME_RULE})"
-    management = "~^" + _optional_prefix() + MANAGEMENT + name + r"(?:\?|$)"
+    management = "~^" + _control_plane_prefix() + MANAGEMENT + name + r"(?:\?|$)"
     prefix = "~^" + PATH_PREFIX + name + "(?:[/?]|$)"
     auth_endpoints = "~^POST (?:" + "|".join(CREDENTIAL_IN_BODY) + r")(?:\?|$)"
     return f"""
@@ -292,6 +294,12 @@ http {{
 
 def _optional_prefix() -> str:
     return "(?:" + PATH_PREFIX + "[^/?]*)?"
+
+
+def _control_plane_prefix() -> str:
+    """What may come before a `/_sim/...` path: a namespace's prefix, then the control plane's
+    `/api/v1` alias (what a client generated from the OpenAPI document calls)."""
+    return _optional_prefix() + "(?:" + API_PREFIX + ")?"
 
 
 def _envelope(code: str, message: str | None, details: dict[str, str] | None = None) -> str:

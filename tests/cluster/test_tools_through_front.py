@@ -15,7 +15,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import pytest
 from textual.pilot import Pilot
 
 from payorch_cli.tui.app import PayorchApp
@@ -183,13 +182,6 @@ def test_ns_and_keys_commands_see_every_workers_namespaces(cluster: Cluster) -> 
     assert not {s.name for s in spaces} & {r["name"] for r in json.loads(listed.stdout)["data"]}
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the routing maps read the managed name from /_sim/namespaces/{name} only, not from "
-    "its /api/v1 alias, which a client generated from the OpenAPI document calls: the namespace "
-    "is made on default's worker, where nothing of it is ever routed (routing rule left "
-    "untouched by this change; see the report)",
-)
 def test_a_generated_clients_management_path_reaches_the_owner(cluster: Cluster) -> None:
     name = next(
         f"alias-{i}" for i in range(1000)
