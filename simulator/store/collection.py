@@ -32,6 +32,7 @@ from tinydb.table import Table
 
 from simulator.memory import no_gc
 from simulator.store.journal import JournalStorage
+from simulator.store.journal_format import op_head
 
 __all__ = ["Collection"]
 
@@ -55,6 +56,7 @@ class Collection(Generic[R]):
     def __init__(self, storage: JournalStorage, name: str) -> None:
         self.name = name
         self._journal = storage
+        self._head = op_head(name)  # None: every write raises, as `append` says why
 
     # -- O(1) document API ---------------------------------------------------------
 
@@ -84,7 +86,7 @@ class Collection(Generic[R]):
 
         Replacing keeps the document's place in the insertion order.
         """
-        self._journal.append([(self.name, doc_id, dict(doc))])
+        self._journal.put(self.name, self._head, doc_id, doc)
 
     def delete(self, doc_id: str) -> None:
         """Remove the document; a no-op (nothing written) if it does not exist.

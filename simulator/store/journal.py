@@ -74,7 +74,7 @@ import errno
 import logging
 import os
 import zlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import wait as wait_for
 from pathlib import Path
@@ -96,7 +96,14 @@ from simulator.store.files import (
     write_all,
     write_snapshot,
 )
-from simulator.store.journal_format import Doc, Op, Tables, decode_line, encode_op, encode_tables
+from simulator.store.journal_format import (
+    Doc,
+    Op,
+    Tables,
+    decode_line,
+    encode_op,
+    encode_tables,
+)
 from simulator.store.pending import MISSING, Batch, Compaction, Missing
 from simulator.store.recovery import read_snapshot, replay_start
 from simulator.store.snapshot import (
@@ -120,6 +127,9 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
+
+_dumps = orjson.dumps
+_NEWLINE: Final = orjson.OPT_APPEND_NEWLINE
 
 JOURNAL: Final = "journal.log"
 DEFAULT_COMPACT_EVERY: Final = 50_000
@@ -161,7 +171,6 @@ class JournalStorage(Storage):
         self._compact_min_bytes = compact_min_bytes
         self._data: Encoded = {}
         self._batch: Batch | None = None
-        self._batch_depth = 0
         self._lines = 0  # lines in the journal file
         self._compact_at = compact_every  # _lines value that starts a compaction
         self._snapshot_size = 0  # bytes of the snapshot in place
@@ -177,8 +186,7 @@ class JournalStorage(Storage):
         self._lock: DirLock | None = None
         self._closed = False
         self._broken: str | None = None
-        #: Bumped on every in-memory change; lets collections drop tinydb's query cache.
-        self.generation = 0
+        self._scope = _BatchScope(self)  # what every batch() hands out: it holds no state
         # Called with (table, doc_id, restored doc or None) for each write a rollback undoes, so
         # in-memory indexes beside the store can follow it.
         self.rollback_listeners: list[Callable[[str, str, Doc | None], None]] = []
@@ -215,7 +223,6 @@ class JournalStorage(Storage):
             raise ValueError(f"the table name {INFO_TABLE!r} is reserved")
         if self._dir is None:
             self._data = new_data
-            self.generation += 1
             return
         self._wait_for_compaction()
         mark = self._mark()
@@ -223,7 +230,6 @@ class JournalStorage(Storage):
         write_snapshot(self._dir, pieces)
         self._snapshot_size = sum(map(len, pieces))
         self._data = new_data  # what a restart reads from now on
-        self.generation += 1
         try:
             self._trim(mark, self._lines)
         except OSError:  # the snapshot's mark tells a restart to skip the journal's lines
@@ -291,10 +297,30 @@ class JournalStorage(Storage):
             self._apply(table, doc_id, doc)
         self._maybe_compact()
 
+    def put(self, table: str, head: bytes | None, doc_id: str, doc: Mapping[str, Any]) -> None:
+        """``append`` of one write, `head` being ``op_head(table)``: the write a batch is made
+        of, so inside one it takes a path of its own. The document is serialised once, and its
+        bytes are both what memory keeps and what the journal line holds; no op tuple, list or
+        zip is made on the way."""
+        batch = self._batch
+        if batch is None or head is None or type(doc) is not dict or type(doc_id) is not str:
+            self.append([(table, doc_id, dict(doc))])  # raises for what the checks turned away
+            return
+        # Everything that can fail (a non-JSON value, an id orjson refuses) before any change.
+        raw = _dumps(doc, option=_NEWLINE)[:-1]  # sized to fit, as `compact_bytes`
+        fragment = b"".join((head, _dumps(doc_id), b",", raw, b"]"))
+        docs = self._data.get(table)
+        if docs is None:
+            docs = self._data[table] = {}
+        batch.undo.append((table, doc_id, docs.get(doc_id, MISSING)))
+        docs[doc_id] = raw
+        batch.fragments.append(fragment)
+
     def batch(self) -> _BatchScope:
         """Context manager grouping writes into one journal line; nested ones join."""
-        self._check_writable()
-        return _BatchScope(self)
+        if self._closed or self._broken is not None:
+            self._check_writable()
+        return self._scope
 
     def compact(self) -> None:
         """Write a snapshot of memory and empty the journal, in this thread, before returning.
@@ -315,21 +341,21 @@ class JournalStorage(Storage):
 
     # -- batches -----------------------------------------------------------------
 
-    def _begin(self) -> int:
-        if self._batch is None:
-            self._batch = Batch()
-        self._batch_depth += 1
-        return len(self._batch.undo)
+    def _begin(self) -> None:
+        batch = self._batch
+        if batch is None:
+            batch = self._batch = Batch()
+        batch.marks.append(len(batch.undo))
 
-    def _end(self, mark: int, failed: bool) -> None:
+    def _end(self, failed: bool) -> None:
         batch = self._batch
         assert batch is not None
-        self._batch_depth -= 1
+        mark = batch.marks.pop()
         if failed:
             # Undo only this (possibly nested) scope's writes: a caller that catches
             # the exception inside an outer batch keeps the outer writes.
             self._undo(batch, mark)
-        if self._batch_depth:
+        if batch.marks:
             return
         self._batch = None
         if failed or not batch.fragments:
@@ -339,7 +365,12 @@ class JournalStorage(Storage):
         except BaseException:
             self._undo(batch, 0)
             raise
-        self._maybe_compact()
+        if (
+            self._compaction is not None
+            or self._lines >= self._compact_at
+            or self._size >= self._compact_bytes_at
+        ):
+            self._maybe_compact()  # (its own test, inlined: a call per commit for nothing)
 
     def _undo(self, batch: Batch, mark: int) -> None:
         while len(batch.undo) > mark:
@@ -354,7 +385,6 @@ class JournalStorage(Storage):
                 restored = None if isinstance(previous, Missing) else orjson.loads(previous)
                 listener(table, doc_id, restored)
         del batch.fragments[mark:]
-        self.generation += 1
 
     # -- internals ---------------------------------------------------------------
 
@@ -367,7 +397,6 @@ class JournalStorage(Storage):
             docs.pop(doc_id, None)
         else:
             docs[doc_id] = doc
-        self.generation += 1
         return previous
 
     def _check_writable(self) -> None:
@@ -575,14 +604,17 @@ class JournalStorage(Storage):
 
 
 class _BatchScope:
-    """``with storage.batch():`` — see ``Store.batch``."""
+    """``with storage.batch():`` — see ``Store.batch``. One per storage, handed out by every
+    ``batch()``: the open batch (its nesting included) is the storage's, so a scope holds
+    nothing of its own and costs no object per batch."""
+
+    __slots__ = ("_storage",)
 
     def __init__(self, storage: JournalStorage) -> None:
         self._storage = storage
-        self._mark = 0
 
     def __enter__(self) -> None:
-        self._mark = self._storage._begin()
+        self._storage._begin()
 
     def __exit__(
         self,
@@ -590,4 +622,4 @@ class _BatchScope:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        self._storage._end(self._mark, failed=exc_type is not None)
+        self._storage._end(exc_type is not None)

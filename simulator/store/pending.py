@@ -19,12 +19,14 @@ MISSING: Final = Missing()
 class Batch:
     """Pending state of an open batch: encoded ops to write, and an undo log."""
 
-    __slots__ = ("fragments", "undo")
+    __slots__ = ("fragments", "marks", "undo")
 
     def __init__(self) -> None:
         self.fragments: list[bytes] = []
         # (table, doc_id, previous doc or MISSING), in application order.
         self.undo: list[tuple[str, str, bytes | Missing]] = []
+        # Where each open (nested) scope began in `undo`, innermost last.
+        self.marks: list[int] = []
 
 
 class Compaction:

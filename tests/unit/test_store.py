@@ -15,6 +15,7 @@ import time
 import zlib
 from collections.abc import Callable
 from pathlib import Path
+from types import MappingProxyType
 
 import orjson
 import pytest
@@ -99,6 +100,38 @@ def test_rejects_non_json_values_without_changing_anything(tmp_path: Path) -> No
             docs.put(1, {"n": 1})  # type: ignore[arg-type]  # an int id on purpose: refused
         assert len(docs) == 0
         assert journal_lines(tmp_path) == []
+
+
+def test_a_batch_refuses_what_a_single_write_refuses_and_keeps_the_rest(tmp_path: Path) -> None:
+    """A write inside a batch takes its own path (`JournalStorage.put`): what it refuses leaves
+    memory and the batch as they were, and what it takes is written as a single write is."""
+    with Store.open(tmp_path) as store:
+        docs = store.table("docs")
+        with store.batch():
+            docs.put("a", {"n": 1})
+            with pytest.raises(TypeError):
+                docs.put("b", {"when": object()})
+            with pytest.raises(TypeError):
+                docs.put(1, {"n": 1})  # type: ignore[arg-type]  # an int id on purpose
+            with pytest.raises(TypeError):
+                docs.put("\ud800", {"n": 1})  # a lone surrogate: no UTF-8 for the journal
+            with pytest.raises(TypeError):
+                docs.put("c", [1])  # type: ignore[arg-type]  # a document is an object
+            with pytest.raises(ValueError, match="reserved"):
+                store.table("#snapshot").put("a", {"n": 1})
+            docs.put("d", MappingProxyType({"n": 4}))  # any Mapping, as outside a batch
+            docs.put('é "q" \\', {"t": "é\n"})
+            assert docs.ids() == ["a", "d", 'é "q" \\']
+        docs.put("single", {"n": 5})
+        lines = journal_lines(tmp_path)
+    assert lines == [
+        b'[["docs","a",{"n":1}],["docs","d",{"n":4}],'
+        + '["docs","é \\"q\\" \\\\",{"t":"é\\n"}]]'.encode(),
+        b'[["docs","single",{"n":5}]]',
+    ]
+    with Store.open(tmp_path) as store:
+        assert store.table("docs").get('é "q" \\') == {"t": "é\n"}
+        assert store.table("docs").ids() == ["a", "d", 'é "q" \\', "single"]
 
 
 def test_memory_store_has_no_files(tmp_path: Path) -> None:
