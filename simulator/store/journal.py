@@ -339,38 +339,7 @@ class JournalStorage(Storage):
         self._snapshot_size = sum(map(len, pieces))
         self._trim(mark, self._lines)
 
-    # -- batches -----------------------------------------------------------------
-
-    def _begin(self) -> None:
-        batch = self._batch
-        if batch is None:
-            batch = self._batch = Batch()
-        batch.marks.append(len(batch.undo))
-
-    def _end(self, failed: bool) -> None:
-        batch = self._batch
-        assert batch is not None
-        mark = batch.marks.pop()
-        if failed:
-            # Undo only this (possibly nested) scope's writes: a caller that catches
-            # the exception inside an outer batch keeps the outer writes.
-            self._undo(batch, mark)
-        if batch.marks:
-            return
-        self._batch = None
-        if failed or not batch.fragments:
-            return
-        try:
-            self._write_line(batch.fragments)
-        except BaseException:
-            self._undo(batch, 0)
-            raise
-        if (
-            self._compaction is not None
-            or self._lines >= self._compact_at
-            or self._size >= self._compact_bytes_at
-        ):
-            self._maybe_compact()  # (its own test, inlined: a call per commit for nothing)
+    # -- batches (``_BatchScope`` opens and closes them) -----------------------------
 
     def _undo(self, batch: Batch, mark: int) -> None:
         while len(batch.undo) > mark:
@@ -606,7 +575,8 @@ class JournalStorage(Storage):
 class _BatchScope:
     """``with storage.batch():`` — see ``Store.batch``. One per storage, handed out by every
     ``batch()``: the open batch (its nesting included) is the storage's, so a scope holds
-    nothing of its own and costs no object per batch."""
+    nothing of its own and costs no object per batch. Every batch of the server goes through
+    here, so the steps are written out rather than called."""
 
     __slots__ = ("_storage",)
 
@@ -614,7 +584,12 @@ class _BatchScope:
         self._storage = storage
 
     def __enter__(self) -> None:
-        self._storage._begin()
+        storage = self._storage
+        batch = storage._batch
+        if batch is None:
+            storage._batch = Batch()
+        else:  # a nested scope joins the open batch; a failure undoes its writes only
+            batch.marks.append(len(batch.undo))
 
     def __exit__(
         self,
@@ -622,4 +597,31 @@ class _BatchScope:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        self._storage._end(exc_type is not None)
+        storage = self._storage
+        batch = storage._batch
+        assert batch is not None
+        if batch.marks:  # nested: the outermost scope commits
+            mark = batch.marks.pop()
+            if exc_type is not None:
+                # A caller that catches the exception inside an outer batch keeps the outer
+                # writes.
+                storage._undo(batch, mark)
+            return
+        if exc_type is not None:
+            storage._undo(batch, 0)
+            storage._batch = None
+            return
+        storage._batch = None
+        if not batch.fragments:
+            return
+        try:
+            storage._write_line(batch.fragments)
+        except BaseException:
+            storage._undo(batch, 0)
+            raise
+        if (
+            storage._compaction is not None
+            or storage._lines >= storage._compact_at
+            or storage._size >= storage._compact_bytes_at
+        ):
+            storage._maybe_compact()  # (its own test, written out: a call per commit for nothing)

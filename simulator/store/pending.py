@@ -25,7 +25,7 @@ class Batch:
         self.fragments: list[bytes] = []
         # (table, doc_id, previous doc or MISSING), in application order.
         self.undo: list[tuple[str, str, bytes | Missing]] = []
-        # Where each open (nested) scope began in `undo`, innermost last.
+        # Where each open nested scope began in `undo`, innermost last (the outermost: at 0).
         self.marks: list[int] = []
 
 
