@@ -34,8 +34,10 @@ instead, so the server's event loop never stalls for it (~0.2 s with 100k docume
 1. the write takes a shallow copy of each table (documents are immutable bytes, so that
    is a consistent snapshot of the state at the journal's current length, the *mark*),
    and hands it to the compaction thread;
-2. the thread encodes it, writes ``snapshot.json.tmp``, fsyncs it, renames it over
-   ``snapshot.json`` and fsyncs the dir; meanwhile writes go on appending to the journal;
+2. the thread reads the marked bytes back from the journal for their CRC-32 (no write changes
+   them; the store keeps no running CRC, which cost every write one in the event loop), encodes
+   the copy, writes ``snapshot.json.tmp``, fsyncs it, renames it over ``snapshot.json`` and
+   fsyncs the dir; meanwhile writes go on appending to the journal;
 3. the first write after the thread is done (or ``close()``) copies the journal's lines
    after the mark into ``journal.log.tmp`` (fsynced with ``fsync=True``), renames it over
    ``journal.log`` and appends to that new file from then on.
@@ -43,8 +45,8 @@ instead, so the server's event loop never stalls for it (~0.2 s with 100k docume
 One compaction runs at a time; ``compact()``, ``close()`` and a full rewrite wait for a
 running one first.  A failed one is logged and retried ``compact_every`` lines (or
 ``compaction_bytes()`` bytes) later; the write that started it has already succeeded.  The thread
-works only on its copies and the snapshot files; the lock is released only after it has
-finished.
+works only on its copies, the snapshot files and the journal's marked bytes; the lock is
+released only after it has finished.
 
 Crash windows (SIGKILL at any point loses no acknowledged write; power loss too with
 ``fsync=True``):
@@ -73,7 +75,6 @@ from __future__ import annotations
 import errno
 import logging
 import os
-import zlib
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import wait as wait_for
@@ -92,6 +93,7 @@ from simulator.store.files import (
     close_quietly,
     encode_and_write_snapshot,
     fsync_dir,
+    journal_mark,
     read_range,
     write_all,
     write_snapshot,
@@ -176,7 +178,6 @@ class JournalStorage(Storage):
         self._snapshot_size = 0  # bytes of the snapshot in place
         self._compact_bytes_at = compact_min_bytes  # _size value that starts a compaction
         self._size = 0  # journal bytes; the offset to roll back to on a failed write
-        self._crc = 0  # CRC-32 of those bytes (a snapshot records it with its mark)
         self._inode = 0  # the journal file's
         self._fd: int | None = None
         self._compaction: Compaction | None = None  # running in the background
@@ -231,7 +232,7 @@ class JournalStorage(Storage):
         self._snapshot_size = sum(map(len, pieces))
         self._data = new_data  # what a restart reads from now on
         try:
-            self._trim(mark, self._lines)
+            self._trim(mark.size, self._lines)
         except OSError:  # the snapshot's mark tells a restart to skip the journal's lines
             log.exception("emptying the journal after a full rewrite failed")
 
@@ -337,7 +338,7 @@ class JournalStorage(Storage):
         pieces = encode_snapshot(self._data, mark)
         write_snapshot(self._dir, pieces)
         self._snapshot_size = sum(map(len, pieces))
-        self._trim(mark, self._lines)
+        self._trim(mark.size, self._lines)
 
     # -- batches (``_BatchScope`` opens and closes them) -----------------------------
 
@@ -429,7 +430,6 @@ class JournalStorage(Storage):
                     self._apply(table, doc_id, None if doc is None else compact_bytes(doc))
         self._lines = len(lines)
         self._size = end
-        self._crc = zlib.crc32(memoryview(raw)[:end])
         return start > 0
 
     def _write_line(self, fragments: list[bytes]) -> None:
@@ -458,7 +458,6 @@ class JournalStorage(Storage):
             raise
         self._size += len(line)
         self._lines += 1
-        self._crc = zlib.crc32(line, self._crc)
 
     def _maybe_compact(self) -> None:
         """After each write: start a background compaction when due, finish one that is done."""
@@ -470,8 +469,10 @@ class JournalStorage(Storage):
             self._finish_compaction()
 
     def _mark(self) -> JournalMark:
-        """Where the journal stands now (call outside a batch: memory = journal then)."""
-        return JournalMark(self._inode, self._size, self._crc)
+        """Where the journal stands now (call outside a batch: memory = journal then); O(journal),
+        its CRC read back from the file, for a snapshot written in this thread."""
+        assert self._dir is not None
+        return journal_mark(self._dir / JOURNAL, self._inode, self._size)
 
     def _start_compaction(self) -> None:
         """Write a snapshot of the state as of now in the compaction thread.
@@ -481,16 +482,23 @@ class JournalStorage(Storage):
         """
         assert self._dir is not None and self._batch is None
         tables = {name: dict(docs) for name, docs in self._data.items()}
-        mark = self._mark()
         if self._executor is None:
             self._executor = ThreadPoolExecutor(1, thread_name_prefix="store-compaction")
         try:
-            future = self._executor.submit(encode_and_write_snapshot, self._dir, tables, mark)
+            # The thread reads the marked bytes' CRC back from the journal, off the event loop.
+            future = self._executor.submit(
+                encode_and_write_snapshot,
+                self._dir,
+                tables,
+                self._dir / JOURNAL,
+                self._inode,
+                self._size,
+            )
         except RuntimeError:  # the interpreter is shutting down: close() compacts
             log.warning("store compaction not started: the interpreter is exiting")
             self._retry_later()
             return
-        self._compaction = Compaction(future, mark, self._lines)
+        self._compaction = Compaction(future, self._size, self._lines)
 
     def _finish_compaction(self) -> None:
         """The background snapshot is in place: drop the lines it holds from the journal."""
@@ -501,7 +509,7 @@ class JournalStorage(Storage):
             try:
                 assert self._dir is not None
                 self._snapshot_size = (self._dir / SNAPSHOT).stat().st_size
-                self._trim(compaction.mark, compaction.lines)
+                self._trim(compaction.size, compaction.lines)
                 return
             except OSError as exc:
                 error = exc
@@ -531,8 +539,9 @@ class JournalStorage(Storage):
         if compaction.future.exception() is not None:
             log.error("store compaction failed", exc_info=compaction.future.exception())
 
-    def _trim(self, mark: JournalMark, lines: int) -> None:
-        """Replace the journal by its lines after `mark` (a snapshot up to `mark` is in place).
+    def _trim(self, size: int, lines: int) -> None:
+        """Replace the journal by its lines after byte `size` (a snapshot marking its first `size`
+        bytes is in place); `lines`: the lines those bytes hold.
 
         The tail goes into a new file renamed over the journal, never cut out in place: a crash
         leaves either the whole old journal or the tail, and the new file has a new inode, which
@@ -542,7 +551,7 @@ class JournalStorage(Storage):
         assert self._dir is not None and self._fd is not None and self._batch is None
         journal = self._dir / JOURNAL
         tmp = self._dir / (JOURNAL + ".tmp")
-        tail = read_range(journal, mark.size, self._size)
+        tail = read_range(journal, size, self._size)
         fd = os.open(tmp, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_TRUNC, 0o644)
         try:
             write_all(fd, tail)
@@ -556,7 +565,6 @@ class JournalStorage(Storage):
         old, self._fd = self._fd, fd
         self._inode = os.fstat(fd).st_ino
         self._size = len(tail)
-        self._crc = zlib.crc32(tail)
         self._lines -= lines
         self._compact_at = self._compact_every
         self._compact_bytes_at = self.compaction_bytes()

@@ -6,8 +6,6 @@ from __future__ import annotations
 from concurrent.futures import Future
 from typing import Final
 
-from simulator.store.snapshot import JournalMark
-
 
 class Missing:
     """Undo-log marker: the document did not exist before the write."""
@@ -30,11 +28,11 @@ class Batch:
 
 
 class Compaction:
-    """A snapshot being written by the compaction thread, of the state at journal byte `mark`."""
+    """A snapshot being written by the compaction thread, of the state at journal byte `size`."""
 
-    __slots__ = ("future", "lines", "mark")
+    __slots__ = ("future", "lines", "size")
 
-    def __init__(self, future: Future[None], mark: JournalMark, lines: int) -> None:
+    def __init__(self, future: Future[None], size: int, lines: int) -> None:
         self.future = future
-        self.mark = mark
+        self.size = size  # the journal's bytes that the snapshot holds (its mark)
         self.lines = lines  # journal lines up to the mark

@@ -23,6 +23,7 @@ from tinydb import Query
 
 import simulator.store.journal as journal_module
 from simulator.store import Store, StoreCorruptError, StoreError, StoreLockedError
+from simulator.store.files import journal_mark
 from simulator.store.journal import JournalStorage
 
 REPO = Path(__file__).resolve().parents[2]
@@ -688,6 +689,27 @@ def test_only_a_mark_that_describes_the_journal_skips_its_lines(
         assert dict(zip(docs.ids(), docs.values(), strict=True)) == {"k2": {"v": 2}, "k1": {"v": 1}}
         # Replayed whole over the snapshot, the journal moves k2 (deleted and written again).
         assert docs.ids() == (["k2", "k1"] if change is None else ["k1", "k2"])
+
+
+def test_a_mark_is_read_back_from_the_journal_it_names(tmp_path: Path) -> None:
+    """The store keeps no running CRC: the compaction thread reads the marked bytes back, and a
+    file that is no longer the marked journal is refused rather than described."""
+    store = Store.open(tmp_path, compact_every=3)
+    docs = store.table("docs")
+    for i in range(3):
+        docs.put(f"d{i}", {"n": i})  # the 3rd line starts a compaction
+    wait_for_compaction(store)  # (a write now would trim the journal)
+    abandon(store)
+    raw = (tmp_path / "journal.log").read_bytes()
+    header = (tmp_path / "snapshot.json").read_bytes().split(b"\n", 1)[0]
+    mark = orjson.loads(header + b"}")["#snapshot"]["info"]["journal"]
+    assert mark["size"] == len(raw) and raw.count(b"\n") == 3
+    assert mark["crc32"] == zlib.crc32(raw[: mark["size"]])
+    assert journal_mark(tmp_path / "journal.log", mark["inode"], 5).crc32 == zlib.crc32(raw[:5])
+    (tmp_path / "other").write_bytes(raw)
+    os.replace(tmp_path / "other", tmp_path / "journal.log")  # another inode at the same path
+    with pytest.raises(OSError, match="replaced"):
+        journal_mark(tmp_path / "journal.log", mark["inode"], mark["size"])
 
 
 def test_memory_store_never_compacts() -> None:
