@@ -75,7 +75,7 @@ from __future__ import annotations
 import errno
 import logging
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import wait as wait_for
 from pathlib import Path
@@ -130,8 +130,6 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-_dumps = orjson.dumps
-_NEWLINE: Final = orjson.OPT_APPEND_NEWLINE
 
 JOURNAL: Final = "journal.log"
 DEFAULT_COMPACT_EVERY: Final = 50_000
@@ -172,7 +170,10 @@ class JournalStorage(Storage):
         self._compact_ratio = compact_ratio
         self._compact_min_bytes = compact_min_bytes
         self._data: Encoded = {}
+        # The open batch, or None. `Collection.put` writes into it directly (the store's hottest
+        # path: a call less per write); its steps are `append`'s for one op.
         self._batch: Batch | None = None
+        self._idle_batch = Batch()  # the one every outermost batch uses, empty between them
         self._lines = 0  # lines in the journal file
         self._compact_at = compact_every  # _lines value that starts a compaction
         self._snapshot_size = 0  # bytes of the snapshot in place
@@ -297,25 +298,6 @@ class JournalStorage(Storage):
         for (table, doc_id, _), (_, doc) in zip(ops, encoded, strict=True):
             self._apply(table, doc_id, doc)
         self._maybe_compact()
-
-    def put(self, table: str, head: bytes | None, doc_id: str, doc: Mapping[str, Any]) -> None:
-        """``append`` of one write, `head` being ``op_head(table)``: the write a batch is made
-        of, so inside one it takes a path of its own. The document is serialised once, and its
-        bytes are both what memory keeps and what the journal line holds; no op tuple, list or
-        zip is made on the way."""
-        batch = self._batch
-        if batch is None or head is None or type(doc) is not dict or type(doc_id) is not str:
-            self.append([(table, doc_id, dict(doc))])  # raises for what the checks turned away
-            return
-        # Everything that can fail (a non-JSON value, an id orjson refuses) before any change.
-        raw = _dumps(doc, option=_NEWLINE)[:-1]  # sized to fit, as `compact_bytes`
-        fragment = b"".join((head, _dumps(doc_id), b",", raw, b"]"))
-        docs = self._data.get(table)
-        if docs is None:
-            docs = self._data[table] = {}
-        batch.undo.append((table, doc_id, docs.get(doc_id, MISSING)))
-        docs[doc_id] = raw
-        batch.fragments.append(fragment)
 
     def batch(self) -> _BatchScope:
         """Context manager grouping writes into one journal line; nested ones join."""
@@ -595,7 +577,7 @@ class _BatchScope:
         storage = self._storage
         batch = storage._batch
         if batch is None:
-            storage._batch = Batch()
+            storage._batch = storage._idle_batch
         else:  # a nested scope joins the open batch; a failure undoes its writes only
             batch.marks.append(len(batch.undo))
 
@@ -616,17 +598,27 @@ class _BatchScope:
                 storage._undo(batch, mark)
             return
         if exc_type is not None:
-            storage._undo(batch, 0)
-            storage._batch = None
+            try:
+                storage._undo(batch, 0)
+            finally:  # the next batch starts empty even if a rollback listener failed
+                storage._batch = None
+                batch.fragments.clear()
+                batch.undo.clear()
             return
         storage._batch = None
-        if not batch.fragments:
+        if not batch.fragments:  # (then its undo log is empty too: one entry per fragment)
             return
         try:
             storage._write_line(batch.fragments)
         except BaseException:
-            storage._undo(batch, 0)
+            try:
+                storage._undo(batch, 0)
+            finally:
+                batch.fragments.clear()
+                batch.undo.clear()
             raise
+        batch.fragments.clear()
+        batch.undo.clear()
         if (
             storage._compaction is not None
             or storage._lines >= storage._compact_at

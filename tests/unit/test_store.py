@@ -216,6 +216,27 @@ def test_nested_batch_joins_outer_and_inner_failure_undoes_only_inner(tmp_path: 
         assert len(journal_lines(tmp_path)) == 1
 
 
+def test_a_failing_rollback_listener_leaves_no_batch_open(tmp_path: Path) -> None:
+    """Every outermost batch reuses the storage's one pending batch: a rollback that raises
+    must not leave it open, or its writes for the next batch to commit."""
+    with Store.open(tmp_path) as store:
+        docs = store.table("docs")
+
+        def broken(doc_id: str, doc: object) -> None:
+            raise RuntimeError("listener")
+
+        docs.on_rollback(broken)
+        with pytest.raises(RuntimeError, match="listener"), store.batch():
+            docs.put("a", {"n": 1})
+            raise ValueError
+        assert not store.in_batch
+        with store.batch():
+            docs.put("b", {"n": 2})
+        assert [orjson.loads(line) for line in journal_lines(tmp_path)] == [
+            [["docs", "b", {"n": 2}]]
+        ]
+
+
 def test_failed_disk_write_changes_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     with Store.open(tmp_path) as store:
         docs = store.table("docs")
