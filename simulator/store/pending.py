@@ -15,7 +15,8 @@ MISSING: Final = Missing()
 
 
 class Batch:
-    """Pending state of an open batch: encoded ops to write, and an undo log."""
+    """Pending state of an open batch: encoded ops to write, and an undo log. A storage has one,
+    emptied when its outermost batch ends and used again by the next."""
 
     __slots__ = ("fragments", "marks", "undo")
 
