@@ -116,7 +116,7 @@ def test_logs_tail_streams_each_workers_namespace_unbuffered(cluster: Cluster) -
     """`payorch logs tail --namespace NAME` through nginx: each request's line arrives while
     the stream is open (nginx does not buffer `/ns/{name}/_sim/requests/stream`)."""
     for space in one_per_worker(cluster, "tail"):
-        proc, lines = start_tail(cluster, "--namespace", space.name)  # type: ignore[arg-type]
+        proc, lines = start_tail(cluster, "--namespace", space.name)
         try:
             wait_until_tailing(proc, lines)
             tx_id = pay(cluster, space.sk)
