@@ -48,4 +48,4 @@ def fees_for(amount_usd: Decimal, merchant: Merchant, method: PaymentMethod) -> 
     network = min(network, room)
     provider = min(provider, room - network)
     platform = min(platform, room - network - provider)
-    return FeeBreakdown(platform=platform, provider=provider, network=network, reserve=reserve)
+    return FeeBreakdown(platform, provider, network, reserve)

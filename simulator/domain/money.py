@@ -22,11 +22,15 @@ def quantum(decimals: int) -> Decimal:
 
 
 def round_to(amount: Decimal, decimals: int) -> Decimal:
-    return amount.quantize(quantum(decimals), rounding=ROUND_HALF_UP)
+    # Every amount of every payment is rounded: the common quanta are read straight from the
+    # table, without a call to `quantum`.
+    if 0 <= decimals < 9:
+        return amount.quantize(_QUANTA[decimals], ROUND_HALF_UP)
+    return amount.quantize(quantum(decimals), ROUND_HALF_UP)
 
 
 def usd(amount: Decimal) -> Decimal:
-    return round_to(amount, 2)
+    return amount.quantize(CENT, ROUND_HALF_UP)
 
 
 def has_decimals_at_most(amount: Decimal, decimals: int) -> bool:

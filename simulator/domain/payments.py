@@ -137,41 +137,45 @@ class PaymentService:
             world=ctx.providers,
         )
         provider = routed.provider
+        environment = principal.environment
         now = ctx.now()
         tx_id = new_id(ctx.rng, "TXN-")
         due_at = now + method.due_hours * 3600
+        payment_data = form_path = token = None
+        if method.flow == "hosted":
+            form_path, token = form_link(tx_id, environment, ctx.rng)
+        else:
+            payment_data = self._instructions(
+                method, provider, conversion.amount_local, tx_id, due_at
+            )
+        hosted_checkout = request.hosted_checkout
+        return_url = request.return_url
         tx = new_record(
             tx_id,
             principal.merchant,
             shop,
-            principal.environment,
+            environment,
             method,
             conversion,
             country=country,
             now=now,
-            hostedCheckout=request.hosted_checkout,
-            returnUrl=request.return_url,
-            merchantOrderId=request.merchant_order_id,
-            tags=list(request.tags),
-            userName=request.user_name,
-            userEmail=request.user_email,
-            userPhone=request.user_phone,
-            userIp=request.user_ip or request_ip,
-            providerId=provider.id,
+            payment_data=payment_data,
+            payment_form_path=form_path,
+            provider_token=token,
+            hosted_checkout=hosted_checkout,
+            return_url=return_url,
+            checkout_path=checkout_path(tx_id, return_url, token) if hosted_checkout else None,
+            merchant_order_id=request.merchant_order_id,
+            tags=request.tags,
+            user_name=request.user_name,
+            user_email=request.user_email,
+            user_phone=request.user_phone,
+            user_ip=request.user_ip or request_ip,
+            provider_id=provider.id,
             simulate=simulate,
-            dueAt=due_at,
-            expiresAt=now + PLACEHOLDER_EXPIRY,
+            due_at=due_at,
+            expires_at=now + PLACEHOLDER_EXPIRY,
         )
-        if method.flow == "hosted":
-            tx["paymentFormPath"], token = form_link(tx_id, principal.environment, self.ctx.rng)
-            if token is not None:
-                tx["providerToken"] = token
-        else:
-            tx["paymentData"] = self._instructions(
-                method, provider, conversion.amount_local, tx_id, due_at
-            )
-        if request.hosted_checkout:
-            tx["checkoutPath"] = checkout_path(tx_id, request.return_url, tx.get("providerToken"))
         if len(routed.attempts) > 1:
             # The trace's routing entries come from the payment (`trace_view`): kept on it, the
             # detour costs no write of its own.
@@ -245,10 +249,10 @@ class PaymentService:
             conversion,
             country=method.country_iso3,
             now=now,
-            paymentData=payment_data,
-            userName=user_name,
-            userEmail=user_email,
-            providerId=method.provider_ids[0] if method.provider_ids else None,
+            payment_data=payment_data,
+            user_name=user_name,
+            user_email=user_email,
+            provider_id=method.provider_ids[0] if method.provider_ids else None,
         )
         ctx.transactions.add(tx)
         ctx.trace.record(tx, "created", **_created_fields(tx), source="deposit")
