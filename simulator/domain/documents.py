@@ -236,6 +236,11 @@ def clabe_check_digit(first17: str) -> str:
     """Banxico's CLABE check digit: weights 3,7,1 repeating, each product taken mod 10."""
     if not _is_ascii_digits(first17, 17):
         raise ValueError("a CLABE check digit needs exactly 17 digits")
+    return clabe_check_digit_of_digits(first17)
+
+
+def clabe_check_digit_of_digits(first17: str) -> str:
+    """`clabe_check_digit` of 17 characters known to be ASCII digits (drawn, not received)."""
     total = sum(map(tuple.__getitem__, _CLABE_PRODUCTS, map(int, first17)))
     return str((10 - total % 10) % 10)
 
