@@ -18,6 +18,7 @@ from simulator.domain.money import has_decimals_at_most, round_to, usd
 ISO4217 = re.compile(r"[A-Z]{3}")
 CURRENCY_PROBLEM = "expected a 3-letter upper-case ISO-4217 code"
 HUNDRED = Decimal(100)
+ONE = Decimal(1)
 
 
 class Conversion(NamedTuple):
@@ -66,7 +67,7 @@ class Fx:
 
     def rate(self, currency: str) -> Decimal:
         if currency == "USD":
-            return Decimal(1)
+            return ONE
         rate = self._table.usd_rates.get(currency)
         if rate is None:
             raise ApiError(
@@ -83,8 +84,18 @@ class Fx:
             return amount
         return amount / self.rate(currency) * (1 - self._table.markup_pct / HUNDRED)
 
-    def convert(self, amount: Decimal, currency: str, local_currency: str) -> Conversion:
-        headline = usd(self.to_usd_headline(amount, currency))
+    def convert(
+        self,
+        amount: Decimal,
+        currency: str,
+        local_currency: str,
+        headline: Decimal | None = None,
+    ) -> Conversion:
+        """`amount` in `currency` as the USD headline and the local amount; `headline` is
+        `to_usd_headline(amount, currency)` when the caller has it already (unrounded)."""
+        if headline is None:
+            headline = self.to_usd_headline(amount, currency)
+        headline = usd(headline)
         if currency == local_currency:
             local = round_to(amount, self.decimals(local_currency))
         else:

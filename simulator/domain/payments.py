@@ -115,15 +115,20 @@ class PaymentService:
             raise ApiError(
                 "forbidden", "merchantId is not the credential's merchant.", param="merchantId"
             )
-        currency = ctx.fx.check_currency(request.currency or "USD")
-        ctx.fx.rate(currency)  # fx_unavailable before anything else is looked up
-        ctx.fx.check_precision(request.amount, currency)
+        fx, amount = ctx.fx, request.amount
+        if request.currency:
+            currency = fx.check_currency(request.currency)
+            fx.rate(currency)  # fx_unavailable before anything else is looked up
+        else:
+            currency = "USD"  # the default: well formed, and every world has its rate
+        fx.check_precision(amount, currency)
         country = normalize_country(request.country) if request.country else None
         method = resolve_method(ctx.catalog, principal, shop, request, country)
         if country is None:
             country = method.country_iso3
-        check_cap(ctx.fx.to_usd_headline(request.amount, currency))
-        conversion = ctx.fx.convert(request.amount, currency, method.local_currency)
+        headline = fx.to_usd_headline(amount, currency)
+        check_cap(headline)
+        conversion = fx.convert(amount, currency, method.local_currency, headline)
         check_limits(method, conversion.amount_usd, conversion.amount_local)
         check_buyer(request, method, country)
         enabled = method.sandbox_only or method.id in shop.enabled_method_ids
