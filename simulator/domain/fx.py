@@ -100,14 +100,10 @@ class Fx:
             local = round_to(amount, self.decimals(local_currency))
         else:
             local = round_to(headline * self.rate(local_currency), self.decimals(local_currency))
-        presented = currency != "USD"
-        return Conversion(
-            amount_usd=headline,
-            input_currency=currency if presented else None,
-            input_amount=amount if presented else None,
-            amount_local=local,
-            currency_local=local_currency,
-        )
+        # Positional: a NamedTuple called with keywords costs several times as much.
+        if currency != "USD":
+            return Conversion(headline, currency, amount, local, local_currency)
+        return Conversion(headline, None, None, local, local_currency)
 
     def local_to_usd(self, amount_local: Decimal, currency_local: str) -> Decimal:
         """Mid-rate conversion for refunds (which are in the transaction's local currency)."""
