@@ -51,6 +51,8 @@ _POWERS = tuple(10**decimals for decimals in range(9))
 
 def parse_amount(value: Any, *, param: str = "amount", code: str = "amount_invalid") -> Decimal:
     """A JSON number > 0 as Decimal. Booleans, strings, NaN and infinities are refused."""
+    if value.__class__ is int and value > 0:
+        return Decimal(value)  # the common case, exactly Decimal(str(value)), with no text made
     if isinstance(value, bool) or not isinstance(value, (int, float, Decimal)):
         raise ApiError(code, f"`{param}` must be a number greater than 0.", param=param)
     try:
