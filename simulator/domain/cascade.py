@@ -7,8 +7,8 @@ outages, timeouts and `cascade_exhausted` are reachable.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import lru_cache
+from typing import NamedTuple
 
 from simulator.domain.catalog import CATALOGUE_CARD_DECLINES, Environment, PaymentMethod, Provider
 from simulator.domain.errors import ApiError
@@ -26,14 +26,16 @@ SANDBOX_PROVIDER = Provider(
 )
 
 
-@dataclass(frozen=True, slots=True)
-class Attempt:
+class Attempt(NamedTuple):
+    """One provider the cascade tried and what it answered (NamedTuples, these and `Routed`:
+    made on every payment, where a frozen dataclass sets each field through
+    `object.__setattr__`)."""
+
     provider: str
     outcome: str
 
 
-@dataclass(frozen=True, slots=True)
-class Routed:
+class Routed(NamedTuple):
     """The provider that took the charge, and (production) what it will do after: its callback,
     and every attempt the cascade made on the way."""
 
