@@ -43,12 +43,13 @@ from simulator.domain.states import (
 )
 from simulator.domain.trace import trace_view
 from simulator.domain.transactions import TransactionFilters
-from simulator.domain.views import transaction_view
+from simulator.domain.views import created_view, transaction_view
 
 if TYPE_CHECKING:
     from simulator.domain.records import ClaimRecord, TransactionRecord
 
 DAY = 86_400.0
+_new_charge = tuple.__new__
 RECONCILE_EVERY = 300.0
 SIMULATED_CALLBACK_DELAY = 3.0
 PLACEHOLDER_EXPIRY = 1800.0
@@ -274,7 +275,10 @@ class PaymentService:
         due_at: float,
     ) -> dict[str, Any]:
         rail = RAILS[method.method]
-        charge = Charge(self.ctx.rng, tx_id, amount_local, due_at, provider.beneficiary_name)
+        # tuple.__new__, as the NamedTuple's own __new__ would, without its Python frame.
+        charge = _new_charge(
+            Charge, (self.ctx.rng, tx_id, amount_local, due_at, provider.beneficiary_name)
+        )
         data: dict[str, Any] = {"method": method.method, **rail.build(charge)}
         if rail.shows_bank and provider.bank_name:
             data["bankName"] = provider.bank_name
@@ -337,8 +341,13 @@ class PaymentService:
         """One page of the caller's transactions as ids (to render from stored versions)."""
         return self.ctx.transactions.page_ids(principal.scope, filters, limit, offset)
 
-    def view(self, tx: TransactionRecord, base_url: str | None = None, **kw: Any) -> dict[str, Any]:
-        return transaction_view(tx, base_url or self.ctx.public_url, self.ctx.now(), **kw)
+    def view(
+        self, tx: TransactionRecord, base_url: str | None = None, *, on_create: bool = False
+    ) -> dict[str, Any]:
+        ctx = self.ctx
+        if on_create:
+            return created_view(tx, base_url or ctx.public_url, ctx.now())
+        return transaction_view(tx, base_url or ctx.public_url, ctx.now())
 
     # -- transitions -----------------------------------------------------------------------------
 

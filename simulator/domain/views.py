@@ -140,7 +140,13 @@ def created_view(tx: TransactionRecord, base_url: str, now: float) -> dict[str, 
     view["logoUrl"] = icon
     view["iconUrl"] = icon
     view["country"] = tx["country"]
-    view["fees"] = {key: money[value] for key, value in tx["fees"].items()}
+    fees = tx["fees"]  # as `new_record` made it a moment ago: these four
+    view["fees"] = {
+        "platform": money[fees["platform"]],
+        "provider": money[fees["provider"]],
+        "network": money[fees["network"]],
+        "total": money[fees["total"]],
+    }
     view["settlement"] = {
         "type": "delayed",
         "delay": tx["settlementDelay"],
