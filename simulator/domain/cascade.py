@@ -48,7 +48,6 @@ def route(
     method: PaymentMethod,
     providers: dict[str, Provider],
     environment: Environment,
-    *,
     enabled_for_shop: bool,
     world: ProviderWorld,
 ) -> Routed:

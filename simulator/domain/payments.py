@@ -135,13 +135,7 @@ class PaymentService:
         enabled = method.sandbox_only or method.id in shop.enabled_method_ids
         if principal.environment == "production" and not method.routable:
             raise cascade_exhausted(method.id, enabled_for_shop=enabled)
-        routed = route(
-            method,
-            ctx.catalog.providers,
-            principal.environment,
-            enabled_for_shop=enabled,
-            world=ctx.providers,
-        )
+        routed = route(method, ctx.catalog.providers, principal.environment, enabled, ctx.providers)
         provider = routed.provider
         environment = principal.environment
         now = ctx.now()
@@ -293,14 +287,14 @@ class PaymentService:
     ) -> None:
         jobs, created, tx_id = self.ctx.jobs, tx["createdAt"], tx["id"]
         jobs.schedule("payment.deadline", tx["dueAt"], {"transactionId": tx_id})
-        # The poll's next run after creation confirms what no callback will (design.md 2.2).
-        first_poll = next_poll(created)
         simulate = tx["simulate"]
         if environment == "sandbox":
             if simulate == "slow_payment":
+                # The poll's next run after creation confirms what no callback will (design.md
+                # 2.2): its first run is computed only for the payments it will answer.
                 jobs.schedule(
                     "payment.reconcile",
-                    first_poll,
+                    next_poll(created),
                     {"transactionId": tx_id, "outcome": "paid"},
                 )
             elif simulate is not None:
@@ -315,7 +309,7 @@ class PaymentService:
         if callback.after_seconds is None:
             jobs.schedule(
                 "payment.reconcile",
-                first_poll,
+                next_poll(created),
                 {"transactionId": tx_id, "outcome": callback.outcome},
             )
             return

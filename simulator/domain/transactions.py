@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from simulator.domain.records import TransactionRecord
 
 IndexKey = tuple[str, str, str | None, str | None]
+_new_row_keys = tuple.__new__
 SortKey = tuple[float, str]
 
 
@@ -45,16 +46,20 @@ class RowKeys(NamedTuple):
     @classmethod
     def of(cls, tx: TransactionRecord) -> RowKeys:
         statuses = (tx["status"], "chargeback") if tx.get("chargebackClaimId") else (tx["status"],)
-        return cls(
-            tx["merchantId"],
-            tx["environment"],
-            tx["shopId"],
-            statuses,
-            tx["paymentMethodId"],
-            tx["country"],
-            tx.get("merchantOrderId"),
-            tx["paymentMethod"],
-            tx["createdAt"],
+        # tuple.__new__, as the NamedTuple's own __new__ would, without its Python frame.
+        return _new_row_keys(
+            cls,
+            (
+                tx["merchantId"],
+                tx["environment"],
+                tx["shopId"],
+                statuses,
+                tx["paymentMethodId"],
+                tx["country"],
+                tx.get("merchantOrderId"),
+                tx["paymentMethod"],
+                tx["createdAt"],
+            ),
         )
 
     def index_keys(self) -> list[IndexKey]:
