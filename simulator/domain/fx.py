@@ -8,12 +8,12 @@ what was asked (`amountLocal` = `inputAmount`).
 from __future__ import annotations
 
 import re
-from decimal import Decimal
+from decimal import ROUND_HALF_UP, Decimal
 from typing import NamedTuple
 
 from simulator.domain.catalog import FxTable
 from simulator.domain.errors import ApiError, invalid_request
-from simulator.domain.money import has_decimals_at_most, round_to, usd
+from simulator.domain.money import CENT, has_decimals_at_most, round_to, usd
 
 ISO4217 = re.compile(r"[A-Z]{3}")
 CURRENCY_PROBLEM = "expected a 3-letter upper-case ISO-4217 code"
@@ -45,7 +45,7 @@ class Fx:
     def check_precision(self, amount: Decimal, currency: str) -> None:
         """400 amount_invalid for an amount with more decimals than `currency` has (10.005 USD,
         10.5 CLP): it would otherwise be rounded silently into a charge nobody asked for."""
-        decimals = self.decimals(currency)
+        decimals = self._table.decimals.get(currency, 2)  # `decimals`, one call less a payment
         if not has_decimals_at_most(amount, decimals):
             raise ApiError(
                 "amount_invalid",
@@ -95,11 +95,12 @@ class Fx:
         `to_usd_headline(amount, currency)` when the caller has it already (unrounded)."""
         if headline is None:
             headline = self.to_usd_headline(amount, currency)
-        headline = usd(headline)
+        headline = headline.quantize(CENT, ROUND_HALF_UP)  # `usd`, inline (on every payment)
+        decimals = self._table.decimals.get(local_currency, 2)
         if currency == local_currency:
-            local = round_to(amount, self.decimals(local_currency))
+            local = round_to(amount, decimals)
         else:
-            local = round_to(headline * self.rate(local_currency), self.decimals(local_currency))
+            local = round_to(headline * self.rate(local_currency), decimals)
         # Positional: a NamedTuple called with keywords costs several times as much.
         if currency != "USD":
             return Conversion(headline, currency, amount, local, local_currency)
