@@ -49,7 +49,6 @@ if TYPE_CHECKING:
     from simulator.domain.records import ClaimRecord, TransactionRecord
 
 DAY = 86_400.0
-_new_charge = tuple.__new__
 RECONCILE_EVERY = 300.0
 SIMULATED_CALLBACK_DELAY = 3.0
 PLACEHOLDER_EXPIRY = 1800.0
@@ -58,6 +57,7 @@ CLOSED_AT: dict[str, Literal["failedAt", "expiredAt"]] = {
     "failed": "failedAt",
     "expired": "expiredAt",
 }
+_new_charge = tuple.__new__
 
 
 @dataclass(frozen=True, slots=True)
