@@ -57,17 +57,15 @@ def route(
     attempts: list[Attempt] = []
     for provider_id in method.provider_ids:
         answer = world.charge(provider_id)
-        if not attempts and answer.outcome == "accepted":
+        outcome = answer.outcome
+        if outcome == "accepted" and not attempts:
             return _taken_at_once(answer)
         provider = answer.provider
-        if answer.outcome == "unavailable":
-            attempts.append(Attempt(provider.id, "unavailable"))
+        if outcome == "unavailable" or outcome == "timed_out":
+            # timed_out: the platform stopped waiting (provider_world.PROVIDER_TIMEOUT_SECONDS).
+            attempts.append(Attempt(provider.id, outcome))
             continue
-        if answer.outcome == "timed_out":
-            # The platform stopped waiting (provider_world.PROVIDER_TIMEOUT_SECONDS).
-            attempts.append(Attempt(provider.id, "timed_out"))
-            continue
-        if answer.outcome == "declined":
+        if outcome == "declined":
             reason = answer.reason or "declined"
             if reason in CATALOGUE_CARD_DECLINES and method.channel == "CREDIT_CARD":
                 # An issuer decline is final for the charge: cascading would retry a declined card.
@@ -78,7 +76,7 @@ def route(
                 )
             attempts.append(Attempt(provider.id, f"declined:{reason}"))
             continue
-        if answer.outcome == "no_instructions":
+        if outcome == "no_instructions":
             raise ApiError(
                 "payment_instructions_unavailable",
                 f"The provider returned neither a payment page nor instructions for "
