@@ -349,10 +349,10 @@ def is_valid_email(s: str) -> bool:
     # or unprintable character without a per-character loop.
     if len(s) > 254 or s.count("@") != 1 or " " in s or not s.isprintable():
         return False
-    local, domain = s.split("@")
+    local, _, domain = s.partition("@")
     labels = domain.split(".")
     # RFC 5321 caps the local part at 64; every domain label must be non-empty ("a@b." is not).
-    return 0 < len(local) <= 64 and len(labels) >= 2 and all(labels)
+    return 0 < len(local) <= 64 and len(labels) >= 2 and "" not in labels
 
 
 # --- per-country dispatch --------------------------------------------------------------------

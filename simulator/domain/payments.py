@@ -133,11 +133,11 @@ class PaymentService:
         check_limits(method, conversion.amount_usd, conversion.amount_local)
         check_buyer(request, method, country)
         enabled = method.sandbox_only or method.id in shop.enabled_method_ids
-        if principal.environment == "production" and not method.routable:
-            raise cascade_exhausted(method.id, enabled_for_shop=enabled)
-        routed = route(method, ctx.catalog.providers, principal.environment, enabled, ctx.providers)
-        provider = routed.provider
         environment = principal.environment
+        if environment == "production" and not method.routable:
+            raise cascade_exhausted(method.id, enabled_for_shop=enabled)
+        routed = route(method, ctx.catalog.providers, environment, enabled, ctx.providers)
+        provider = routed.provider
         now = ctx.now()
         tx_id = new_id(ctx.rng, "TXN-")
         due_at = now + method.due_hours * 3600
@@ -183,7 +183,7 @@ class PaymentService:
             tx["cascadeAttempts"] = [(a.provider, a.outcome) for a in routed.attempts]
         ctx.transactions.add(tx)
         ctx.coverage.reach("transaction.create", tx)
-        self._schedule_outcomes(tx, routed.callback, principal.environment)
+        self._schedule_outcomes(tx, routed.callback, environment)
         # The providers' counts join the payment's commit (a refused charge's are written by the
         # handler, after its batch is rolled back).
         ctx.providers.flush()

@@ -139,7 +139,7 @@ class TransactionRepository:
     def _insert(self, tx_id: str, keys: RowKeys) -> None:
         self._keys[tx_id] = keys
         entry = (keys.created_at, tx_id)
-        for rows in self._lists_of(keys):
+        for rows in self._lists_by_group.get(keys[:4]) or self._lists_of(keys):
             # A new payment is the newest of its lists (the clock only moves on): appended, with
             # no search; anything else (a restored write, an equal instant) goes in its place.
             if rows and entry < rows[-1]:
@@ -151,7 +151,7 @@ class TransactionRepository:
         """The index lists a transaction with these keys is in (`RowKeys.index_keys`), kept per
         (merchant, environment, shop, statuses): found once, not looked up by four keys on every
         payment. The lists are never replaced, only changed in place."""
-        group = (keys.merchant_id, keys.environment, keys.shop_id, keys.statuses)
+        group = keys[:4]  # (merchant_id, environment, shop_id, statuses), a plain tuple
         lists = self._lists_by_group.get(group)
         if lists is None:
             index = self._index
