@@ -25,8 +25,8 @@ if TYPE_CHECKING:
     from simulator.domain.records import TransactionRecord
 
 IndexKey = tuple[str, str, str | None, str | None]
-_new_row_keys = tuple.__new__
 SortKey = tuple[float, str]
+_new_row_keys = tuple.__new__
 
 
 class RowKeys(NamedTuple):
