@@ -255,8 +255,10 @@ def schema(
 ) -> None:
     """Print the JSON Schema of scenario files, for editors.
 
-    For `# yaml-language-server: $schema=...`.
+    For `# yaml-language-server: $schema=...`. It enumerates the event types and provider
+    behaviours, which the file at `--path` leaves to `payorch scenario validate`.
     """
     from payorch_cli.scenario import SCHEMA_PATH
+    from payorch_cli.scenario.schema import render, served
 
-    sys.stdout.write(str(SCHEMA_PATH) + "\n" if path_only else SCHEMA_PATH.read_text())
+    sys.stdout.write(str(SCHEMA_PATH) + "\n" if path_only else render(served()))

@@ -201,9 +201,9 @@ def _resources(server: MCPServer, sandbox: Sandbox) -> None:
         mime_type="application/schema+json",
     )
     def scenario_schema() -> str:
-        from payorch_cli.scenario import SCHEMA_PATH
+        from payorch_cli.scenario.schema import render, served
 
-        return SCHEMA_PATH.read_text(encoding="utf-8")
+        return render(served())
 
     @server.resource(
         "payorch://credentials",

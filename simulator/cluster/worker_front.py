@@ -22,6 +22,7 @@ import aiohttp
 from aiohttp import hdrs, web
 from yarl import URL
 
+from payorch.vocabulary import API_PREFIX
 from simulator.cluster.peers import PEER_HEADER, RETRY_AFTER_SECONDS, TIMEOUT_SECONDS
 from simulator.domain.errors import ApiError
 from simulator.domain.ids import token_hex
@@ -31,8 +32,15 @@ from simulator.http.handlers.namespaces import not_yours
 from simulator.http.keys import CATALOG, SETTINGS, WORLDS
 from simulator.http.responses import REQUEST_ID_HEADER, error_response
 
+# With or without a namespace's prefix, and with or without the control plane's /api/v1 alias.
 _MANAGED = re.compile(
-    "(?:" + re.escape(PATH_PREFIX) + "([^/]*))?/_sim/namespaces/(" + NAME_RULE + ")"
+    "(?:"
+    + re.escape(PATH_PREFIX)
+    + "([^/]*))?(?:"
+    + re.escape(API_PREFIX)
+    + ")?/_sim/namespaces/("
+    + NAME_RULE
+    + ")"
 )
 
 ACCEPTED, UNKNOWN = "accepted", "unknown"

@@ -7,8 +7,8 @@ outages, timeouts and `cascade_exhausted` are reachable.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import lru_cache
+from typing import NamedTuple
 
 from simulator.domain.catalog import CATALOGUE_CARD_DECLINES, Environment, PaymentMethod, Provider
 from simulator.domain.errors import ApiError
@@ -26,14 +26,16 @@ SANDBOX_PROVIDER = Provider(
 )
 
 
-@dataclass(frozen=True, slots=True)
-class Attempt:
+class Attempt(NamedTuple):
+    """One provider the cascade tried and what it answered (NamedTuples, these and `Routed`:
+    made on every payment, where a frozen dataclass sets each field through
+    `object.__setattr__`)."""
+
     provider: str
     outcome: str
 
 
-@dataclass(frozen=True, slots=True)
-class Routed:
+class Routed(NamedTuple):
     """The provider that took the charge, and (production) what it will do after: its callback,
     and every attempt the cascade made on the way."""
 
@@ -46,7 +48,6 @@ def route(
     method: PaymentMethod,
     providers: dict[str, Provider],
     environment: Environment,
-    *,
     enabled_for_shop: bool,
     world: ProviderWorld,
 ) -> Routed:
@@ -56,17 +57,15 @@ def route(
     attempts: list[Attempt] = []
     for provider_id in method.provider_ids:
         answer = world.charge(provider_id)
-        if not attempts and answer.outcome == "accepted":
+        outcome = answer.outcome
+        if outcome == "accepted" and not attempts:
             return _taken_at_once(answer)
         provider = answer.provider
-        if answer.outcome == "unavailable":
-            attempts.append(Attempt(provider.id, "unavailable"))
+        if outcome == "unavailable" or outcome == "timed_out":
+            # timed_out: the platform stopped waiting (provider_world.PROVIDER_TIMEOUT_SECONDS).
+            attempts.append(Attempt(provider.id, outcome))
             continue
-        if answer.outcome == "timed_out":
-            # The platform stopped waiting (provider_world.PROVIDER_TIMEOUT_SECONDS).
-            attempts.append(Attempt(provider.id, "timed_out"))
-            continue
-        if answer.outcome == "declined":
+        if outcome == "declined":
             reason = answer.reason or "declined"
             if reason in CATALOGUE_CARD_DECLINES and method.channel == "CREDIT_CARD":
                 # An issuer decline is final for the charge: cascading would retry a declined card.
@@ -77,7 +76,7 @@ def route(
                 )
             attempts.append(Attempt(provider.id, f"declined:{reason}"))
             continue
-        if answer.outcome == "no_instructions":
+        if outcome == "no_instructions":
             raise ApiError(
                 "payment_instructions_unavailable",
                 f"The provider returned neither a payment page nor instructions for "

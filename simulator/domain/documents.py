@@ -227,17 +227,28 @@ def generate_rfc(rng: Random, *, moral: bool = False) -> str:
 # --- Mexico: CLABE ---------------------------------------------------------------------------
 
 
-# Per position, each digit's product with its weight (3, 7, 1 repeating) mod 10: a CLABE is made
-# for every SPEI payment, and table lookups are a third of the cost of the arithmetic.
-_CLABE_PRODUCTS = [tuple(d * (3, 7, 1)[i % 3] % 10 for d in range(10)) for i in range(17)]
-
-
 def clabe_check_digit(first17: str) -> str:
     """Banxico's CLABE check digit: weights 3,7,1 repeating, each product taken mod 10."""
     if not _is_ascii_digits(first17, 17):
         raise ValueError("a CLABE check digit needs exactly 17 digits")
-    total = sum(map(tuple.__getitem__, _CLABE_PRODUCTS, map(int, first17)))
-    return str((10 - total % 10) % 10)
+    return clabe_check_digit_of_digits(first17)
+
+
+def clabe_check_digit_of_digits(first17: str) -> str:
+    """`clabe_check_digit` of 17 characters known to be ASCII digits (drawn, not received).
+
+    Only the sum's last digit counts, so each product need not be taken mod 10 and the digits of
+    each weight can be summed first: three sums over the ASCII codes (in C), less the codes of
+    '0', where reading each digit with int() cost sixteen times as much (a CLABE per SPEI
+    payment)."""
+    codes = first17.encode("ascii")
+    total = 3 * sum(codes[0::3]) + 7 * sum(codes[1::3]) + sum(codes[2::3]) - _ZERO_CODES
+    return _DIGIT_TEXTS[-total % 10]
+
+
+# What the 17 codes of '0' add to the weighted sum: 48 x (3 x 6 + 7 x 6 + 1 x 5).
+_ZERO_CODES = 48 * (3 * 6 + 7 * 6 + 5)
+_DIGIT_TEXTS = "0123456789"
 
 
 def is_valid_clabe(s: str) -> bool:
@@ -338,10 +349,10 @@ def is_valid_email(s: str) -> bool:
     # or unprintable character without a per-character loop.
     if len(s) > 254 or s.count("@") != 1 or " " in s or not s.isprintable():
         return False
-    local, domain = s.split("@")
+    local, _, domain = s.partition("@")
     labels = domain.split(".")
     # RFC 5321 caps the local part at 64; every domain label must be non-empty ("a@b." is not).
-    return 0 < len(local) <= 64 and len(labels) >= 2 and all(labels)
+    return 0 < len(local) <= 64 and len(labels) >= 2 and "" not in labels
 
 
 # --- per-country dispatch --------------------------------------------------------------------

@@ -7,11 +7,11 @@ after the rolling reserve, so a completed payment never takes the balance below 
 
 from __future__ import annotations
 
-from decimal import Decimal
+from decimal import ROUND_HALF_UP, Decimal
 from typing import NamedTuple
 
 from simulator.domain.catalog import Merchant, PaymentMethod
-from simulator.domain.money import ZERO, usd
+from simulator.domain.money import CENT, ZERO
 
 HUNDRED = Decimal(100)
 CARD_NETWORK_FEE_USD = Decimal("0.10")
@@ -39,13 +39,22 @@ class FeeBreakdown(NamedTuple):
 
 
 def fees_for(amount_usd: Decimal, merchant: Merchant, method: PaymentMethod) -> FeeBreakdown:
-    platform = usd(amount_usd * merchant.platform_fee_pct / HUNDRED)
-    provider = usd(amount_usd * method.fee_percent / HUNDRED + method.fee_flat)
+    # Rounded to cents as `money.usd` does, inline (three calls fewer on every payment).
+    platform = (amount_usd * merchant.platform_fee_pct / HUNDRED).quantize(CENT, ROUND_HALF_UP)
+    provider = (amount_usd * method.fee_percent / HUNDRED + method.fee_flat).quantize(
+        CENT, ROUND_HALF_UP
+    )
     network = CARD_NETWORK_FEE_USD if method.channel == "CREDIT_CARD" else ZERO
-    reserve = usd(amount_usd * merchant.rolling_reserve_pct / HUNDRED)
+    reserve = (amount_usd * merchant.rolling_reserve_pct / HUNDRED).quantize(CENT, ROUND_HALF_UP)
+    # Cap in order network -> provider -> platform so the total never exceeds the room left
+    # after the reserve (each as `min(fee, room)`: the fee unless the room is smaller).
     room = amount_usd - reserve
-    # Cap in order network -> provider -> platform so the total never exceeds the room.
-    network = min(network, room)
-    provider = min(provider, room - network)
-    platform = min(platform, room - network - provider)
-    return FeeBreakdown(platform=platform, provider=provider, network=network, reserve=reserve)
+    if room < network:
+        network = room
+    room = room - network
+    if room < provider:
+        provider = room
+    room = room - provider
+    if room < platform:
+        platform = room
+    return FeeBreakdown(platform, provider, network, reserve)

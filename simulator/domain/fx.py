@@ -8,16 +8,17 @@ what was asked (`amountLocal` = `inputAmount`).
 from __future__ import annotations
 
 import re
-from decimal import Decimal
+from decimal import ROUND_HALF_UP, Decimal
 from typing import NamedTuple
 
 from simulator.domain.catalog import FxTable
 from simulator.domain.errors import ApiError, invalid_request
-from simulator.domain.money import has_decimals_at_most, round_to, usd
+from simulator.domain.money import CENT, has_decimals_at_most, round_to, usd
 
 ISO4217 = re.compile(r"[A-Z]{3}")
 CURRENCY_PROBLEM = "expected a 3-letter upper-case ISO-4217 code"
 HUNDRED = Decimal(100)
+ONE = Decimal(1)
 
 
 class Conversion(NamedTuple):
@@ -44,7 +45,7 @@ class Fx:
     def check_precision(self, amount: Decimal, currency: str) -> None:
         """400 amount_invalid for an amount with more decimals than `currency` has (10.005 USD,
         10.5 CLP): it would otherwise be rounded silently into a charge nobody asked for."""
-        decimals = self.decimals(currency)
+        decimals = self._table.decimals.get(currency, 2)  # `decimals`, one call less a payment
         if not has_decimals_at_most(amount, decimals):
             raise ApiError(
                 "amount_invalid",
@@ -66,7 +67,7 @@ class Fx:
 
     def rate(self, currency: str) -> Decimal:
         if currency == "USD":
-            return Decimal(1)
+            return ONE
         rate = self._table.usd_rates.get(currency)
         if rate is None:
             raise ApiError(
@@ -83,20 +84,27 @@ class Fx:
             return amount
         return amount / self.rate(currency) * (1 - self._table.markup_pct / HUNDRED)
 
-    def convert(self, amount: Decimal, currency: str, local_currency: str) -> Conversion:
-        headline = usd(self.to_usd_headline(amount, currency))
+    def convert(
+        self,
+        amount: Decimal,
+        currency: str,
+        local_currency: str,
+        headline: Decimal | None = None,
+    ) -> Conversion:
+        """`amount` in `currency` as the USD headline and the local amount; `headline` is
+        `to_usd_headline(amount, currency)` when the caller has it already (unrounded)."""
+        if headline is None:
+            headline = self.to_usd_headline(amount, currency)
+        headline = headline.quantize(CENT, ROUND_HALF_UP)  # `usd`, inline (on every payment)
+        decimals = self._table.decimals.get(local_currency, 2)
         if currency == local_currency:
-            local = round_to(amount, self.decimals(local_currency))
+            local = round_to(amount, decimals)
         else:
-            local = round_to(headline * self.rate(local_currency), self.decimals(local_currency))
-        presented = currency != "USD"
-        return Conversion(
-            amount_usd=headline,
-            input_currency=currency if presented else None,
-            input_amount=amount if presented else None,
-            amount_local=local,
-            currency_local=local_currency,
-        )
+            local = round_to(headline * self.rate(local_currency), decimals)
+        # Positional: a NamedTuple called with keywords costs several times as much.
+        if currency != "USD":
+            return Conversion(headline, currency, amount, local, local_currency)
+        return Conversion(headline, None, None, local, local_currency)
 
     def local_to_usd(self, amount_local: Decimal, currency_local: str) -> Decimal:
         """Mid-rate conversion for refunds (which are in the transaction's local currency)."""

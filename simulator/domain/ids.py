@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-import base64
 import functools
 import os
 import random
+from binascii import b2a_base64
 from collections.abc import Callable
 from typing import NoReturn
 
 _ALPHABET = "0123456789ABCDEFGHJKLMNPQRSTUVWXYZ"
+_URLSAFE = bytes.maketrans(b"+/", b"-_")
 _REFILL_BYTES = 1 << 16
 _RECIP_BPF = 2.0**-53
 
@@ -43,13 +44,13 @@ class BufferedSystemRandom(random.Random):
         raise NotImplementedError("BufferedSystemRandom has no state to restore")
 
     def _take(self, count: int) -> bytes:
-        end = self._position + count
+        start = self._position
+        end = start + count
         if end > len(self._buffer):
             self._buffer = os.urandom(max(_REFILL_BYTES, count))
-            self._position, end = 0, count
-        chunk = self._buffer[self._position : end]
+            start, end = 0, count
         self._position = end
-        return chunk
+        return self._buffer[start:end]
 
     def random(self) -> float:
         return (int.from_bytes(self._take(7)) >> 3) * _RECIP_BPF
@@ -71,7 +72,14 @@ class BufferedSystemRandom(random.Random):
         table, refused = _byte_mapping(alphabet)
         # A few bytes more than asked for, so the bytes refused (up to 7% for 34 characters)
         # rarely leave it short: one draw, where one per shortfall took half again as long.
-        chosen = self._take(length + (length >> 2) + 2).translate(table, refused)
+        # The buffer is read in place (no `_take` call) when it holds enough: an id per payment.
+        start = self._position
+        end = start + length + (length >> 2) + 2
+        if end <= len(self._buffer):
+            self._position = end
+            chosen = self._buffer[start:end].translate(table, refused)
+        else:
+            chosen = self._take(end - start).translate(table, refused)
         while len(chosen) < length:
             chosen += self._take(length).translate(table, refused)
         return chosen[:length].decode("ascii")
@@ -96,8 +104,8 @@ _RECORD_IDS = BufferedSystemRandom()
 
 
 def token_hex(nbytes: int) -> str:
-    """Like `secrets.token_hex`, from OS randomness read in bulk."""
-    return _RECORD_IDS.token_hex(nbytes)
+    """Like `secrets.token_hex`, from OS randomness read in bulk (a request id, a job id...)."""
+    return _RECORD_IDS._take(nbytes).hex()
 
 
 # Identifiers and tokens in answers come from the app's generator (`DomainContext.rng`): the OS's
@@ -114,7 +122,9 @@ def hex_token(rng: random.Random | None, nbytes: int) -> str:
 def urlsafe_token(rng: random.Random | None, nbytes: int) -> str:
     """Like `secrets.token_urlsafe`, from `rng`."""
     raw = (_RECORD_IDS if rng is None else rng).randbytes(nbytes)
-    return base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
+    # What base64.urlsafe_b64encode does, without its two Python frames (a production hosted
+    # payment's page token, per payment).
+    return b2a_base64(raw, newline=False).translate(_URLSAFE).rstrip(b"=").decode()
 
 
 def unused(draw: Callable[[], str], lookup: Callable[[str], object | None]) -> str:

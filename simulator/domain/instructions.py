@@ -14,7 +14,11 @@ from datetime import date
 from decimal import Decimal
 from random import Random
 
-from simulator.domain.documents import clabe_check_digit, random_digits
+from simulator.domain.documents import (
+    clabe_check_digit,
+    clabe_check_digit_of_digits,
+    random_digits,
+)
 from simulator.domain.ids import BufferedSystemRandom
 
 _DIGITS_RE = re.compile(r"[0-9]+")
@@ -70,6 +74,29 @@ def spei_reference(rng: Random) -> str:
     if isinstance(rng, BufferedSystemRandom):
         return rng.characters("123456789", 1) + random_digits(rng, 6)
     return str(rng.randrange(1_000_000, 10_000_000))
+
+
+_DIGITS = "0123456789"
+_STP_BANK_AND_PLAZA = "646180"
+
+
+def spei_account(rng: Random) -> tuple[str, str]:
+    """A SPEI payment's CLABE (`generate_clabe`'s defaults) and reference (`spei_reference`).
+
+    From OS randomness (every `serve`), their 18 random digits are one draw: a SPEI charge is
+    the commonest payment, and three draws were a third of the cost of its instructions. A
+    seeded generator makes the two functions' own draws, in their order, so a seeded server
+    still answers what it answered before."""
+    if not isinstance(rng, BufferedSystemRandom):
+        return generate_clabe(rng), spei_reference(rng)
+    digits = rng.characters(_DIGITS, 18)
+    first17 = _STP_BANK_AND_PLAZA + digits[:11]
+    reference = digits[11:]
+    if reference[0] == "0":
+        # No leading zero (see spei_reference): the first digit, redrawn from 1-9 when it is 0,
+        # is still uniform over 1-9 and independent of the others.
+        reference = rng.characters("123456789", 1) + reference[1:]
+    return first17 + clabe_check_digit_of_digits(first17), reference
 
 
 # --- PIX BR Code (Brazil) --------------------------------------------------------------------

@@ -72,6 +72,9 @@ class PaymentRequest(NamedTuple):
     body: dict[str, Any] | None = None
 
 
+_new_request = tuple.__new__
+
+
 def _issue(path: str, message: str) -> dict[str, str]:
     return {"path": path, "message": message}
 
@@ -157,24 +160,28 @@ def read_payment_request(body: dict[str, Any]) -> PaymentRequest:
         fallbacks = _customer_fallbacks(customer)
         for key, value in fallbacks.items():
             text[key] = get(key) or value
-    return PaymentRequest(
-        parse_amount(body["amount"]),
-        get("currency"),
-        get("paymentMethodId"),
-        get("paymentMethod"),
-        get("country"),
-        get("userName"),
-        get("userEmail"),
-        get("documentId"),
-        get("userPhone"),
-        get("userIp"),
-        get("merchantOrderId"),
-        (get("tag1"), get("tag2"), get("tag3")),
-        body.get("hostedCheckout") is True,
-        get("returnUrl"),
-        get("merchantId"),
-        get("shopId"),
-        body,
+    # tuple.__new__ is what the NamedTuple's own __new__ calls, without a Python frame of its own.
+    return _new_request(
+        PaymentRequest,
+        (
+            parse_amount(body["amount"]),
+            get("currency"),
+            get("paymentMethodId"),
+            get("paymentMethod"),
+            get("country"),
+            get("userName"),
+            get("userEmail"),
+            get("documentId"),
+            get("userPhone"),
+            get("userIp"),
+            get("merchantOrderId"),
+            (get("tag1"), get("tag2"), get("tag3")),
+            body.get("hostedCheckout") is True,
+            get("returnUrl"),
+            get("merchantId"),
+            get("shopId"),
+            body,
+        ),
     )
 
 

@@ -204,7 +204,8 @@ def check_limits(method: PaymentMethod, amount_usd: Decimal, local: Decimal) -> 
 def check_amount(fx: Fx, method: PaymentMethod, amount: Decimal, currency: str) -> Conversion:
     """The amount bounds a charge applies, for callers that show choices before charging (the
     checkout grid greys out a method exactly when picking it would be refused)."""
-    check_cap(fx.to_usd_headline(amount, currency))
-    conversion = fx.convert(amount, currency, method.local_currency)
+    headline = fx.to_usd_headline(amount, currency)
+    check_cap(headline)
+    conversion = fx.convert(amount, currency, method.local_currency, headline)
     check_limits(method, conversion.amount_usd, conversion.amount_local)
     return conversion

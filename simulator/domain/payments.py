@@ -43,7 +43,7 @@ from simulator.domain.states import (
 )
 from simulator.domain.trace import trace_view
 from simulator.domain.transactions import TransactionFilters
-from simulator.domain.views import transaction_view
+from simulator.domain.views import created_view, transaction_view
 
 if TYPE_CHECKING:
     from simulator.domain.records import ClaimRecord, TransactionRecord
@@ -57,6 +57,7 @@ CLOSED_AT: dict[str, Literal["failedAt", "expiredAt"]] = {
     "failed": "failedAt",
     "expired": "expiredAt",
 }
+_new_charge = tuple.__new__
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,70 +116,74 @@ class PaymentService:
             raise ApiError(
                 "forbidden", "merchantId is not the credential's merchant.", param="merchantId"
             )
-        currency = ctx.fx.check_currency(request.currency or "USD")
-        ctx.fx.rate(currency)  # fx_unavailable before anything else is looked up
-        ctx.fx.check_precision(request.amount, currency)
+        fx, amount = ctx.fx, request.amount
+        if request.currency:
+            currency = fx.check_currency(request.currency)
+            fx.rate(currency)  # fx_unavailable before anything else is looked up
+        else:
+            currency = "USD"  # the default: well formed, and every world has its rate
+        fx.check_precision(amount, currency)
         country = normalize_country(request.country) if request.country else None
         method = resolve_method(ctx.catalog, principal, shop, request, country)
         if country is None:
             country = method.country_iso3
-        check_cap(ctx.fx.to_usd_headline(request.amount, currency))
-        conversion = ctx.fx.convert(request.amount, currency, method.local_currency)
+        headline = fx.to_usd_headline(amount, currency)
+        check_cap(headline)
+        conversion = fx.convert(amount, currency, method.local_currency, headline)
         check_limits(method, conversion.amount_usd, conversion.amount_local)
         check_buyer(request, method, country)
         enabled = method.sandbox_only or method.id in shop.enabled_method_ids
-        if principal.environment == "production" and not method.routable:
+        environment = principal.environment
+        if environment == "production" and not method.routable:
             raise cascade_exhausted(method.id, enabled_for_shop=enabled)
-        routed = route(
-            method,
-            ctx.catalog.providers,
-            principal.environment,
-            enabled_for_shop=enabled,
-            world=ctx.providers,
-        )
+        routed = route(method, ctx.catalog.providers, environment, enabled, ctx.providers)
         provider = routed.provider
         now = ctx.now()
         tx_id = new_id(ctx.rng, "TXN-")
         due_at = now + method.due_hours * 3600
+        payment_data = form_path = token = None
+        if method.flow == "hosted":
+            form_path, token = form_link(tx_id, environment, ctx.rng)
+        else:
+            payment_data = self._instructions(
+                method, provider, conversion.amount_local, tx_id, due_at
+            )
+        hosted_checkout = request.hosted_checkout
+        return_url = request.return_url
         tx = new_record(
             tx_id,
             principal.merchant,
             shop,
-            principal.environment,
+            environment,
             method,
             conversion,
-            country=country,
-            now=now,
-            hostedCheckout=request.hosted_checkout,
-            returnUrl=request.return_url,
-            merchantOrderId=request.merchant_order_id,
-            tags=list(request.tags),
-            userName=request.user_name,
-            userEmail=request.user_email,
-            userPhone=request.user_phone,
-            userIp=request.user_ip or request_ip,
-            providerId=provider.id,
-            simulate=simulate,
-            dueAt=due_at,
-            expiresAt=now + PLACEHOLDER_EXPIRY,
+            country,
+            now,
+            # From here by position, in the record's order (`new_record`'s parameters).
+            payment_data,
+            form_path,
+            token,
+            hosted_checkout,
+            return_url,
+            checkout_path(tx_id, return_url, token) if hosted_checkout else None,
+            request.merchant_order_id,
+            request.tags,
+            request.user_name,
+            request.user_email,
+            request.user_phone,
+            request.user_ip or request_ip,
+            provider.id,
+            simulate,
+            due_at,
+            now + PLACEHOLDER_EXPIRY,
         )
-        if method.flow == "hosted":
-            tx["paymentFormPath"], token = form_link(tx_id, principal.environment, self.ctx.rng)
-            if token is not None:
-                tx["providerToken"] = token
-        else:
-            tx["paymentData"] = self._instructions(
-                method, provider, conversion.amount_local, tx_id, due_at
-            )
-        if request.hosted_checkout:
-            tx["checkoutPath"] = checkout_path(tx_id, request.return_url, tx.get("providerToken"))
         if len(routed.attempts) > 1:
             # The trace's routing entries come from the payment (`trace_view`): kept on it, the
             # detour costs no write of its own.
             tx["cascadeAttempts"] = [(a.provider, a.outcome) for a in routed.attempts]
         ctx.transactions.add(tx)
         ctx.coverage.reach("transaction.create", tx)
-        self._schedule_outcomes(tx, routed.callback, principal.environment)
+        self._schedule_outcomes(tx, routed.callback, environment)
         # The providers' counts join the payment's commit (a refused charge's are written by the
         # handler, after its batch is rolled back).
         ctx.providers.flush()
@@ -245,10 +250,10 @@ class PaymentService:
             conversion,
             country=method.country_iso3,
             now=now,
-            paymentData=payment_data,
-            userName=user_name,
-            userEmail=user_email,
-            providerId=method.provider_ids[0] if method.provider_ids else None,
+            payment_data=payment_data,
+            user_name=user_name,
+            user_email=user_email,
+            provider_id=method.provider_ids[0] if method.provider_ids else None,
         )
         ctx.transactions.add(tx)
         ctx.trace.record(tx, "created", **_created_fields(tx), source="deposit")
@@ -264,7 +269,10 @@ class PaymentService:
         due_at: float,
     ) -> dict[str, Any]:
         rail = RAILS[method.method]
-        charge = Charge(self.ctx.rng, tx_id, amount_local, due_at, provider.beneficiary_name)
+        # tuple.__new__, as the NamedTuple's own __new__ would, without its Python frame.
+        charge = _new_charge(
+            Charge, (self.ctx.rng, tx_id, amount_local, due_at, provider.beneficiary_name)
+        )
         data: dict[str, Any] = {"method": method.method, **rail.build(charge)}
         if rail.shows_bank and provider.bank_name:
             data["bankName"] = provider.bank_name
@@ -279,14 +287,14 @@ class PaymentService:
     ) -> None:
         jobs, created, tx_id = self.ctx.jobs, tx["createdAt"], tx["id"]
         jobs.schedule("payment.deadline", tx["dueAt"], {"transactionId": tx_id})
-        # The poll's next run after creation confirms what no callback will (design.md 2.2).
-        first_poll = next_poll(created)
         simulate = tx["simulate"]
         if environment == "sandbox":
             if simulate == "slow_payment":
+                # The poll's next run after creation confirms what no callback will (design.md
+                # 2.2): its first run is computed only for the payments it will answer.
                 jobs.schedule(
                     "payment.reconcile",
-                    first_poll,
+                    next_poll(created),
                     {"transactionId": tx_id, "outcome": "paid"},
                 )
             elif simulate is not None:
@@ -301,7 +309,7 @@ class PaymentService:
         if callback.after_seconds is None:
             jobs.schedule(
                 "payment.reconcile",
-                first_poll,
+                next_poll(created),
                 {"transactionId": tx_id, "outcome": callback.outcome},
             )
             return
@@ -327,8 +335,13 @@ class PaymentService:
         """One page of the caller's transactions as ids (to render from stored versions)."""
         return self.ctx.transactions.page_ids(principal.scope, filters, limit, offset)
 
-    def view(self, tx: TransactionRecord, base_url: str | None = None, **kw: Any) -> dict[str, Any]:
-        return transaction_view(tx, base_url or self.ctx.public_url, self.ctx.now(), **kw)
+    def view(
+        self, tx: TransactionRecord, base_url: str | None = None, *, on_create: bool = False
+    ) -> dict[str, Any]:
+        ctx = self.ctx
+        if on_create:
+            return created_view(tx, base_url or ctx.public_url, ctx.now())
+        return transaction_view(tx, base_url or ctx.public_url, ctx.now())
 
     # -- transitions -----------------------------------------------------------------------------
 

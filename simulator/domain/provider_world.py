@@ -399,8 +399,9 @@ class ProviderWorld:
         return draw < rate
 
     def _count(self, state: ProviderState, outcome: str) -> None:
-        state.counts["charges"] += 1
-        state.counts[_COUNTED[outcome]] += 1
+        counts = state.counts
+        counts["charges"] += 1
+        counts[_COUNTED[outcome]] += 1
         self._counted.add(state.fixture.id)
 
     # -- the operator's scripting -------------------------------------------------------------

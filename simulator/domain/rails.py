@@ -56,10 +56,8 @@ class Rail:
 
 
 def _spei(charge: Charge) -> dict[str, str]:
-    return {
-        "clabe": instructions.generate_clabe(charge.rng),
-        "reference": instructions.spei_reference(charge.rng),
-    }
+    clabe, reference = instructions.spei_account(charge.rng)
+    return {"clabe": clabe, "reference": reference}
 
 
 def _pix(charge: Charge) -> dict[str, str]:

@@ -69,25 +69,6 @@ class TransactionRecord(TypedDict):
     uncoveredUsd: NotRequired[str]  # a provider refund larger than the balance could cover
 
 
-class TransactionFields(TypedDict, total=False):
-    """What the way a pay-in arrived sets of its `TransactionRecord` (`payment_record.new_record`'s
-    keyword fields; the other fields have a default there). Same types as the record's."""
-
-    paymentData: dict[str, str]
-    hostedCheckout: bool
-    returnUrl: str | None
-    merchantOrderId: str | None
-    tags: list[str | None]
-    userName: str | None
-    userEmail: str | None
-    userPhone: str | None
-    userIp: str | None
-    providerId: str | None
-    simulate: str | None
-    dueAt: float
-    expiresAt: float
-
-
 class ClaimRecord(TypedDict):
     """A refund or chargeback claim (`CLM-...`): `refunds.RefundService`."""
 

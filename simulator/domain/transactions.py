@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 
 IndexKey = tuple[str, str, str | None, str | None]
 SortKey = tuple[float, str]
+_new_row_keys = tuple.__new__
 
 
 class RowKeys(NamedTuple):
@@ -45,16 +46,20 @@ class RowKeys(NamedTuple):
     @classmethod
     def of(cls, tx: TransactionRecord) -> RowKeys:
         statuses = (tx["status"], "chargeback") if tx.get("chargebackClaimId") else (tx["status"],)
-        return cls(
-            tx["merchantId"],
-            tx["environment"],
-            tx["shopId"],
-            statuses,
-            tx["paymentMethodId"],
-            tx["country"],
-            tx.get("merchantOrderId"),
-            tx["paymentMethod"],
-            tx["createdAt"],
+        # tuple.__new__, as the NamedTuple's own __new__ would, without its Python frame.
+        return _new_row_keys(
+            cls,
+            (
+                tx["merchantId"],
+                tx["environment"],
+                tx["shopId"],
+                statuses,
+                tx["paymentMethodId"],
+                tx["country"],
+                tx.get("merchantOrderId"),
+                tx["paymentMethod"],
+                tx["createdAt"],
+            ),
         )
 
     def index_keys(self) -> list[IndexKey]:
@@ -102,6 +107,8 @@ class TransactionRepository:
         self._table = table
         self._keys: dict[str, RowKeys] = {}
         self._index: dict[IndexKey, list[SortKey]] = defaultdict(list)
+        self._lists_by_group: dict[tuple[str, str, str, tuple[str, ...]], tuple[list[SortKey], ...]]
+        self._lists_by_group = {}
         self._load()
 
     def visible(self, principal: Principal, transaction_id: str) -> TransactionRecord:
@@ -132,8 +139,24 @@ class TransactionRepository:
     def _insert(self, tx_id: str, keys: RowKeys) -> None:
         self._keys[tx_id] = keys
         entry = (keys.created_at, tx_id)
-        for key in keys.index_keys():
-            insort(self._index[key], entry)
+        for rows in self._lists_by_group.get(keys[:4]) or self._lists_of(keys):
+            # A new payment is the newest of its lists (the clock only moves on): appended, with
+            # no search; anything else (a restored write, an equal instant) goes in its place.
+            if rows and entry < rows[-1]:
+                insort(rows, entry)
+            else:
+                rows.append(entry)
+
+    def _lists_of(self, keys: RowKeys) -> tuple[list[SortKey], ...]:
+        """The index lists a transaction with these keys is in (`RowKeys.index_keys`), kept per
+        (merchant, environment, shop, statuses): found once, not looked up by four keys on every
+        payment. The lists are never replaced, only changed in place."""
+        group = keys[:4]  # (merchant_id, environment, shop_id, statuses), a plain tuple
+        lists = self._lists_by_group.get(group)
+        if lists is None:
+            index = self._index
+            lists = self._lists_by_group[group] = tuple(index[key] for key in keys.index_keys())
+        return lists
 
     def _remove(self, tx_id: str, keys: RowKeys, only: set[IndexKey]) -> None:
         entry = (keys.created_at, tx_id)

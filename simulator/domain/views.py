@@ -38,17 +38,24 @@ def _money(value: str | None) -> Decimal | None:
     return None if value is None else dec(value)
 
 
-_JSON_MONEY: BoundedCache[str, int | float] = BoundedCache(16_384)
+class _JsonMoney(BoundedCache[str, int | float]):
+    """Stored amounts as the numbers the API shows, read as `_JSON_MONEY[text]`. A transaction's
+    view is built on every create and read: as Decimals, its amounts cost six times as much to
+    make and encode, and the same few values (fees, round amounts) recur from one payment to the
+    next. A hit is a plain dict lookup, in C; only a miss calls back into Python."""
+
+    __slots__ = ()
+
+    def __missing__(self, value: str) -> int | float:
+        number = self[value] = to_json_number(dec(value))
+        return number
+
+
+_JSON_MONEY = _JsonMoney(16_384)
 
 
 def _json_money(value: str) -> int | float:
-    """A stored amount as the number the API shows. A transaction's view is built on every
-    create and read: as Decimals, its amounts cost six times as much to make and encode, and the
-    same few values (fees, round amounts) recur from one payment to the next."""
-    number = _JSON_MONEY.get(value)
-    if number is None:
-        number = _JSON_MONEY[value] = to_json_number(dec(value))
-    return number
+    return _JSON_MONEY[value]
 
 
 def settles_at(tx: TransactionRecord) -> float | None:
@@ -61,61 +68,98 @@ def settles_at(tx: TransactionRecord) -> float | None:
 def settlement_status(tx: TransactionRecord, now: float) -> str:
     if tx["status"] in ("failed", "expired"):
         return "cancelled"
-    at = settles_at(tx)
+    at = tx.get("availableAt")
     return "settled" if at is not None and at <= now else "pending"
 
 
 def transaction_view(
     tx: TransactionRecord, base_url: str, now: float, *, on_create: bool = False
 ) -> dict[str, Any]:
-    payment_data = dict(tx["paymentData"])
+    """The transaction as the API shows it: `created_view` on create, else its read view."""
+    if on_create:
+        return created_view(tx, base_url, now)
+    money = _JSON_MONEY
     view: dict[str, Any] = {
-        ("transactionId" if on_create else "id"): tx["id"],
+        "id": tx["id"],
         "status": tx["status"],
-        "amount": _json_money(tx["amount"]),
+        "amount": money[tx["amount"]],
         "currency": "USD",
     }
     if tx.get("inputCurrency"):
         view["inputCurrency"] = tx["inputCurrency"]
         input_amount = tx.get("inputAmount")
-        view["inputAmount"] = None if input_amount is None else _json_money(input_amount)
-    view["amountLocal"] = _json_money(tx["amountLocal"])
+        view["inputAmount"] = None if input_amount is None else money[input_amount]
+    view["amountLocal"] = money[tx["amountLocal"]]
     view["currencyLocal"] = tx["currencyLocal"]
     view["paymentMethodId"] = tx["paymentMethodId"]
     view["paymentMethod"] = tx["paymentMethod"]
-    icon = absolute(base_url, tx["iconPath"])
-    if on_create:
-        view["paymentMethodName"] = tx["paymentMethodName"]
-        view["logoUrl"] = icon
-        view["iconUrl"] = icon
     view["country"] = tx["country"]
-    view["fees"] = {key: _json_money(value) for key, value in tx["fees"].items()}
-    settlement: dict[str, Any] = {
+    view["fees"] = {key: money[value] for key, value in tx["fees"].items()}
+    view["settlement"] = {
         "type": "delayed",
         "delay": tx["settlementDelay"],
+        "status": settlement_status(tx, now),
     }
-    if on_create:
-        settlement["reserve"] = _json_money(tx["reserve"])
-    settlement["status"] = settlement_status(tx, now)
-    view["settlement"] = settlement
     view["paymentFormUrl"] = absolute(base_url, tx.get("paymentFormPath"))
-    view["paymentData"] = payment_data
+    view["paymentData"] = dict(tx["paymentData"])
     if tx.get("hostedCheckout"):
         view["checkoutUrl"] = absolute(base_url, tx["checkoutPath"])
-    if not on_create:
-        timestamps = {"created": isoformat(tx["createdAt"]), "updated": isoformat(tx["updatedAt"])}
-        for key in ("completedAt", "failedAt", "expiredAt", "refundedAt"):
-            if tx.get(key) is not None:
-                timestamps[key.removesuffix("At")] = isoformat(tx[key])
-        view["timestamps"] = timestamps
-        view["userEmail"] = tx.get("userEmail")
-        view["refundedAmount"] = _json_money(tx.get("refundedLocal", "0"))
-        # The payment stays `completed` under a chargeback (spec); this says one is open on it.
-        view["chargebackClaimId"] = tx.get("chargebackClaimId")
+    timestamps = {"created": isoformat(tx["createdAt"]), "updated": isoformat(tx["updatedAt"])}
+    for key in ("completedAt", "failedAt", "expiredAt", "refundedAt"):
+        if tx.get(key) is not None:
+            timestamps[key.removesuffix("At")] = isoformat(tx[key])
+    view["timestamps"] = timestamps
+    view["userEmail"] = tx.get("userEmail")
+    view["refundedAmount"] = money[tx.get("refundedLocal", "0")]
+    # The payment stays `completed` under a chargeback (spec); this says one is open on it.
+    view["chargebackClaimId"] = tx.get("chargebackClaimId")
     view["merchantOrderId"] = tx.get("merchantOrderId")
     view["tag1"], view["tag2"], view["tag3"] = tx["tags"]
-    if on_create:
-        view["expiresAt"] = isoformat(tx["expiresAt"])
+    return view
+
+
+def created_view(tx: TransactionRecord, base_url: str, now: float) -> dict[str, Any]:
+    """What POST /payments answers about the transaction it made (one pass, in answer order)."""
+    money = _JSON_MONEY
+    view: dict[str, Any] = {
+        "transactionId": tx["id"],
+        "status": tx["status"],
+        "amount": money[tx["amount"]],
+        "currency": "USD",
+    }
+    if tx.get("inputCurrency"):
+        view["inputCurrency"] = tx["inputCurrency"]
+        input_amount = tx.get("inputAmount")
+        view["inputAmount"] = None if input_amount is None else money[input_amount]
+    icon = absolute(base_url, tx["iconPath"])
+    view["amountLocal"] = money[tx["amountLocal"]]
+    view["currencyLocal"] = tx["currencyLocal"]
+    view["paymentMethodId"] = tx["paymentMethodId"]
+    view["paymentMethod"] = tx["paymentMethod"]
+    view["paymentMethodName"] = tx["paymentMethodName"]
+    view["logoUrl"] = icon
+    view["iconUrl"] = icon
+    view["country"] = tx["country"]
+    fees = tx["fees"]  # as `new_record` made it a moment ago: these four
+    view["fees"] = {
+        "platform": money[fees["platform"]],
+        "provider": money[fees["provider"]],
+        "network": money[fees["network"]],
+        "total": money[fees["total"]],
+    }
+    view["settlement"] = {
+        "type": "delayed",
+        "delay": tx["settlementDelay"],
+        "reserve": money[tx["reserve"]],
+        "status": settlement_status(tx, now),
+    }
+    view["paymentFormUrl"] = absolute(base_url, tx.get("paymentFormPath"))
+    view["paymentData"] = dict(tx["paymentData"])
+    if tx.get("hostedCheckout"):
+        view["checkoutUrl"] = absolute(base_url, tx["checkoutPath"])
+    view["merchantOrderId"] = tx.get("merchantOrderId")
+    view["tag1"], view["tag2"], view["tag3"] = tx["tags"]
+    view["expiresAt"] = isoformat(tx["expiresAt"])
     return view
 
 

@@ -22,9 +22,14 @@ async def drain(app: web.Application, grace: float) -> int:
     """Wait up to `grace` seconds for the requests in flight; cancel the rest (each answers
     503 service_unavailable). Returns how many had to be cancelled."""
     app[STOPPING].set()
-    # on_shutdown ends what never finishes by itself (the /_sim/events streams); its handlers
-    # are idempotent, as aiohttp's cleanup runs them again.
+    # on_shutdown ends what never finishes by itself (the event and request-log streams), in
+    # `default` and in every loaded namespace (an open stream of one would hold the exit back
+    # for the whole grace, then be cut off); its handlers are idempotent, as aiohttp's cleanup
+    # runs them again.
     await app.shutdown()
+    worlds = app.get(WORLDS)
+    for world in worlds.loaded() if worlds is not None else ():
+        await world.shutdown()
     loop = asyncio.get_running_loop()
     deadline = loop.time() + grace
     while (in_flight := _in_flight(app)) and (left := deadline - loop.time()) > 0:

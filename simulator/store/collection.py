@@ -25,13 +25,18 @@ exactly what was there.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any, Generic, NoReturn, TypeVar
+from typing import Any, Final, Generic, NoReturn, TypeVar
 
 import orjson
 from tinydb.table import Table
 
 from simulator.memory import no_gc
 from simulator.store.journal import JournalStorage
+from simulator.store.journal_format import op_head
+from simulator.store.pending import MISSING
+
+_dumps = orjson.dumps
+_NEWLINE: Final = orjson.OPT_APPEND_NEWLINE
 
 __all__ = ["Collection"]
 
@@ -55,6 +60,7 @@ class Collection(Generic[R]):
     def __init__(self, storage: JournalStorage, name: str) -> None:
         self.name = name
         self._journal = storage
+        self._head = op_head(name)  # None: every write raises, as `append` says why
 
     # -- O(1) document API ---------------------------------------------------------
 
@@ -84,7 +90,24 @@ class Collection(Generic[R]):
 
         Replacing keeps the document's place in the insertion order.
         """
-        self._journal.append([(self.name, doc_id, dict(doc))])
+        # Inside a batch (every write of a request), `JournalStorage.append`'s steps for one op
+        # are written out here: no op tuple, list or zip, no call into the storage. The document
+        # is serialised once: its bytes are both what memory keeps and what the line holds.
+        journal = self._journal
+        batch = journal._batch
+        head = self._head
+        if batch is None or head is None or type(doc) is not dict or type(doc_id) is not str:
+            journal.append([(self.name, doc_id, dict(doc))])  # raises for what these turn away
+            return
+        # Everything that can fail (a non-JSON value, an id orjson refuses) before any change.
+        raw = _dumps(doc, option=_NEWLINE)[:-1]  # sized to fit (`compact_bytes`)
+        fragment = b"".join((head, _dumps(doc_id), b",", raw, b"]"))
+        docs = journal._data.get(self.name)
+        if docs is None:
+            docs = journal._data[self.name] = {}
+        batch.undo.append((self.name, doc_id, docs.get(doc_id, MISSING)))
+        docs[doc_id] = raw
+        batch.fragments.append(fragment)
 
     def delete(self, doc_id: str) -> None:
         """Remove the document; a no-op (nothing written) if it does not exist.

@@ -10,6 +10,7 @@ import logging
 import os
 import secrets
 import time
+import zlib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Final
@@ -22,9 +23,40 @@ SNAPSHOT: Final = "snapshot.json"
 TMP_SUFFIX: Final = ".tmp"  # a file being written atomically (write_atomically)
 
 
-def encode_and_write_snapshot(data_dir: Path, tables: Encoded, mark: JournalMark) -> None:
-    """The compaction thread's work: it touches nothing but its arguments and the snapshot files."""
+_CRC_CHUNK: Final = 1 << 20
+
+
+def encode_and_write_snapshot(
+    data_dir: Path, tables: Encoded, journal: Path, inode: int, size: int
+) -> None:
+    """The compaction thread's work: it touches nothing but its arguments and the snapshot files,
+    and reads the journal's first `size` bytes (which no write changes) for the snapshot's mark."""
+    mark = journal_mark(journal, inode, size)
     write_snapshot(data_dir, encode_snapshot(tables, mark, pause=let_the_loop_run))
+
+
+def journal_mark(journal: Path, inode: int, size: int) -> JournalMark:
+    """The mark of the journal's first `size` bytes, their CRC-32 read back from the file.
+
+    The store keeps no running CRC: one per write was the CRC of every journal line in the
+    event loop (0.7% of a `POST /payments`), for the few marks a compaction takes. OSError if
+    `journal` is no longer the file `inode` names (a snapshot must never mark another one) or
+    is shorter than `size`."""
+    crc = 0
+    fd = os.open(journal, os.O_RDONLY)
+    try:
+        if os.fstat(fd).st_ino != inode:
+            raise OSError(errno.ESTALE, f"{journal} was replaced while a snapshot was marked")
+        at = 0
+        while at < size:
+            part = os.pread(fd, min(_CRC_CHUNK, size - at), at)
+            if not part:
+                raise OSError(errno.EIO, f"{journal} is shorter than the store wrote ({at}/{size})")
+            crc = zlib.crc32(part, crc)
+            at += len(part)
+    finally:
+        os.close(fd)
+    return JournalMark(inode, size, crc)
 
 
 def let_the_loop_run() -> None:

@@ -34,8 +34,10 @@ instead, so the server's event loop never stalls for it (~0.2 s with 100k docume
 1. the write takes a shallow copy of each table (documents are immutable bytes, so that
    is a consistent snapshot of the state at the journal's current length, the *mark*),
    and hands it to the compaction thread;
-2. the thread encodes it, writes ``snapshot.json.tmp``, fsyncs it, renames it over
-   ``snapshot.json`` and fsyncs the dir; meanwhile writes go on appending to the journal;
+2. the thread reads the marked bytes back from the journal for their CRC-32 (no write changes
+   them; the store keeps no running CRC, which cost every write one in the event loop), encodes
+   the copy, writes ``snapshot.json.tmp``, fsyncs it, renames it over ``snapshot.json`` and
+   fsyncs the dir; meanwhile writes go on appending to the journal;
 3. the first write after the thread is done (or ``close()``) copies the journal's lines
    after the mark into ``journal.log.tmp`` (fsynced with ``fsync=True``), renames it over
    ``journal.log`` and appends to that new file from then on.
@@ -43,8 +45,8 @@ instead, so the server's event loop never stalls for it (~0.2 s with 100k docume
 One compaction runs at a time; ``compact()``, ``close()`` and a full rewrite wait for a
 running one first.  A failed one is logged and retried ``compact_every`` lines (or
 ``compaction_bytes()`` bytes) later; the write that started it has already succeeded.  The thread
-works only on its copies and the snapshot files; the lock is released only after it has
-finished.
+works only on its copies, the snapshot files and the journal's marked bytes; the lock is
+released only after it has finished.
 
 Crash windows (SIGKILL at any point loses no acknowledged write; power loss too with
 ``fsync=True``):
@@ -73,7 +75,6 @@ from __future__ import annotations
 import errno
 import logging
 import os
-import zlib
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import wait as wait_for
@@ -92,11 +93,19 @@ from simulator.store.files import (
     close_quietly,
     encode_and_write_snapshot,
     fsync_dir,
+    journal_mark,
     read_range,
     write_all,
     write_snapshot,
 )
-from simulator.store.journal_format import Doc, Op, Tables, decode_line, encode_op, encode_tables
+from simulator.store.journal_format import (
+    Doc,
+    Op,
+    Tables,
+    decode_line,
+    encode_op,
+    encode_tables,
+)
 from simulator.store.pending import MISSING, Batch, Compaction, Missing
 from simulator.store.recovery import read_snapshot, replay_start
 from simulator.store.snapshot import (
@@ -120,6 +129,7 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
+
 
 JOURNAL: Final = "journal.log"
 DEFAULT_COMPACT_EVERY: Final = 50_000
@@ -160,14 +170,15 @@ class JournalStorage(Storage):
         self._compact_ratio = compact_ratio
         self._compact_min_bytes = compact_min_bytes
         self._data: Encoded = {}
+        # The open batch, or None. `Collection.put` writes into it directly (the store's hottest
+        # path: a call less per write); its steps are `append`'s for one op.
         self._batch: Batch | None = None
-        self._batch_depth = 0
+        self._idle_batch = Batch()  # the one every outermost batch uses, empty between them
         self._lines = 0  # lines in the journal file
         self._compact_at = compact_every  # _lines value that starts a compaction
         self._snapshot_size = 0  # bytes of the snapshot in place
         self._compact_bytes_at = compact_min_bytes  # _size value that starts a compaction
         self._size = 0  # journal bytes; the offset to roll back to on a failed write
-        self._crc = 0  # CRC-32 of those bytes (a snapshot records it with its mark)
         self._inode = 0  # the journal file's
         self._fd: int | None = None
         self._compaction: Compaction | None = None  # running in the background
@@ -177,8 +188,7 @@ class JournalStorage(Storage):
         self._lock: DirLock | None = None
         self._closed = False
         self._broken: str | None = None
-        #: Bumped on every in-memory change; lets collections drop tinydb's query cache.
-        self.generation = 0
+        self._scope = _BatchScope(self)  # what every batch() hands out: it holds no state
         # Called with (table, doc_id, restored doc or None) for each write a rollback undoes, so
         # in-memory indexes beside the store can follow it.
         self.rollback_listeners: list[Callable[[str, str, Doc | None], None]] = []
@@ -215,7 +225,6 @@ class JournalStorage(Storage):
             raise ValueError(f"the table name {INFO_TABLE!r} is reserved")
         if self._dir is None:
             self._data = new_data
-            self.generation += 1
             return
         self._wait_for_compaction()
         mark = self._mark()
@@ -223,9 +232,8 @@ class JournalStorage(Storage):
         write_snapshot(self._dir, pieces)
         self._snapshot_size = sum(map(len, pieces))
         self._data = new_data  # what a restart reads from now on
-        self.generation += 1
         try:
-            self._trim(mark, self._lines)
+            self._trim(mark.size, self._lines)
         except OSError:  # the snapshot's mark tells a restart to skip the journal's lines
             log.exception("emptying the journal after a full rewrite failed")
 
@@ -293,8 +301,9 @@ class JournalStorage(Storage):
 
     def batch(self) -> _BatchScope:
         """Context manager grouping writes into one journal line; nested ones join."""
-        self._check_writable()
-        return _BatchScope(self)
+        if self._closed or self._broken is not None:
+            self._check_writable()
+        return self._scope
 
     def compact(self) -> None:
         """Write a snapshot of memory and empty the journal, in this thread, before returning.
@@ -311,35 +320,9 @@ class JournalStorage(Storage):
         pieces = encode_snapshot(self._data, mark)
         write_snapshot(self._dir, pieces)
         self._snapshot_size = sum(map(len, pieces))
-        self._trim(mark, self._lines)
+        self._trim(mark.size, self._lines)
 
-    # -- batches -----------------------------------------------------------------
-
-    def _begin(self) -> int:
-        if self._batch is None:
-            self._batch = Batch()
-        self._batch_depth += 1
-        return len(self._batch.undo)
-
-    def _end(self, mark: int, failed: bool) -> None:
-        batch = self._batch
-        assert batch is not None
-        self._batch_depth -= 1
-        if failed:
-            # Undo only this (possibly nested) scope's writes: a caller that catches
-            # the exception inside an outer batch keeps the outer writes.
-            self._undo(batch, mark)
-        if self._batch_depth:
-            return
-        self._batch = None
-        if failed or not batch.fragments:
-            return
-        try:
-            self._write_line(batch.fragments)
-        except BaseException:
-            self._undo(batch, 0)
-            raise
-        self._maybe_compact()
+    # -- batches (``_BatchScope`` opens and closes them) -----------------------------
 
     def _undo(self, batch: Batch, mark: int) -> None:
         while len(batch.undo) > mark:
@@ -354,7 +337,6 @@ class JournalStorage(Storage):
                 restored = None if isinstance(previous, Missing) else orjson.loads(previous)
                 listener(table, doc_id, restored)
         del batch.fragments[mark:]
-        self.generation += 1
 
     # -- internals ---------------------------------------------------------------
 
@@ -367,7 +349,6 @@ class JournalStorage(Storage):
             docs.pop(doc_id, None)
         else:
             docs[doc_id] = doc
-        self.generation += 1
         return previous
 
     def _check_writable(self) -> None:
@@ -431,7 +412,6 @@ class JournalStorage(Storage):
                     self._apply(table, doc_id, None if doc is None else compact_bytes(doc))
         self._lines = len(lines)
         self._size = end
-        self._crc = zlib.crc32(memoryview(raw)[:end])
         return start > 0
 
     def _write_line(self, fragments: list[bytes]) -> None:
@@ -460,7 +440,6 @@ class JournalStorage(Storage):
             raise
         self._size += len(line)
         self._lines += 1
-        self._crc = zlib.crc32(line, self._crc)
 
     def _maybe_compact(self) -> None:
         """After each write: start a background compaction when due, finish one that is done."""
@@ -472,8 +451,10 @@ class JournalStorage(Storage):
             self._finish_compaction()
 
     def _mark(self) -> JournalMark:
-        """Where the journal stands now (call outside a batch: memory = journal then)."""
-        return JournalMark(self._inode, self._size, self._crc)
+        """Where the journal stands now (call outside a batch: memory = journal then); O(journal),
+        its CRC read back from the file, for a snapshot written in this thread."""
+        assert self._dir is not None
+        return journal_mark(self._dir / JOURNAL, self._inode, self._size)
 
     def _start_compaction(self) -> None:
         """Write a snapshot of the state as of now in the compaction thread.
@@ -483,16 +464,23 @@ class JournalStorage(Storage):
         """
         assert self._dir is not None and self._batch is None
         tables = {name: dict(docs) for name, docs in self._data.items()}
-        mark = self._mark()
         if self._executor is None:
             self._executor = ThreadPoolExecutor(1, thread_name_prefix="store-compaction")
         try:
-            future = self._executor.submit(encode_and_write_snapshot, self._dir, tables, mark)
+            # The thread reads the marked bytes' CRC back from the journal, off the event loop.
+            future = self._executor.submit(
+                encode_and_write_snapshot,
+                self._dir,
+                tables,
+                self._dir / JOURNAL,
+                self._inode,
+                self._size,
+            )
         except RuntimeError:  # the interpreter is shutting down: close() compacts
             log.warning("store compaction not started: the interpreter is exiting")
             self._retry_later()
             return
-        self._compaction = Compaction(future, mark, self._lines)
+        self._compaction = Compaction(future, self._size, self._lines)
 
     def _finish_compaction(self) -> None:
         """The background snapshot is in place: drop the lines it holds from the journal."""
@@ -503,7 +491,7 @@ class JournalStorage(Storage):
             try:
                 assert self._dir is not None
                 self._snapshot_size = (self._dir / SNAPSHOT).stat().st_size
-                self._trim(compaction.mark, compaction.lines)
+                self._trim(compaction.size, compaction.lines)
                 return
             except OSError as exc:
                 error = exc
@@ -533,8 +521,9 @@ class JournalStorage(Storage):
         if compaction.future.exception() is not None:
             log.error("store compaction failed", exc_info=compaction.future.exception())
 
-    def _trim(self, mark: JournalMark, lines: int) -> None:
-        """Replace the journal by its lines after `mark` (a snapshot up to `mark` is in place).
+    def _trim(self, size: int, lines: int) -> None:
+        """Replace the journal by its lines after byte `size` (a snapshot marking its first `size`
+        bytes is in place); `lines`: the lines those bytes hold.
 
         The tail goes into a new file renamed over the journal, never cut out in place: a crash
         leaves either the whole old journal or the tail, and the new file has a new inode, which
@@ -544,7 +533,7 @@ class JournalStorage(Storage):
         assert self._dir is not None and self._fd is not None and self._batch is None
         journal = self._dir / JOURNAL
         tmp = self._dir / (JOURNAL + ".tmp")
-        tail = read_range(journal, mark.size, self._size)
+        tail = read_range(journal, size, self._size)
         fd = os.open(tmp, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_TRUNC, 0o644)
         try:
             write_all(fd, tail)
@@ -558,7 +547,6 @@ class JournalStorage(Storage):
         old, self._fd = self._fd, fd
         self._inode = os.fstat(fd).st_ino
         self._size = len(tail)
-        self._crc = zlib.crc32(tail)
         self._lines -= lines
         self._compact_at = self._compact_every
         self._compact_bytes_at = self.compaction_bytes()
@@ -575,14 +563,23 @@ class JournalStorage(Storage):
 
 
 class _BatchScope:
-    """``with storage.batch():`` — see ``Store.batch``."""
+    """``with storage.batch():`` — see ``Store.batch``. One per storage, handed out by every
+    ``batch()``: the open batch (its nesting included) is the storage's, so a scope holds
+    nothing of its own and costs no object per batch. Every batch of the server goes through
+    here, so the steps are written out rather than called."""
+
+    __slots__ = ("_storage",)
 
     def __init__(self, storage: JournalStorage) -> None:
         self._storage = storage
-        self._mark = 0
 
     def __enter__(self) -> None:
-        self._mark = self._storage._begin()
+        storage = self._storage
+        batch = storage._batch
+        if batch is None:
+            storage._batch = storage._idle_batch
+        else:  # a nested scope joins the open batch; a failure undoes its writes only
+            batch.marks.append(len(batch.undo))
 
     def __exit__(
         self,
@@ -590,4 +587,41 @@ class _BatchScope:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        self._storage._end(self._mark, failed=exc_type is not None)
+        storage = self._storage
+        batch = storage._batch
+        assert batch is not None
+        if batch.marks:  # nested: the outermost scope commits
+            mark = batch.marks.pop()
+            if exc_type is not None:
+                # A caller that catches the exception inside an outer batch keeps the outer
+                # writes.
+                storage._undo(batch, mark)
+            return
+        if exc_type is not None:
+            try:
+                storage._undo(batch, 0)
+            finally:  # the next batch starts empty even if a rollback listener failed
+                storage._batch = None
+                batch.fragments.clear()
+                batch.undo.clear()
+            return
+        storage._batch = None
+        if not batch.fragments:  # (then its undo log is empty too: one entry per fragment)
+            return
+        try:
+            storage._write_line(batch.fragments)
+        except BaseException:
+            try:
+                storage._undo(batch, 0)
+            finally:
+                batch.fragments.clear()
+                batch.undo.clear()
+            raise
+        batch.fragments.clear()
+        batch.undo.clear()
+        if (
+            storage._compaction is not None
+            or storage._lines >= storage._compact_at
+            or storage._size >= storage._compact_bytes_at
+        ):
+            storage._maybe_compact()  # (its own test, written out: a call per commit for nothing)

@@ -24,6 +24,14 @@ def encode_tables(data: Tables) -> Encoded:
     }
 
 
+def op_head(table: object) -> bytes | None:
+    """The start of every op on `table` in a journal line, ``["table",``; None for a name no
+    document may be written under (not a str, or the snapshot's reserved one)."""
+    if not isinstance(table, str) or table == INFO_TABLE:
+        return None
+    return b"[" + orjson.dumps(table) + b","
+
+
 def encode_op(op: Op) -> tuple[bytes, bytes | None]:
     """Serialise one op: its journal fragment and the doc's own bytes (kept in memory)."""
     table, doc_id, doc = op
@@ -35,8 +43,7 @@ def encode_op(op: Op) -> tuple[bytes, bytes | None]:
         raise TypeError(f"a document must be a dict, got {type(doc).__name__}")
     raw = None if doc is None else compact_bytes(doc)  # TypeError on non-JSON values
     head = orjson.dumps([table, doc_id])[:-1]
-    fragment = head + b"," + (b"null" if raw is None else raw) + b"]"
-    return fragment, raw
+    return b"".join((head, b",", b"null" if raw is None else raw, b"]")), raw
 
 
 def decode_line(path: Path, lineno: int, line: bytes) -> list[Op]:

@@ -19,6 +19,7 @@ from simulator.app import create_app
 from simulator.clock import parse_iso
 from simulator.domain.checkout import buyer_ip
 from simulator.domain.instructions import _boleto_general_check_digit, boleto_line
+from simulator.domain.states import SIMULATE_ACTIONS
 from simulator.http.keys import CHECKOUT, CONTEXT, STORE
 from simulator.http.pages.codes import boleto_barcode_digits, itf_svg, qr_svg
 from simulator.settings import Settings
@@ -974,9 +975,10 @@ async def hosted_tx(api: Api, **body: Any) -> str:
 @pytest.mark.parametrize(
     ("action", "final", "events"),
     [
-        ("approve", "completed", ["payment.completed", "payment.captured"]),
-        ("decline", "failed", ["payment.failed"]),
-        ("abandon", "expired", ["payment.failed"]),
+        # What the simulate table fires for the transition each act drives.
+        ("approve", "completed", list(SIMULATE_ACTIONS["paid"].events)),
+        ("decline", "failed", list(SIMULATE_ACTIONS["failed"].events)),
+        ("abandon", "expired", list(SIMULATE_ACTIONS["expired"].events)),
     ],
 )
 async def test_provider_actions_drive_simulate_transitions_and_return(

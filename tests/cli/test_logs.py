@@ -9,6 +9,7 @@ import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Protocol
 
 import pytest
 
@@ -24,8 +25,14 @@ def server(tmp_path: Path) -> Iterator[Server]:
     running.stop()
 
 
+class Served(Protocol):
+    """What `logs tail` needs of a server: its URL (one process here, a cluster elsewhere)."""
+
+    url: str
+
+
 def start_tail(
-    server: Server, *args: str, sigint_ignored: bool = False, columns: int = 200
+    server: Served, *args: str, sigint_ignored: bool = False, columns: int = 200
 ) -> tuple[subprocess.Popen[str], Lines]:
     proc = subprocess.Popen(
         [*PAYORCH, "logs", "tail", "--base-url", server.url, *args],

@@ -3,7 +3,6 @@ shape sends, and the problems found before anything runs."""
 
 from __future__ import annotations
 
-import json
 import textwrap
 
 import pytest
@@ -171,9 +170,9 @@ def test_bad_provider_steps_are_found_before_anything_runs(step: str, message: s
 
 def test_the_schema_takes_the_provider_steps() -> None:
     jsonschema = pytest.importorskip("jsonschema")
-    from payorch_cli.scenario import SCHEMA_PATH
+    from payorch_cli.scenario.schema import served
 
-    validator = jsonschema.Draft202012Validator(json.loads(SCHEMA_PATH.read_text()))
+    validator = jsonschema.Draft202012Validator(served())
     assert not list(validator.iter_errors(compose(STEPS, "s.yaml").value()))
     both = "scenario: x\nsteps:\n  - provider: {id: p, set: {seed: 1}, incident: {}}\n"
     assert list(validator.iter_errors(compose(both, "s.yaml").value()))

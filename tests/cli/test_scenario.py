@@ -429,11 +429,13 @@ def test_every_step_kind_is_one_registry_entry() -> None:
     """A kind's reading, running, default name and schema entry are its StepKind's; the loader,
     the runner and the schema only look kinds up, in the registry's order."""
     from payorch_cli.scenario.loader import KINDS
+    from payorch_cli.scenario.schema import with_vocabulary
     from payorch_cli.scenario.steps import REGISTRY, StepKind
 
     assert tuple(REGISTRY) == KINDS
     shipped = json.loads(runner.invoke(app, ["scenario", "schema"]).stdout)
-    assert shipped["$defs"]["step"]["oneOf"] == [k.step_schema() for k in REGISTRY.values()]
+    steps = [with_vocabulary(k.step_schema()) for k in REGISTRY.values()]
+    assert shipped["$defs"]["step"]["oneOf"] == steps
     for name, kind in REGISTRY.items():
         assert type(kind).parse is not StepKind.parse, name
         assert type(kind).run is not StepKind.run, name
@@ -487,7 +489,7 @@ def test_every_step_kind_is_documented() -> None:
 
 
 def test_the_schema_file_is_generated_from_its_sources() -> None:
-    """Event types (payorch.vocabulary) and matcher operators (the matchers registry) are written
+    """Step kinds (the steps registry) and matcher operators (the matchers registry) are written
     into the shipped file, which editors read directly."""
     from payorch_cli.scenario import SCHEMA_PATH
     from payorch_cli.scenario.schema import current_text
@@ -497,11 +499,57 @@ def test_the_schema_file_is_generated_from_its_sources() -> None:
     )
 
 
+def test_the_schema_file_names_no_vocabulary_and_the_served_one_enumerates_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A new event type (or provider behaviour) is one line of payorch.vocabulary: the file stays
+    current, and what `payorch scenario schema` prints enumerates the new name (issue 27's "an
+    event type touches at most 4 files")."""
+    from payorch import vocabulary
+    from payorch_cli.scenario import SCHEMA_PATH
+    from payorch_cli.scenario.schema import current_text
+
+    text = SCHEMA_PATH.read_text(encoding="utf-8")
+    named = [
+        n for n in (*vocabulary.EVENT_TYPES, *vocabulary.PROVIDER_BEHAVIOURS) if f'"{n}"' in text
+    ]
+    assert named == [], "the vocabulary's names are filled in when served, not written"
+
+    monkeypatch.setattr(vocabulary, "EVENT_TYPES", (*vocabulary.EVENT_TYPES, "invoice.sent"))
+    assert current_text() == text
+    served = json.loads(runner.invoke(app, ["scenario", "schema"]).stdout)
+    steps = {s["required"][0]: s["properties"] for s in served["$defs"]["step"]["oneOf"]}
+    for kind in ("expect_event", "expect_no_event"):
+        alone, mapping = steps[kind][kind]["oneOf"]
+        assert alone["enum"] == mapping["properties"]["type"]["enum"] == [*vocabulary.EVENT_TYPES]
+        assert alone["enum"][-1] == "invoice.sent"
+    behaviour = steps["provider"]["provider"]["properties"]["set"]["properties"]["behaviour"]
+    assert behaviour["enum"] == list(vocabulary.PROVIDER_BEHAVIOURS)
+    assert "x-vocabulary" not in json.dumps(served)
+
+
+def test_the_served_schema_refuses_an_unknown_event_type_as_the_loader_does() -> None:
+    jsonschema = pytest.importorskip("jsonschema")
+    from payorch_cli.scenario.schema import served
+
+    validator = jsonschema.Draft202012Validator(served())
+    text = "scenario: x\nsteps:\n  - expect_event: {type: payment.complete}\n"
+    assert list(validator.iter_errors(compose(text, "s.yaml").value()))
+    with pytest.raises(ScenarioFileError) as caught:
+        load(text)
+    from payorch.vocabulary import EVENT_TYPES
+
+    assert str(caught.value) == (
+        "s.yaml:3:26: unknown event type `payment.complete`; did you mean `payment.completed`? "
+        f"(events: {', '.join(EVENT_TYPES)})"
+    )
+
+
 def test_the_schema_accepts_the_repository_scenarios() -> None:
     jsonschema = pytest.importorskip("jsonschema")
-    from payorch_cli.scenario import SCHEMA_PATH
+    from payorch_cli.scenario.schema import served
 
-    validator = jsonschema.Draft202012Validator(json.loads(SCHEMA_PATH.read_text()))
+    validator = jsonschema.Draft202012Validator(served())
     root = Path(__file__).resolve().parents[2] / "scenarios"
     for path in sorted(root.glob("*.yaml")):
         errors = list(validator.iter_errors(compose(path.read_text(), str(path)).value()))

@@ -105,6 +105,7 @@ class Cluster:
             self.proc.kill()
             raise AssertionError(line + self.proc.stderr.read())
         self.url = line.split()[-1]
+        self.port = int(self.url.rsplit(":", 1)[1])
         self.errors: list[str] = []  # the supervisor's (and workers') stderr, drained
         threading.Thread(target=self._drain, daemon=True).start()
 
@@ -155,3 +156,14 @@ class Cluster:
         for pid in pids:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
+
+
+def one_per_worker(cluster: Cluster, stem: str) -> list[Space]:
+    """A fresh namespace on each worker (names are tried until each worker has one), in
+    worker order."""
+    names: dict[int, str] = {}
+    for i in range(100):
+        names.setdefault(cluster.owner(f"{stem}-{i}"), f"{stem}-{i}")
+        if len(names) == cluster.workers:
+            break
+    return [cluster.create(names[w]) for w in sorted(names)]

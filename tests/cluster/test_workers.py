@@ -10,17 +10,14 @@ import os
 import signal
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
-
-import pytest
 
 from tests.cli.test_listen import exit_code
 from tests.cli.test_logs import start_tail, wait_until_tailing
 from tests.cli.test_ns import run
 from tests.cli.test_ns_plugin import NAMESPACE_TEST
 from tests.cli.test_plugin import QUIET, project
-from tests.cluster.cluster import DEFAULT_SK, Cluster, Space, needs_nginx
+from tests.cluster.cluster import DEFAULT_SK, Cluster, Space, needs_nginx, one_per_worker
 
 pytestmark = needs_nginx
 CUSTOMER = {
@@ -29,23 +26,6 @@ CUSTOMER = {
     "email": "ana@example.com",
     "phone": "+5511987654321",
 }
-
-
-@pytest.fixture(scope="module")
-def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
-    running = Cluster(tmp_path_factory.mktemp("cluster") / "data", 2)
-    yield running
-    running.kill()
-
-
-def one_per_worker(cluster: Cluster, stem: str) -> list[Space]:
-    """A fresh namespace on each worker (names are tried until each worker has one)."""
-    names: dict[int, str] = {}
-    for i in range(100):
-        names.setdefault(cluster.owner(f"{stem}-{i}"), f"{stem}-{i}")
-        if len(names) == cluster.workers:
-            break
-    return [cluster.create(names[w]) for w in sorted(names)]
 
 
 def test_every_credential_kind_reaches_its_namespace(cluster: Cluster) -> None:

@@ -240,6 +240,14 @@ def test_clabe_check_digit_refuses_anything_but_17_digits(bad: str) -> None:
         clabe_check_digit(bad)
 
 
+@settings(max_examples=500, deadline=None, derandomize=True)
+@given(st.text(alphabet="0123456789", min_size=17, max_size=17))
+def test_clabe_check_digit_is_banxicos_sum_of_products_mod_10(first17: str) -> None:
+    # The published procedure, digit by digit: each weight's product mod 10, summed.
+    total = sum(int(d) * (3, 7, 1)[i % 3] % 10 for i, d in enumerate(first17))
+    assert clabe_check_digit(first17) == str((10 - total % 10) % 10)
+
+
 def test_clabe_catches_every_single_digit_change() -> None:
     # Weights 3, 7, 1 are all units mod 10, so no substitution can go unnoticed.
     clabe = "032180000118359719"

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import base64
 import random
 from collections import Counter
 
 import pytest
 
-from simulator.domain.ids import BufferedSystemRandom, new_id
+from simulator.domain.ids import BufferedSystemRandom, new_id, urlsafe_token
 
 ALPHABET = "0123456789ABCDEFGHJKLMNPQRSTUVWXYZ"
 
@@ -44,3 +45,10 @@ def test_a_non_ascii_alphabet_is_refused() -> None:
 
 def test_a_seeded_rng_still_gives_reproducible_ids() -> None:
     assert new_id(random.Random(7), "CLM-") == new_id(random.Random(7), "CLM-")
+
+
+@pytest.mark.parametrize("nbytes", [0, 1, 2, 3, 24, 32, 33])
+def test_urlsafe_tokens_are_what_base64_urlsafe_makes(nbytes: int) -> None:
+    made = urlsafe_token(random.Random(nbytes), nbytes)
+    raw = random.Random(nbytes).randbytes(nbytes)
+    assert made == base64.urlsafe_b64encode(raw).rstrip(b"=").decode()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from collections import Counter
 from datetime import date, timedelta
 from decimal import Decimal
 
@@ -11,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from simulator.domain.documents import is_valid_clabe
+from simulator.domain.ids import BufferedSystemRandom
 from simulator.domain.instructions import (
     boleto_line,
     crc16_ccitt,
@@ -22,6 +24,7 @@ from simulator.domain.instructions import (
     oxxo_barcode,
     parse_emv,
     pix_brcode,
+    spei_account,
     spei_reference,
     voucher_code,
 )
@@ -81,6 +84,26 @@ def test_generators_are_deterministic_for_a_seed() -> None:
 def test_spei_reference_is_seven_digits(seed: int) -> None:
     ref = spei_reference(random.Random(seed))
     assert len(ref) == 7 and ref.isascii() and ref.isdigit() and ref[0] != "0"
+
+
+def test_spei_account_from_a_seed_is_the_two_generators_in_their_order() -> None:
+    rng = random.Random(11)
+    expected = (generate_clabe(rng), spei_reference(rng))
+    assert spei_account(random.Random(11)) == expected
+
+
+def test_spei_account_from_os_randomness_is_valid_and_uniform() -> None:
+    # One draw gives both: the CLABE's 11 account digits and the reference's 7, whose first
+    # digit (0 redrawn from 1-9) must stay uniform over 1-9, as `spei_reference`'s is.
+    rng = BufferedSystemRandom()
+    firsts: Counter[str] = Counter()
+    for _ in range(9000):
+        clabe, reference = spei_account(rng)
+        assert clabe.startswith("646180") and is_valid_clabe(clabe)
+        assert len(reference) == 7 and reference.isascii() and reference.isdigit()
+        firsts[reference[0]] += 1
+    assert set(firsts) == set("123456789")
+    assert all(abs(count - 1000) < 150 for count in firsts.values())
 
 
 # --- PIX -------------------------------------------------------------------------------------

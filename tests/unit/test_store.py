@@ -15,6 +15,7 @@ import time
 import zlib
 from collections.abc import Callable
 from pathlib import Path
+from types import MappingProxyType
 
 import orjson
 import pytest
@@ -22,6 +23,7 @@ from tinydb import Query
 
 import simulator.store.journal as journal_module
 from simulator.store import Store, StoreCorruptError, StoreError, StoreLockedError
+from simulator.store.files import journal_mark
 from simulator.store.journal import JournalStorage
 
 REPO = Path(__file__).resolve().parents[2]
@@ -99,6 +101,38 @@ def test_rejects_non_json_values_without_changing_anything(tmp_path: Path) -> No
             docs.put(1, {"n": 1})  # type: ignore[arg-type]  # an int id on purpose: refused
         assert len(docs) == 0
         assert journal_lines(tmp_path) == []
+
+
+def test_a_batch_refuses_what_a_single_write_refuses_and_keeps_the_rest(tmp_path: Path) -> None:
+    """A write inside a batch takes its own path (`JournalStorage.put`): what it refuses leaves
+    memory and the batch as they were, and what it takes is written as a single write is."""
+    with Store.open(tmp_path) as store:
+        docs = store.table("docs")
+        with store.batch():
+            docs.put("a", {"n": 1})
+            with pytest.raises(TypeError):
+                docs.put("b", {"when": object()})
+            with pytest.raises(TypeError):
+                docs.put(1, {"n": 1})  # type: ignore[arg-type]  # an int id on purpose
+            with pytest.raises(TypeError):
+                docs.put("\ud800", {"n": 1})  # a lone surrogate: no UTF-8 for the journal
+            with pytest.raises(TypeError):
+                docs.put("c", [1])  # type: ignore[arg-type]  # a document is an object
+            with pytest.raises(ValueError, match="reserved"):
+                store.table("#snapshot").put("a", {"n": 1})
+            docs.put("d", MappingProxyType({"n": 4}))  # any Mapping, as outside a batch
+            docs.put('é "q" \\', {"t": "é\n"})
+            assert docs.ids() == ["a", "d", 'é "q" \\']
+        docs.put("single", {"n": 5})
+        lines = journal_lines(tmp_path)
+    assert lines == [
+        b'[["docs","a",{"n":1}],["docs","d",{"n":4}],'
+        + '["docs","é \\"q\\" \\\\",{"t":"é\\n"}]]'.encode(),
+        b'[["docs","single",{"n":5}]]',
+    ]
+    with Store.open(tmp_path) as store:
+        assert store.table("docs").get('é "q" \\') == {"t": "é\n"}
+        assert store.table("docs").ids() == ["a", "d", 'é "q" \\', "single"]
 
 
 def test_memory_store_has_no_files(tmp_path: Path) -> None:
@@ -180,6 +214,27 @@ def test_nested_batch_joins_outer_and_inner_failure_undoes_only_inner(tmp_path: 
             assert journal_lines(tmp_path) == []
         assert docs.ids() == ["outer", "inner-ok"]
         assert len(journal_lines(tmp_path)) == 1
+
+
+def test_a_failing_rollback_listener_leaves_no_batch_open(tmp_path: Path) -> None:
+    """Every outermost batch reuses the storage's one pending batch: a rollback that raises
+    must not leave it open, or its writes for the next batch to commit."""
+    with Store.open(tmp_path) as store:
+        docs = store.table("docs")
+
+        def broken(doc_id: str, doc: object) -> None:
+            raise RuntimeError("listener")
+
+        docs.on_rollback(broken)
+        with pytest.raises(RuntimeError, match="listener"), store.batch():
+            docs.put("a", {"n": 1})
+            raise ValueError
+        assert not store.in_batch
+        with store.batch():
+            docs.put("b", {"n": 2})
+        assert [orjson.loads(line) for line in journal_lines(tmp_path)] == [
+            [["docs", "b", {"n": 2}]]
+        ]
 
 
 def test_failed_disk_write_changes_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -655,6 +710,27 @@ def test_only_a_mark_that_describes_the_journal_skips_its_lines(
         assert dict(zip(docs.ids(), docs.values(), strict=True)) == {"k2": {"v": 2}, "k1": {"v": 1}}
         # Replayed whole over the snapshot, the journal moves k2 (deleted and written again).
         assert docs.ids() == (["k2", "k1"] if change is None else ["k1", "k2"])
+
+
+def test_a_mark_is_read_back_from_the_journal_it_names(tmp_path: Path) -> None:
+    """The store keeps no running CRC: the compaction thread reads the marked bytes back, and a
+    file that is no longer the marked journal is refused rather than described."""
+    store = Store.open(tmp_path, compact_every=3)
+    docs = store.table("docs")
+    for i in range(3):
+        docs.put(f"d{i}", {"n": i})  # the 3rd line starts a compaction
+    wait_for_compaction(store)  # (a write now would trim the journal)
+    abandon(store)
+    raw = (tmp_path / "journal.log").read_bytes()
+    header = (tmp_path / "snapshot.json").read_bytes().split(b"\n", 1)[0]
+    mark = orjson.loads(header + b"}")["#snapshot"]["info"]["journal"]
+    assert mark["size"] == len(raw) and raw.count(b"\n") == 3
+    assert mark["crc32"] == zlib.crc32(raw[: mark["size"]])
+    assert journal_mark(tmp_path / "journal.log", mark["inode"], 5).crc32 == zlib.crc32(raw[:5])
+    (tmp_path / "other").write_bytes(raw)
+    os.replace(tmp_path / "other", tmp_path / "journal.log")  # another inode at the same path
+    with pytest.raises(OSError, match="replaced"):
+        journal_mark(tmp_path / "journal.log", mark["inode"], mark["size"])
 
 
 def test_memory_store_never_compacts() -> None:

@@ -24,9 +24,9 @@ PROVIDER_INCIDENT_KEYS = ("behaviour", "for", "in", "declineReason")
 PROVIDER_ACTIONS = ("set", "incident", "end_incidents")
 BEHAVIOUR_SCHEMA: dict[str, Any] = {
     "type": "string",
-    "enum": list(PROVIDER_BEHAVIOURS),
-    "description": "Pay-in providers: accept, decline, outage, no_instructions, timeout; payout "
-    "providers: accept, reject, outage.",
+    "x-vocabulary": "PROVIDER_BEHAVIOURS",
+    "description": "What the provider does with a production call; pay-in and payout providers "
+    "take different ones (`payorch providers set --help` lists them).",
 }
 
 
@@ -77,18 +77,11 @@ class Provider(HttpStep):
                             ),
                             "outcome": {
                                 "type": "string",
-                                "enum": [
-                                    "paid",
-                                    "failed",
-                                    "completed",
-                                    "rejected",
-                                    "refunded",
-                                    "returned",
-                                ],
-                                "description": "paid | failed from a pay-in provider; completed "
-                                "| failed | rejected | refunded | returned from a payout provider.",
+                                "x-vocabulary": "PROVIDER_CALLBACK_OUTCOMES",
+                                "description": "What the callback reports; pay-in and payout "
+                                "providers report different ones.",
                             },
-                            "mode": {"type": "string", "enum": ["once", "duplicate"]},
+                            "mode": {"type": "string", "x-vocabulary": "PROVIDER_CALLBACK_MODES"},
                         },
                     },
                 },
