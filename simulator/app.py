@@ -184,6 +184,7 @@ def _compose(
     app[keys.STORE] = store
     app[keys.CATALOG] = catalog
     app[keys.OPERATIONS] = operations
+    app[keys.ROUTE_PLANS] = {}
     # What outlives a reset: the request log (emptied by it) and the readers of the live streams.
     app[keys.REQUEST_LOG] = request_log = RequestLog(settings.request_log)
     stall = settings.stream_stall_timeout

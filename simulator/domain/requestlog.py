@@ -378,9 +378,12 @@ class RequestLog:
             return
         rows = self._rows
         rows.append(row)
-        self._body_bytes += _kept_bytes(row)
-        while len(rows) > self.capacity or (self._body_bytes > self.body_budget and len(rows) > 1):
-            self._body_bytes -= _kept_bytes(rows.popleft())
+        self._body_bytes += min(row[14], MAX_BODY) + min(row[15], MAX_BODY)  # `_kept_bytes`
+        if len(rows) > self.capacity or self._body_bytes > self.body_budget:
+            while len(rows) > self.capacity or (
+                self._body_bytes > self.body_budget and len(rows) > 1
+            ):
+                self._body_bytes -= _kept_bytes(rows.popleft())
         for listener in self._listeners:
             listener(row)
 

@@ -21,6 +21,7 @@ from functools import partial
 from typing import Any
 
 from aiohttp import hdrs, web
+from aiohttp.web_urldispatcher import AbstractRoute, UrlMappingMatchInfo
 from yarl import URL
 
 from simulator.domain.errors import ApiError
@@ -34,6 +35,7 @@ from simulator.domain.namespaces import (
     valid_name,
 )
 from simulator.http.keys import REQUEST_URL_PREFIX, SETTINGS, URL_PREFIX, WORLDS
+from simulator.http.middlewares import request_middleware, serve
 from simulator.http.requests import receive_body
 from simulator.http.responses import REQUEST_ID_HEADER, error_response
 from simulator.http.server import Application, ConnectionHandler, log_refused
@@ -50,6 +52,21 @@ with warnings.catch_warnings():  # see simulator/http/server.py: aiohttp warns o
     class FrontApplication(Application):
         """The server's application: `default`'s world, and the door to every other one."""
 
+        ATTRS = Application.ATTRS | {"_direct", "_plain_routes"}
+        _direct = False
+
+        def pre_freeze(self) -> None:
+            super().pre_freeze()
+            # `request_middleware` alone (as `create_app` makes it): `_in_default` calls it
+            # itself, without aiohttp's chain of partials and its middleware of its own (which
+            # sets `match_info.current_app`, already this app when there are no sub-apps).
+            self._direct = tuple(self._middlewares) == (request_middleware,) and not self._subapps
+            # The route the router found for a method and a path that names no variable (a
+            # plain resource: POST /api/v1/payments), by method and path. The router's answer
+            # depends on nothing else (no sub-app matches on the host here), and the routes
+            # are frozen: the walk over the URL's parts and two coroutines are made once.
+            self._plain_routes: dict[tuple[str, str], AbstractRoute] = {}
+
         def _handle(self, request: web.Request) -> Coroutine[Any, Any, web.StreamResponse]:
             """A plain function returning the coroutine to await: `default`'s requests go to
             aiohttp's own `_handle` with no coroutine frame of ours in between."""
@@ -62,7 +79,37 @@ with warnings.catch_warnings():  # see simulator/http/server.py: aiohttp warns o
                     return self._in_namespace(request, name, prefixed=False)
             if request.method == hdrs.METH_POST and request.raw_path.startswith(AUTH_PATHS):
                 return self._by_body(request)
-            return _OWN_HANDLE(self, request)
+            return self._in_default(request)
+
+        def _in_default(self, request: web.Request) -> Coroutine[Any, Any, web.StreamResponse]:
+            if not self._direct:
+                return _OWN_HANDLE(self, request)
+            route = self._plain_routes.get((request.method, request.rel_url.path_safe))
+            if route is None or request.headers.get(hdrs.EXPECT):
+                return self._direct_handle(request)
+            # A plain path the router answered before: its route, and the request's handling
+            # (`serve`) handed to aiohttp with no coroutine of the front's in between.
+            match_info = UrlMappingMatchInfo({}, route)
+            match_info.add_app(self)
+            match_info.freeze()
+            request._match_info = match_info
+            return serve(request, match_info.handler)
+
+        async def _direct_handle(self, request: web.Request) -> web.StreamResponse:
+            """aiohttp's own `_handle` for an app whose one middleware is ours: the route
+            resolved, then `request_middleware` called with its handler."""
+            match_info = await self._router.resolve(request)
+            if type(match_info) is UrlMappingMatchInfo and not match_info:
+                self._plain_routes[request.method, request.rel_url.path_safe] = match_info.route
+            match_info.add_app(self)
+            match_info.freeze()
+            request._match_info = match_info
+            if request.headers.get(hdrs.EXPECT):
+                response = await match_info.expect_handler(request)
+                await request.writer.drain()
+                if response is not None:
+                    return response
+            return await serve(request, match_info.handler)
 
         async def _by_body(self, request: web.Request) -> web.StreamResponse:
             name = None
@@ -71,7 +118,7 @@ with warnings.catch_warnings():  # see simulator/http/server.py: aiohttp warns o
                 if refused is not None:
                     return refused
             if name is None:
-                return await _OWN_HANDLE(self, request)
+                return await self._in_default(request)
             return await self._in_namespace(request, name, prefixed=False)
 
         async def _prefixed(self, request: web.Request, path: str) -> web.StreamResponse:
@@ -101,7 +148,7 @@ with warnings.catch_warnings():  # see simulator/http/server.py: aiohttp warns o
             self, request: web.Request, name: str, *, prefixed: bool
         ) -> web.StreamResponse:
             if name == DEFAULT:
-                return await _OWN_HANDLE(self, request)
+                return await self._in_default(request)
             worlds = self[WORLDS]
             world = await worlds.enter(name) if valid_name(name) else None
             if world is None:

@@ -102,6 +102,9 @@ IN_FLIGHT = web.AppKey[dict["asyncio.Task[Any]", web.Request]]("in_flight")
 RESET = web.AppKey("reset", WorldGate)
 # The OpenAPI document's operations with their compiled request validators.
 OPERATIONS = web.AppKey("operations", Operations)
+# What each route asks of a request (its credential, its operation), found at its first request
+# (simulator/http/middlewares.py).
+ROUTE_PLANS = web.AppKey[dict[Any, Any]]("route_plans")
 # None when the server runs with --no-rate-limit (the value type is given as the type argument:
 # a union is not a class, so it cannot be the `t` argument).
 RATE_LIMITER = web.AppKey[RateLimiter | None]("rate_limiter")

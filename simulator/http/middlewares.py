@@ -3,7 +3,8 @@ and the request log's entry once a request is answered.
 
 One aiohttp middleware runs the steps in order: each middleware is a coroutine layer (and
 aiohttp adds one of its own) on every request, which for a payment's creation cost as much as
-its authentication.
+its authentication. The front calls it directly (simulator/http/front.py), without aiohttp's
+chain; what a route asks (its credential, its operation) is found once per route (`_Plan`).
 """
 
 from __future__ import annotations
@@ -11,9 +12,10 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
+from functools import partial
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal, NamedTuple
 
 from aiohttp import web
 
@@ -44,13 +46,15 @@ from simulator.http.keys import (
     REQUEST_ID,
     REQUEST_LOG,
     RESET,
+    ROUTE_PLANS,
     SETTINGS,
     STOPPING,
     STORE,
 )
-from simulator.http.requests import base_url, read_body, receive_body
+from simulator.http.requests import base_url, body_at_hand, parse_body, read_body, receive_body
 from simulator.http.responses import REQUEST_ID_HEADER, error_response
 from simulator.http.server import ConnectionHandler, log_refused
+from simulator.openapi.validation import Operation, Operations
 
 log = logging.getLogger(__name__)
 
@@ -91,7 +95,7 @@ def request_owner(request: web.Request) -> tuple[str | None, str | None]:
     """Who owns the request: the credential's merchant and environment (checked by the route's
     authentication, else now: an unknown route, a route that takes none), else the handler's
     `owned_by` answer, else nobody."""
-    principal = request.get(PRINCIPAL)
+    principal = request._state.get(PRINCIPAL)
     if principal is not None:
         return principal.merchant.id, principal.environment
     if "Authorization" in request.headers:
@@ -115,70 +119,125 @@ def request_owner(request: web.Request) -> tuple[str | None, str | None]:
     return owner if owner is not None else NOBODY
 
 
-def tool_of(request: web.Request) -> str | None:
-    """The payorch tool that made the request (X-Payorch-Tool), cut to MAX_TOOL characters."""
-    tag = request.headers.get(TOOL_HEADER)
-    return tag[:MAX_TOOL] if tag else None
-
-
 def principal_of(request: web.Request) -> Principal:
-    return request[PRINCIPAL]
+    principal: Principal = request._state[PRINCIPAL]  # a dict's item: no mapping method call
+    return principal
+
+
+class _Plan(NamedTuple):
+    """What a route asks of every request to it, found once per route (`_plan_of`)."""
+
+    level: AuthLevel  # the credential its handler declared (`auth`)
+    operation: Operation | None  # its OpenAPI operation, with the validators
+    static: web.StaticResource | None  # a static file route: the file is checked first
 
 
 @web.middleware
 async def request_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
     """The request id and the one error envelope around authentication, validation and the
     handler; then the request log's entry (when the log is on and the path is logged)."""
+    return await serve(request, handler)
+
+
+def serve(request: web.Request, handler: Handler) -> Coroutine[Any, Any, web.StreamResponse]:
+    """`request_middleware`'s work, as what to await: the front (simulator/http/front.py) hands
+    it to aiohttp as the request's handling, with no coroutine of the middleware's own around
+    the one that answers (a request not logged and not a tool's has that one alone)."""
     request_id = "req_" + token_hex(12)
-    request[REQUEST_ID] = request_id
+    # The request's and the app's own dicts, read and written directly: their mapping methods
+    # are Python calls (and `request.get` of a missing key raises and catches a KeyError).
+    state: dict[Any, Any] = request._state
+    state[REQUEST_ID] = request_id
     # `request.app` is three calls deep in aiohttp: taken once, handed to each step.
-    app = request.app
-    journal = app[REQUEST_LOG]
-    tool = tool_of(request)
-    # Only a tool's request sets the tag: coverage counts what it reaches apart.
-    tagging = TOOL_OF_REQUEST.set(tool) if tool is not None else None
+    services: dict[Any, Any] = request.app._state
+    journal: RequestLog = services[REQUEST_LOG]
+    tool = request.headers.get(TOOL_HEADER)
+    if not journal.capacity or not logged(request.method, request.path):
+        answer = _answer(request, state, services, handler, request_id)
+        return _tagged(tool[:MAX_TOOL], answer) if tool else answer
+    return _logged(request, state, services, handler, request_id, journal, tool)
+
+
+async def _tagged(tool: str, answer: Coroutine[Any, Any, web.StreamResponse]) -> web.StreamResponse:
+    """A payorch tool's request: coverage counts what it reaches apart (`TOOL_OF_REQUEST`)."""
+    tagging = TOOL_OF_REQUEST.set(tool)
     try:
-        if not (journal.enabled and logged(request.method, request.path)):
-            return await _answer(request, app, handler, request_id)
-        at, sim_at, started = time.time(), app[CLOCK].timestamp(), time.perf_counter()
-        events: list[tuple[str, str]] = []
-        collecting = EVENTS_OF_REQUEST.set(events)
-        try:
-            response = await _answer(request, app, handler, request_id)
-        finally:
-            EVENTS_OF_REQUEST.reset(collecting)
+        return await answer
     finally:
+        TOOL_OF_REQUEST.reset(tagging)
+
+
+async def _logged(
+    request: web.Request,
+    state: dict[Any, Any],
+    services: dict[Any, Any],
+    handler: Handler,
+    request_id: str,
+    journal: RequestLog,
+    tag: str | None,
+) -> web.StreamResponse:
+    """`_answer`, then the request log's row."""
+    tool = tag[:MAX_TOOL] if tag else None
+    tagging = TOOL_OF_REQUEST.set(tool) if tool is not None else None
+    at, sim_at, started = time.time(), services[CLOCK].timestamp(), time.perf_counter()
+    events: list[tuple[str, str]] = []
+    collecting = EVENTS_OF_REQUEST.set(events)
+    try:
+        response = await _answer(request, state, services, handler, request_id)
+    finally:
+        EVENTS_OF_REQUEST.reset(collecting)
         if tagging is not None:
             TOOL_OF_REQUEST.reset(tagging)
-    _record(journal, request, response, request_id, at, sim_at, started, events, tool)
+    _record(journal, request, state, response, request_id, at, sim_at, started, events, tool)
     return response
 
 
 async def _answer(
-    request: web.Request, app: web.Application, handler: Handler, request_id: str
+    request: web.Request,
+    state: dict[Any, Any],
+    services: dict[Any, Any],
+    handler: Handler,
+    request_id: str,
 ) -> web.StreamResponse:
     if not request.content.is_eof():  # the body is still arriving (a small one comes whole)
-        refusal = await receive_body(request, app[SETTINGS].body_timeout)
+        refusal = await receive_body(request, services[SETTINGS].body_timeout)
         if refusal is not None:
             return _refuse_connection(refusal, request)
-    reset = app[RESET]
+    reset = services[RESET]
     if not reset.gate_open:  # a reset is running: this request runs after it, in the new world
         if reset.swapping and getattr(request.match_info.handler, "refuses_to_wait", False):
             return _render(ApiError("restore_in_progress"), request)
         await reset.wait_for_gate()
-    stopping = app[STOPPING]
+    stopping = services[STOPPING]
     if stopping.is_set():
         return _render(_stopping_error(), request)
     task = asyncio.current_task()
-    in_flight = app[IN_FLIGHT]
+    in_flight = services[IN_FLIGHT]
     if task is not None:
         in_flight[task] = request
     try:
-        resource = getattr(request.match_info.route, "resource", None)
-        if isinstance(resource, web.StaticResource):
-            await _require_static_file(request, resource)
-        _authenticate(request, app)
-        await _validate(request, app)
+        route = request.match_info.route
+        plans = services[ROUTE_PLANS]
+        plan = plans.get(route)
+        if plan is None:
+            plan = _plan_of(request, route, services[OPERATIONS])
+            if route.resource is not None:  # not aiohttp's 404/405, a route made per request
+                plans[route] = plan
+        if plan.static is not None:
+            await _require_static_file(request, plan.static)
+        if plan.level != "none":
+            _authenticate(request, state, services, plan.level)
+        operation = plan.operation
+        if operation is not None:
+            if "?" in request.raw_path:  # most requests (every POST) carry no query
+                operation.check_query(request.query)
+            if operation.body is not None:
+                raw = body_at_hand(request)
+                if raw is None:  # still to be read (or to be refused): the general way
+                    body = await read_body(request, optional=not operation.body_required)
+                else:
+                    body = parse_body(request, raw, optional=not operation.body_required)
+                state[BODY] = operation.check_body(body, partial(base_url, request))
         response = await handler(request)
     except ApiError as error:
         return _render(error, request)
@@ -196,11 +255,26 @@ async def _answer(
         log.exception("unhandled error on %s %s (%s)", request.method, request.path, request_id)
         return error_response(ApiError("internal_error"), request_id)
     finally:
-        _keep_provider_calls(app)
+        # A production charge the cascade refused is rolled back with its request's batch, yet
+        # the calls it made to the providers happened: their counts and decline-rate draws (so
+        # the next charge gets the next draw) are written in a batch of their own.
+        world = services[CONTEXT].providers
+        if world.has_unsaved:
+            with services[STORE].batch():
+                world.flush()
         if task is not None:
             in_flight.pop(task, None)
     response.headers[REQUEST_ID_HEADER] = request_id
     return response
+
+
+def _plan_of(request: web.Request, route: Any, operations: Operations) -> _Plan:
+    resource = route.resource
+    return _Plan(
+        getattr(route.handler, "auth_level", "none"),
+        operations.find(request.method, resource.canonical) if resource is not None else None,
+        resource if isinstance(resource, web.StaticResource) else None,
+    )
 
 
 def _refuse_connection(error: ApiError, request: web.Request) -> web.Response:
@@ -216,19 +290,10 @@ def _refuse_connection(error: ApiError, request: web.Request) -> web.Response:
     return _render(error, request)
 
 
-def _keep_provider_calls(app: web.Application) -> None:
-    """A production charge the cascade refused is rolled back with its request's batch, yet the
-    calls it made to the providers happened: their counts and decline-rate draws (so the next
-    charge gets the next draw) are written in a batch of their own."""
-    world = app[CONTEXT].providers
-    if world.has_unsaved:
-        with app[STORE].batch():
-            world.flush()
-
-
 def _record(
     journal: RequestLog,
     request: web.Request,
+    state: dict[Any, Any],
     response: web.StreamResponse,
     request_id: str,
     at: float,
@@ -239,7 +304,11 @@ def _record(
 ) -> None:
     """One row: references to what the request already holds, nothing decoded or copied; the
     owner as it is now (the credential's merchant, else the object's: `request_owner`)."""
-    merchant_id, environment = request_owner(request)
+    principal = state.get(PRINCIPAL)
+    if principal is not None:  # most requests: the credential's (`request_owner`)
+        merchant_id, environment = principal.merchant.id, principal.environment
+    else:
+        merchant_id, environment = request_owner(request)
     headers = request.headers
     kept: tuple[tuple[str, str], ...] = ()
     if KEPT_HEADERS[0] in headers or KEPT_HEADERS[1] in headers:  # rarely: skip the loop
@@ -259,9 +328,9 @@ def _record(
             (time.perf_counter() - started) * 1000,
             REPLAYED_HEADER in response.headers,
             kept,
-            request.get(RAW_BODY),
+            state.get(RAW_BODY),
             body if isinstance(body, bytes) else None,
-            tuple(e for e, m in events if m == merchant_id) if events else (),
+            tuple([e for e, m in events if m == merchant_id]) if events else (),
             tool,
         )
     )
@@ -323,40 +392,24 @@ def _from_http(exc: web.HTTPException, request: web.Request) -> ApiError:
     return ApiError("invalid_request", exc.reason or "Bad request.")
 
 
-def _authenticate(request: web.Request, app: web.Application) -> None:
+def _authenticate(
+    request: web.Request, state: dict[Any, Any], services: dict[Any, Any], level: AuthLevel
+) -> None:
     """The credential the handler declared (`auth`), checked and kept as the request's principal."""
-    level: AuthLevel = getattr(request.match_info.handler, "auth_level", "none")
-    if level != "none":
-        authenticator = app[AUTHENTICATOR]
-        principal = authenticator.authenticate(
-            request.headers.get("Authorization"), app[CLOCK].timestamp()
-        )
-        # Kept at once, before the checks: the request log names the merchant of a request its
-        # credential was refused for (production_key_refused, rate_limited...).
-        request[PRINCIPAL] = principal
-        check_environment(principal)
-        if level == "sandbox":
-            require_sandbox(principal)
-            require_secret(principal)
-        elif level == "secret":
-            require_secret(principal)
-        limiter = app[RATE_LIMITER]
-        if limiter is not None:
-            limiter.take(principal.credential_id, principal.merchant.tier)
-
-
-async def _validate(request: web.Request, app: web.Application) -> None:
-    """Query parameters and the JSON body checked against the operation's OpenAPI schemas.
-
-    Runs after authentication (a caller without credentials learns nothing about the body rules)
-    and before the handler, which then reads the checked body with `read_json`.
-    """
-    resource = request.match_info.route.resource
-    operation = (
-        app[OPERATIONS].find(request.method, resource.canonical) if resource is not None else None
+    authenticator = services[AUTHENTICATOR]
+    authorization = request.headers.get("Authorization")
+    principal = authenticator.known(authorization) or authenticator.authenticate(
+        authorization, services[CLOCK].timestamp()
     )
-    if operation is not None:
-        operation.check_query(request.query)
-        if operation.body is not None:
-            body = await read_body(request, optional=not operation.body_required)
-            request[BODY] = operation.check_body(body, base_url(request))
+    # Kept at once, before the checks: the request log names the merchant of a request its
+    # credential was refused for (production_key_refused, rate_limited...).
+    state[PRINCIPAL] = principal
+    check_environment(principal)
+    if level == "sandbox":
+        require_sandbox(principal)
+        require_secret(principal)
+    elif level == "secret":
+        require_secret(principal)
+    limiter = services[RATE_LIMITER]
+    if limiter is not None:
+        limiter.take(principal.credential_id, principal.merchant.tier)

@@ -65,9 +65,10 @@ class ConnectionHandler(RequestHandler):
 
     def data_received(self, data: bytes) -> None:
         heads = self._request_count
-        super().data_received(data)
+        RequestHandler.data_received(self, data)
         if self._request_count != heads:
-            self._disarm_head_timer()  # a whole head arrived: its handler takes over
+            if self._head_timer is not None:
+                self._disarm_head_timer()  # a whole head arrived: its handler takes over
         elif data and self._head_timer is None and self._awaiting_head():
             self._arm_head_timer()  # the start of the next head on a kept-alive connection
 

@@ -431,14 +431,15 @@ class Operation:
         if issues:
             raise self._error(issues, origin=None)
 
-    def check_body(self, body: Any, origin: str) -> Any:
+    def check_body(self, body: Any, origin: str | Callable[[], str]) -> Any:
         """The checked body as its handler receives it: typed by the operation's reader when it
-        has one (`BODY_READERS`), else the dict itself."""
+        has one (`BODY_READERS`), else the dict itself. `origin` (for an error's helpUrl) may be
+        a function, then asked only when the body is refused."""
         if self.body is None:
             return body
         issues = self.checker.issues(self.body, body, self.body_schema)
         if issues:
-            raise self._error(issues, origin)
+            raise self._error(issues, origin if isinstance(origin, str) else origin())
         return body if self.reader is None else self.reader(body)
 
     def _error(self, issues: list[Issue], origin: str | None) -> ApiError:

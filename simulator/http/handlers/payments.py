@@ -12,11 +12,11 @@ from simulator.domain.states import TRANSACTION_STATUSES
 from simulator.domain.transactions import TransactionFilters
 from simulator.domain.views import claim_view, refund_view
 from simulator.http import payment_creation
-from simulator.http.idempotency import REPLAYED_HEADER
+from simulator.http.idempotency import NO_KEY, REPLAYED_HEADER
 from simulator.http.keys import IDEMPOTENCY, PAYMENTS, REFUNDS, RENDERED, STORE
 from simulator.http.middlewares import auth, principal_of
 from simulator.http.requests import base_url, checked_body, page_params, query_choice, read_json
-from simulator.http.responses import json_response, offset_page_bytes
+from simulator.http.responses import Answer, json_response, offset_page_bytes
 
 
 @auth("secret")
@@ -26,15 +26,17 @@ async def create_payment(request: web.Request) -> web.Response:
     headers = request.headers
     simulate = headers.get("Sandbox-Simulate")
     key = headers.get("Idempotency-Key")
-    scope: tuple[str, ...] = ()
-    operation = ""
-    if key is not None:
-        # Keys are per shop too: a replay must never hand one shop another shop's transaction,
-        # which it could not even read back (GET and list only show the caller's shop).
-        scope = (*principal.scope, principal.shop.id if principal.shop else "")
-        # The Sandbox-Simulate header changes what the request does: part of its identity.
-        operation = f"POST /payments Sandbox-Simulate={simulate or ''}"
     app = request.app
+    if key is None:  # nothing to replay or to keep: the operation, as the cache would run it
+        _, payload = await payment_creation.create_payment(
+            app, principal, payment, simulate, request.remote, base_url(request), NO_KEY
+        )
+        return Answer(body=payload, content_type="application/json")
+    # Keys are per shop too: a replay must never hand one shop another shop's transaction,
+    # which it could not even read back (GET and list only show the caller's shop).
+    scope = (*principal.scope, principal.shop.id if principal.shop else "")
+    # The Sandbox-Simulate header changes what the request does: part of its identity.
+    operation = f"POST /payments Sandbox-Simulate={simulate or ''}"
     execute = partial(
         payment_creation.create_payment,
         app,
@@ -47,7 +49,7 @@ async def create_payment(request: web.Request) -> web.Response:
     status, payload, replayed = await app[IDEMPOTENCY].run(
         scope, key, operation, payment.body or {}, execute
     )
-    return web.Response(
+    return Answer(
         body=payload,
         status=status,
         content_type="application/json",
