@@ -239,7 +239,7 @@ def _cut(body: bytes | None) -> bytes | None:
     short one: orjson's results (most answers) sit in buffers several times their size, which a
     kept reference would hold on to (10,000 payment answers: 80 MB instead of 14, and every
     answer written into memory that no recent request touched)."""
-    return None if body is None else bytes(memoryview(body)[:MAX_BODY])
+    return None if body is None else memoryview(body)[:MAX_BODY].tobytes()
 
 
 def body_view(raw: bytes | None, size: int) -> BodyView:
