@@ -54,7 +54,7 @@ from simulator.http.keys import (
     STORE,
 )
 from simulator.http.requests import base_url, body_at_hand, parse_body, read_body, receive_body
-from simulator.http.responses import REQUEST_ID_HEADER, error_response
+from simulator.http.responses import REQUEST_ID_HEADER, Answer, error_response
 from simulator.http.server import ConnectionHandler, log_refused
 from simulator.openapi.validation import Operation, Operations
 
@@ -328,12 +328,26 @@ def _record(
     headers = request.headers
     kept: tuple[tuple[str, str], ...] = ()
     if _IDEMPOTENCY_KEY in headers or _SANDBOX_SIMULATE in headers:  # rarely: skip the loop
-        kept = tuple((name, headers[key]) for name, key in _KEPT_HEADERS if key in headers)
+        kept = _kept_headers(headers)
+    # The bodies as `requestlog._cut` keeps them (cut at MAX_BODY; an answer copied, for the
+    # reason it gives), at less cost: a request body read whole is an exact-size `bytes` of the
+    # parser's, immutable, kept as it is.
     asked = state.get(RAW_BODY)
-    answered = response._body if isinstance(response, web.Response) else None
+    if asked is not None and (type(asked) is not bytes or len(asked) > MAX_BODY):
+        asked_kept: bytes | None = memoryview(asked)[:MAX_BODY].tobytes()
+    else:
+        asked_kept = asked
+    # `Answer` first: `isinstance` of aiohttp's responses goes through an ABC's check.
+    answered = (
+        response.body if type(response) is Answer or isinstance(response, web.Response) else None
+    )
     if not isinstance(answered, bytes):
         answered = None
-    # Each body copied, cut at MAX_BODY, as `requestlog._cut` says why.
+    own: list[str] = []
+    if events:
+        for event_id, owner in events:  # a loop: a comprehension is a function call here
+            if owner == merchant_id:
+                own.append(event_id)
     journal.record(
         (
             request_id,
@@ -341,21 +355,32 @@ def _record(
             sim_at,
             request.method,
             request.path,
-            request.query_string,
+            # A query string is yarl's work to decode: only when there is one.
+            request.query_string if "?" in request.raw_path else "",
             response.status,
             merchant_id,
             environment,
             (perf_counter() - started) * 1000,
             _REPLAYED_HEADER in response.headers,
             kept,
-            None if asked is None else memoryview(asked)[:MAX_BODY].tobytes(),
-            None if answered is None else memoryview(answered)[:MAX_BODY].tobytes(),
+            asked_kept,
+            None
+            if answered is None
+            else (
+                memoryview(answered).tobytes()
+                if len(answered) <= MAX_BODY
+                else memoryview(answered)[:MAX_BODY].tobytes()
+            ),
             len(asked) if asked else 0,
             len(answered) if answered else 0,
-            tuple([e for e, m in events if m == merchant_id]) if events else (),
+            tuple(own),
             tool,
         )
     )
+
+
+def _kept_headers(headers: Any) -> tuple[tuple[str, str], ...]:
+    return tuple((name, headers[key]) for name, key in _KEPT_HEADERS if key in headers)
 
 
 def _stopping_error() -> ApiError:
