@@ -188,8 +188,8 @@ async def _answer(
 ) -> web.StreamResponse:
     """The answer; with a `journal` (the log is on and the path logged), its row once answered.
 
-    One coroutine whether logged or not: a wrapper around it for the log was a frame and an
-    await more per request, a sixth of what the log cost."""
+    One coroutine whether logged or not: a wrapper around it for the log was a coroutine frame
+    and an await more per logged request."""
     if journal is not None:
         at, started = wall_time(), perf_counter()
         sim_at = services[CLOCK].timestamp_at(at)
