@@ -26,6 +26,13 @@ class SimClock:
             return self._pinned
         return time.time() + self._offset
 
+    def timestamp_at(self, real: float) -> float:
+        """Simulated POSIX seconds when the wall clock read `real` (a moment ago): the request
+        log takes both times from one read of the wall clock."""
+        if self._pinned is not None:
+            return self._pinned
+        return real + self._offset
+
     def now(self) -> datetime:
         return datetime.fromtimestamp(self.timestamp(), UTC)
 

@@ -5,10 +5,11 @@ and emptied by a reset (`POST /_sim/reset`). Bounded: the last `capacity` reques
 default, `payorch serve --request-log N`, 0 turns it off), fewer if their bodies pass
 `BODY_BUDGET` bytes in all; each body is kept up to `MAX_BODY` bytes.
 
-Cheap on the request path: the middleware hands `make_row` what it already holds (the body bytes
-that were read, the response's bytes, the principal's merchant) and `record` puts that one tuple
-on a deque. Nothing is decoded, masked or encoded then: a summary is built when a list, a detail
-or a live tail reads the row, and the bodies are decoded and masked only when its detail is read.
+Cheap on the request path: the middleware makes a row (`make_row`'s) of what it already holds
+(the body bytes that were read, the response's bytes, the principal's merchant) and `record`
+puts that one tuple on a deque. Nothing is decoded, masked or encoded then: a summary is built
+when a list, a detail or a live tail reads the row, and the bodies are decoded and masked only
+when its detail is read.
 
 What is never shown: the Authorization header is not kept at all (the only request headers kept
 are `Idempotency-Key` and `Sandbox-Simulate`, which change what a request does); keys, tokens,
@@ -239,7 +240,7 @@ def _cut(body: bytes | None) -> bytes | None:
     short one: orjson's results (most answers) sit in buffers several times their size, which a
     kept reference would hold on to (10,000 payment answers: 80 MB instead of 14, and every
     answer written into memory that no recent request touched)."""
-    return None if body is None else bytes(memoryview(body)[:MAX_BODY])
+    return None if body is None else memoryview(body)[:MAX_BODY].tobytes()
 
 
 def body_view(raw: bytes | None, size: int) -> BodyView:
@@ -338,11 +339,12 @@ def include_tools(query: Mapping[str, str]) -> bool:
 # -- the log ------------------------------------------------------------------------------------
 
 Listener = Callable[[Row], None]
+_API_PATHS = API_PREFIX + "/"
 
 
 def logged(method: str, path: str) -> bool:
     """Whether a request is recorded: the API and the control plane, but not reads of the log."""
-    if path.startswith(API_PREFIX + "/"):
+    if path.startswith(_API_PATHS):
         return True
     if not path.startswith("/_sim/"):
         return False
@@ -378,7 +380,8 @@ class RequestLog:
             return
         rows = self._rows
         rows.append(row)
-        self._body_bytes += min(row[14], MAX_BODY) + min(row[15], MAX_BODY)  # `_kept_bytes`
+        asked, answered = row[12], row[13]  # what is kept of each: `_kept_bytes`, without `min`
+        self._body_bytes += (len(asked) if asked else 0) + (len(answered) if answered else 0)
         if len(rows) > self.capacity or self._body_bytes > self.body_budget:
             while len(rows) > self.capacity or (
                 self._body_bytes > self.body_budget and len(rows) > 1

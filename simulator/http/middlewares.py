@@ -11,13 +11,15 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from collections.abc import Awaitable, Callable, Coroutine
 from functools import partial
 from pathlib import Path
+from time import perf_counter
+from time import time as wall_time
 from typing import Any, Literal, NamedTuple
 
 from aiohttp import web
+from multidict import istr
 
 from simulator.domain.auth import Principal, check_environment, require_sandbox, require_secret
 from simulator.domain.coverage import TOOL_OF_REQUEST
@@ -25,11 +27,11 @@ from simulator.domain.errors import ApiError
 from simulator.domain.ids import token_hex
 from simulator.domain.requestlog import (
     KEPT_HEADERS,
+    MAX_BODY,
     MAX_TOOL,
     TOOL_HEADER,
     RequestLog,
     logged,
-    make_row,
 )
 from simulator.events.bus import EVENTS_OF_REQUEST
 from simulator.http.idempotency import REPLAYED_HEADER
@@ -52,7 +54,7 @@ from simulator.http.keys import (
     STORE,
 )
 from simulator.http.requests import base_url, body_at_hand, parse_body, read_body, receive_body
-from simulator.http.responses import REQUEST_ID_HEADER, error_response
+from simulator.http.responses import REQUEST_ID_HEADER, Answer, error_response
 from simulator.http.server import ConnectionHandler, log_refused
 from simulator.openapi.validation import Operation, Operations
 
@@ -142,7 +144,7 @@ async def request_middleware(request: web.Request, handler: Handler) -> web.Stre
 def serve(request: web.Request, handler: Handler) -> Coroutine[Any, Any, web.StreamResponse]:
     """`request_middleware`'s work, as what to await: the front (simulator/http/front.py) hands
     it to aiohttp as the request's handling, with no coroutine of the middleware's own around
-    the one that answers (a request not logged and not a tool's has that one alone)."""
+    the one that answers, logged or not (a tool's request has `_tagged` around it)."""
     request_id = "req_" + token_hex(12)
     # The request's and the app's own dicts, read and written directly: their mapping methods
     # are Python calls (and `request.get` of a missing key raises and catches a KeyError).
@@ -150,12 +152,20 @@ def serve(request: web.Request, handler: Handler) -> Coroutine[Any, Any, web.Str
     state[REQUEST_ID] = request_id
     # `request.app` is three calls deep in aiohttp: taken once, handed to each step.
     services: dict[Any, Any] = request.app._state
-    journal: RequestLog = services[REQUEST_LOG]
-    tool = request.headers.get(TOOL_HEADER)
-    if not journal.capacity or not logged(request.method, request.path):
-        answer = _answer(request, state, services, handler, request_id)
-        return _tagged(tool[:MAX_TOOL], answer) if tool else answer
-    return _logged(request, state, services, handler, request_id, journal, tool)
+    request_log: RequestLog = services[REQUEST_LOG]
+    tag = request.headers.get(_TOOL_HEADER)
+    tool = tag[:MAX_TOOL] if tag else None
+    journal = request_log if request_log.capacity and logged(request.method, request.path) else None
+    answer = _answer(request, state, services, handler, request_id, journal, tool)
+    return _tagged(tool, answer) if tool is not None else answer
+
+
+# Header names as `istr`: a case-insensitive look-up of one is a third of a `str`'s (whose
+# case-folded form is made per look-up).
+_TOOL_HEADER = istr(TOOL_HEADER)
+_KEPT_HEADERS = tuple((name, istr(name)) for name in KEPT_HEADERS)
+_IDEMPOTENCY_KEY, _SANDBOX_SIMULATE = (key for _, key in _KEPT_HEADERS)
+_REPLAYED_HEADER = istr(REPLAYED_HEADER)
 
 
 async def _tagged(tool: str, answer: Coroutine[Any, Any, web.StreamResponse]) -> web.StreamResponse:
@@ -167,50 +177,32 @@ async def _tagged(tool: str, answer: Coroutine[Any, Any, web.StreamResponse]) ->
         TOOL_OF_REQUEST.reset(tagging)
 
 
-async def _logged(
-    request: web.Request,
-    state: dict[Any, Any],
-    services: dict[Any, Any],
-    handler: Handler,
-    request_id: str,
-    journal: RequestLog,
-    tag: str | None,
-) -> web.StreamResponse:
-    """`_answer`, then the request log's row."""
-    tool = tag[:MAX_TOOL] if tag else None
-    tagging = TOOL_OF_REQUEST.set(tool) if tool is not None else None
-    at, sim_at, started = time.time(), services[CLOCK].timestamp(), time.perf_counter()
-    events: list[tuple[str, str]] = []
-    collecting = EVENTS_OF_REQUEST.set(events)
-    try:
-        response = await _answer(request, state, services, handler, request_id)
-    finally:
-        EVENTS_OF_REQUEST.reset(collecting)
-        if tagging is not None:
-            TOOL_OF_REQUEST.reset(tagging)
-    _record(journal, request, state, response, request_id, at, sim_at, started, events, tool)
-    return response
-
-
 async def _answer(
     request: web.Request,
     state: dict[Any, Any],
     services: dict[Any, Any],
     handler: Handler,
     request_id: str,
+    journal: RequestLog | None,
+    tool: str | None,
 ) -> web.StreamResponse:
-    if not request.content.is_eof():  # the body is still arriving (a small one comes whole)
-        refusal = await receive_body(request, services[SETTINGS].body_timeout)
-        if refusal is not None:
-            return _refuse_connection(refusal, request)
-    reset = services[RESET]
-    if not reset.gate_open:  # a reset is running: this request runs after it, in the new world
-        if reset.swapping and getattr(request.match_info.handler, "refuses_to_wait", False):
-            return _render(ApiError("restore_in_progress"), request)
-        await reset.wait_for_gate()
+    """The answer; with a `journal` (the log is on and the path logged), its row once answered.
+
+    One coroutine whether logged or not: a wrapper around it for the log was a coroutine frame
+    and an await more per logged request."""
+    if journal is not None:
+        at, started = wall_time(), perf_counter()
+        sim_at = services[CLOCK].timestamp_at(at)
     stopping = services[STOPPING]
-    if stopping.is_set():
-        return _render(_stopping_error(), request)
+    if not request.content.is_eof() or not services[RESET].gate_open or stopping.is_set():
+        held = await _held(request, services)
+        if held is not None:
+            if journal is not None:
+                _record(journal, request, state, held, request_id, at, sim_at, started, None, tool)
+            return held
+    if journal is not None:
+        events: list[tuple[str, str]] = []
+        collecting = EVENTS_OF_REQUEST.set(events)
     task = asyncio.current_task()
     in_flight = services[IN_FLIGHT]
     if task is not None:
@@ -240,7 +232,7 @@ async def _answer(
                 state[BODY] = operation.check_body(body, partial(base_url, request))
         response = await handler(request)
     except ApiError as error:
-        return _render(error, request)
+        response = _render(error, request)
     except asyncio.CancelledError:
         if not stopping.is_set():
             raise  # the client went away: nobody to answer
@@ -248,13 +240,17 @@ async def _answer(
         # are all-or-nothing (no await inside a store batch), so it is answered, not dropped.
         if task is not None:
             task.uncancel()
-        return _render(_stopping_error(), request)
+        response = _render(_stopping_error(), request)
     except web.HTTPException as exc:
-        return _render(_from_http(exc, request), request)
+        response = _render(_from_http(exc, request), request)
     except Exception:
         log.exception("unhandled error on %s %s (%s)", request.method, request.path, request_id)
-        return error_response(ApiError("internal_error"), request_id)
+        response = error_response(ApiError("internal_error"), request_id)
+    else:
+        response.headers[REQUEST_ID_HEADER] = request_id  # an error's envelope has it already
     finally:
+        if journal is not None:
+            EVENTS_OF_REQUEST.reset(collecting)
         # A production charge the cascade refused is rolled back with its request's batch, yet
         # the calls it made to the providers happened: their counts and decline-rate draws (so
         # the next charge gets the next draw) are written in a batch of their own.
@@ -264,8 +260,27 @@ async def _answer(
                 world.flush()
         if task is not None:
             in_flight.pop(task, None)
-    response.headers[REQUEST_ID_HEADER] = request_id
+    if journal is not None:
+        _record(journal, request, state, response, request_id, at, sim_at, started, events, tool)
     return response
+
+
+async def _held(request: web.Request, services: dict[Any, Any]) -> web.Response | None:
+    """Before a request is answered, rarely: its body still arriving (a small one comes whole),
+    a reset running (the request runs after it, in the new world), the server stopping. The
+    refusal to answer instead, if any."""
+    if not request.content.is_eof():
+        refusal = await receive_body(request, services[SETTINGS].body_timeout)
+        if refusal is not None:
+            return _refuse_connection(refusal, request)
+    reset = services[RESET]
+    if not reset.gate_open:
+        if reset.swapping and getattr(request.match_info.handler, "refuses_to_wait", False):
+            return _render(ApiError("restore_in_progress"), request)
+        await reset.wait_for_gate()
+    if services[STOPPING].is_set():
+        return _render(_stopping_error(), request)
+    return None
 
 
 def _plan_of(request: web.Request, route: Any, operations: Operations) -> _Plan:
@@ -299,11 +314,12 @@ def _record(
     at: float,
     sim_at: float,
     started: float,
-    events: list[tuple[str, str]],
+    events: list[tuple[str, str]] | None,
     tool: str | None,
 ) -> None:
-    """One row: references to what the request already holds, nothing decoded or copied; the
-    owner as it is now (the credential's merchant, else the object's: `request_owner`)."""
+    """One row: references to what the request already holds, nothing decoded; the owner as it
+    is now (the credential's merchant, else the object's: `request_owner`). The row is built
+    here, in `Row`'s order (what `make_row` makes, without a call of 16 arguments)."""
     principal = state.get(PRINCIPAL)
     if principal is not None:  # most requests: the credential's (`request_owner`)
         merchant_id, environment = principal.merchant.id, principal.environment
@@ -311,29 +327,60 @@ def _record(
         merchant_id, environment = request_owner(request)
     headers = request.headers
     kept: tuple[tuple[str, str], ...] = ()
-    if KEPT_HEADERS[0] in headers or KEPT_HEADERS[1] in headers:  # rarely: skip the loop
-        kept = tuple((name, headers[name]) for name in KEPT_HEADERS if name in headers)
-    body = response.body if isinstance(response, web.Response) else None
+    if _IDEMPOTENCY_KEY in headers or _SANDBOX_SIMULATE in headers:  # rarely: skip the loop
+        kept = _kept_headers(headers)
+    # The bodies as `requestlog._cut` keeps them (cut at MAX_BODY; an answer copied, for the
+    # reason it gives), at less cost: a request body read whole is an exact-size `bytes` of the
+    # parser's, immutable, kept as it is.
+    asked = state.get(RAW_BODY)
+    if asked is not None and (type(asked) is not bytes or len(asked) > MAX_BODY):
+        asked_kept: bytes | None = memoryview(asked)[:MAX_BODY].tobytes()
+    else:
+        asked_kept = asked
+    # `Answer` first: `isinstance` of aiohttp's responses goes through an ABC's check.
+    answered = (
+        response.body if type(response) is Answer or isinstance(response, web.Response) else None
+    )
+    if not isinstance(answered, bytes):
+        answered = None
+    own: list[str] = []
+    if events:
+        for event_id, owner in events:  # a loop: a comprehension is a function call here
+            if owner == merchant_id:
+                own.append(event_id)
     journal.record(
-        make_row(
+        (
             request_id,
             at,
             sim_at,
             request.method,
             request.path,
-            request.query_string,
+            # A query string is yarl's work to decode: only when there is one.
+            request.query_string if "?" in request.raw_path else "",
             response.status,
             merchant_id,
             environment,
-            (time.perf_counter() - started) * 1000,
-            REPLAYED_HEADER in response.headers,
+            (perf_counter() - started) * 1000,
+            _REPLAYED_HEADER in response.headers,
             kept,
-            state.get(RAW_BODY),
-            body if isinstance(body, bytes) else None,
-            tuple([e for e, m in events if m == merchant_id]) if events else (),
+            asked_kept,
+            None
+            if answered is None
+            else (
+                memoryview(answered).tobytes()
+                if len(answered) <= MAX_BODY
+                else memoryview(answered)[:MAX_BODY].tobytes()
+            ),
+            len(asked) if asked else 0,
+            len(answered) if answered else 0,
+            tuple(own),
             tool,
         )
     )
+
+
+def _kept_headers(headers: Any) -> tuple[tuple[str, str], ...]:
+    return tuple((name, headers[key]) for name, key in _KEPT_HEADERS if key in headers)
 
 
 def _stopping_error() -> ApiError:

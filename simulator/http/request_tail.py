@@ -2,14 +2,15 @@
 
 Each reader has its merchant and its filters; a request it may see and its filters match is put
 on its queue as one server-sent event (the summary, encoded once per request however many
-readers take it). While nobody tails, recording a request costs one check of an empty list here.
+readers take it). While nobody tails, it is not among the log's listeners: recording a request
+costs nothing here.
 Like the event stream (`simulator/events/stream.py`), a reader more than MAX_BACKLOG frames (or
 MAX_BACKLOG_BYTES) behind is closed rather than let its queue grow without bound.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -40,7 +41,8 @@ class RequestTail:
         self._readers: list[_Reader] = []
         self.keepalive_seconds = keepalive_seconds
         self.write_timeout_seconds = write_timeout_seconds
-        log.subscribe(self._on_row)
+        self._log = log
+        self._unsubscribe: Callable[[], None] | None = None  # listening while anyone tails
 
     def _on_row(self, row: Row) -> None:
         if not self._readers:
@@ -61,10 +63,15 @@ class RequestTail:
     def subscribe(self, merchant_id: str, filters: RequestFilters) -> Iterator[FrameQueue]:
         reader = _Reader(merchant_id, filters, FrameQueue())
         self._readers.append(reader)
+        if self._unsubscribe is None:
+            self._unsubscribe = self._log.subscribe(self._on_row)
         try:
             yield reader.queue
         finally:
             self._readers.remove(reader)
+            if not self._readers and self._unsubscribe is not None:
+                self._unsubscribe()
+                self._unsubscribe = None
 
     def readers(self) -> int:
         return len(self._readers)
