@@ -79,13 +79,13 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import wait as wait_for
 from pathlib import Path
-from types import TracebackType
 from typing import Any, Final
 
 import orjson
 from tinydb.storages import Storage
 
 from simulator.memory import no_gc
+from simulator.store.batch_scope import BatchScope
 from simulator.store.dirlock import LOCK, DirLock
 from simulator.store.errors import StoreCorruptError, StoreError, StoreLockedError
 from simulator.store.files import (
@@ -188,7 +188,7 @@ class JournalStorage(Storage):
         self._lock: DirLock | None = None
         self._closed = False
         self._broken: str | None = None
-        self._scope = _BatchScope(self)  # what every batch() hands out: it holds no state
+        self._scope = BatchScope(self)  # what every batch() hands out: it holds no state
         # Called with (table, doc_id, restored doc or None) for each write a rollback undoes, so
         # in-memory indexes beside the store can follow it.
         self.rollback_listeners: list[Callable[[str, str, Doc | None], None]] = []
@@ -299,7 +299,7 @@ class JournalStorage(Storage):
             self._apply(table, doc_id, doc)
         self._maybe_compact()
 
-    def batch(self) -> _BatchScope:
+    def batch(self) -> BatchScope:
         """Context manager grouping writes into one journal line; nested ones join."""
         if self._closed or self._broken is not None:
             self._check_writable()
@@ -322,7 +322,7 @@ class JournalStorage(Storage):
         self._snapshot_size = sum(map(len, pieces))
         self._trim(mark.size, self._lines)
 
-    # -- batches (``_BatchScope`` opens and closes them) -----------------------------
+    # -- batches (``BatchScope`` opens and closes them) -----------------------------
 
     def _undo(self, batch: Batch, mark: int) -> None:
         while len(batch.undo) > mark:
@@ -560,68 +560,3 @@ class JournalStorage(Storage):
             except OSError:
                 log.exception("fsync of the data dir failed; retried at the next write")
                 self._dir_unsynced = True
-
-
-class _BatchScope:
-    """``with storage.batch():`` — see ``Store.batch``. One per storage, handed out by every
-    ``batch()``: the open batch (its nesting included) is the storage's, so a scope holds
-    nothing of its own and costs no object per batch. Every batch of the server goes through
-    here, so the steps are written out rather than called."""
-
-    __slots__ = ("_storage",)
-
-    def __init__(self, storage: JournalStorage) -> None:
-        self._storage = storage
-
-    def __enter__(self) -> None:
-        storage = self._storage
-        batch = storage._batch
-        if batch is None:
-            storage._batch = storage._idle_batch
-        else:  # a nested scope joins the open batch; a failure undoes its writes only
-            batch.marks.append(len(batch.undo))
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        storage = self._storage
-        batch = storage._batch
-        assert batch is not None
-        if batch.marks:  # nested: the outermost scope commits
-            mark = batch.marks.pop()
-            if exc_type is not None:
-                # A caller that catches the exception inside an outer batch keeps the outer
-                # writes.
-                storage._undo(batch, mark)
-            return
-        if exc_type is not None:
-            try:
-                storage._undo(batch, 0)
-            finally:  # the next batch starts empty even if a rollback listener failed
-                storage._batch = None
-                batch.fragments.clear()
-                batch.undo.clear()
-            return
-        storage._batch = None
-        if not batch.fragments:  # (then its undo log is empty too: one entry per fragment)
-            return
-        try:
-            storage._write_line(batch.fragments)
-        except BaseException:
-            try:
-                storage._undo(batch, 0)
-            finally:
-                batch.fragments.clear()
-                batch.undo.clear()
-            raise
-        batch.fragments.clear()
-        batch.undo.clear()
-        if (
-            storage._compaction is not None
-            or storage._lines >= storage._compact_at
-            or storage._size >= storage._compact_bytes_at
-        ):
-            storage._maybe_compact()  # (its own test, written out: a call per commit for nothing)
