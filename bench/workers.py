@@ -106,8 +106,7 @@ class Fleet:
                    runtime=runtime)
         )  # fmt: skip
         self.nginx = subprocess.Popen(
-            [find_nginx(), "-p", str(runtime.directory), "-c", str(runtime.config),
-             "-e", str(runtime.error_log), "-g", "daemon off;"],
+            runtime.command(find_nginx()),
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, text=True,
             start_new_session=True,
         )  # fmt: skip

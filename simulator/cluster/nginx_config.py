@@ -79,6 +79,21 @@ class Runtime:
     def error_log(self) -> Path:
         return self.directory / "error.log"
 
+    def command(self, nginx: str) -> list[str]:
+        """The `nginx` binary's command line serving `config` in the foreground, with every file
+        it writes in this directory (payorch serve, its tests and bench/workers.py run this)."""
+        return [
+            nginx,
+            "-p",
+            str(self.directory),
+            "-c",
+            str(self.config),
+            "-e",
+            str(self.error_log),
+            "-g",
+            "daemon off;",
+        ]
+
 
 def render(
     workers: Sequence[str],

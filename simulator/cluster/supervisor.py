@@ -293,15 +293,7 @@ class Supervisor:
         text = render([w.address for w in self.workers], listen, runtime=self.runtime)
         self.runtime.config.write_text(text)
         self.nginx = await asyncio.create_subprocess_exec(
-            self.nginx_binary,
-            "-p",
-            str(self.runtime.directory),
-            "-c",
-            str(self.runtime.config),
-            "-e",
-            str(self.runtime.error_log),
-            "-g",
-            "daemon off;",
+            *self.runtime.command(self.nginx_binary),
             stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.DEVNULL,
             stderr=asyncio.subprocess.DEVNULL,

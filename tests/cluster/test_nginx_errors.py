@@ -141,8 +141,7 @@ def proxy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[int, Runti
     nginx = nginx_binary()
     assert nginx is not None
     process = subprocess.Popen(
-        [nginx, "-p", str(directory), "-c", str(runtime.config), "-e", str(runtime.error_log),
-         "-g", "daemon off;"],
+        runtime.command(nginx),
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
     try:

@@ -58,17 +58,7 @@ def proxy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Proxy]:
     nginx = nginx_binary()
     assert nginx is not None
     process = subprocess.Popen(
-        [
-            nginx,
-            "-p",
-            str(directory),
-            "-c",
-            str(runtime.config),
-            "-e",
-            str(runtime.error_log),
-            "-g",
-            "daemon off;",
-        ],
+        runtime.command(nginx),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
@@ -172,17 +162,7 @@ def test_a_worker_that_is_down_is_503_in_the_error_envelope(tmp_path: Path) -> N
     nginx = nginx_binary()
     assert nginx is not None
     process = subprocess.Popen(
-        [
-            nginx,
-            "-p",
-            str(tmp_path),
-            "-c",
-            str(runtime.config),
-            "-e",
-            str(runtime.error_log),
-            "-g",
-            "daemon off;",
-        ],
+        runtime.command(nginx),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
