@@ -178,6 +178,7 @@ def test_a_namespace_credential_manages_as_on_one_process(cluster: Cluster) -> N
     assert cluster.call("GET", "/api/v1/ping", space.sk).status == 200  # usable at once
     for method in ("GET", "DELETE"):
         for path in (f"/_sim/namespaces/{elsewhere}",
+                     f"/api/v1/_sim/namespaces/{elsewhere}",
                      f"/ns/{mine.name}/_sim/namespaces/{elsewhere}"):  # fmt: skip
             refused = cluster.call(method, path, mine.sk)
             assert refused.status == 403, refused.body
