@@ -115,6 +115,16 @@ async def test_who_may_do_what(api: Api) -> None:
     for method in ("GET", "DELETE"):
         status, body, _ = await api.call(method, "/_sim/namespaces/team-b", a.sk)
         assert_error(status, body, 403, "forbidden")
+    # A PUT of an existing name answers as GET would: never another namespace's keys.
+    for name in ("team-b", "default", "by-a"):
+        status, body, _ = await api.call("PUT", f"/_sim/namespaces/{name}", a.sk)
+        assert_error(status, body, 403, "forbidden")
+        assert "keys" not in body and b.sk not in str(body) and DEFAULT_SK not in str(body)
+    status, body, _ = await api.call("PUT", "/_sim/namespaces/team-b", b.sk)
+    assert status == 200 and body["keys"] == b.body["keys"]
+    status, body, _ = await api.call("PUT", "/_sim/namespaces/team-b", DEFAULT_SK)
+    assert status == 200 and body["keys"] == b.body["keys"]
+    assert (await api.get("/ping", b.sk))[0] == 200  # b untouched by a's attempts
     assert (await api.get("/_sim/namespaces/team-a", a.sk))[0] == 200
     # A namespace deletes itself; default deletes any.
     assert (await api.call("DELETE", "/_sim/namespaces/team-a", a.sk))[0] == 204

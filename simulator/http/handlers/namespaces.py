@@ -2,6 +2,8 @@
 
 Who may do what (docs/decisions.md): any sandbox secret credential creates; `default`'s sees and
 deletes any namespace, another namespace's credential only its own; `default` is never deleted.
+A `PUT` of a name that exists answers as a `GET` by the same credential would: a namespace's keys
+are learnt only by whoever created it (in the 201), by its own credentials and by `default`'s.
 """
 
 from __future__ import annotations
@@ -32,7 +34,12 @@ async def create_namespace(request: web.Request) -> web.Response:
             param="idleSeconds",
         )
     worlds = request.app[WORLDS]
+    caller = request.app[NAMESPACE]
+    if caller not in (DEFAULT, name) and worlds.find(name) is not None:
+        raise not_yours(caller)  # before anything: an existing namespace is GET's business
     namespace, created = await worlds.create(name, idle)
+    if not created and caller not in (DEFAULT, name):
+        raise not_yours(caller)  # made by someone else between the look and the creation
     return json_response(worlds.describe(namespace, keys=True), status=201 if created else 200)
 
 
