@@ -1,0 +1,1 @@
+"""Recordings of real traffic: the format `payorch proxy` writes and `payorch drift` reads."""
