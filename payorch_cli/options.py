@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from typer.core import TyperCommand
 
+from payorch_cli import completion
 from simulator.settings import DEFAULT_DATA_DIR
 
 if TYPE_CHECKING:
@@ -231,7 +232,13 @@ NAMESPACE_HELP = (
     "/ns/NAME and a fixture key is swapped for the namespace's own."
 )
 NamespaceName = Annotated[
-    str | None, typer.Option("--namespace", help=NAMESPACE_HELP, show_default=False)
+    str | None,
+    typer.Option(
+        "--namespace",
+        help=NAMESPACE_HELP,
+        show_default=False,
+        autocompletion=completion.namespaces,
+    ),
 ]
 DEFAULT_DATA = DEFAULT_DATA_DIR
 

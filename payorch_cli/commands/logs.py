@@ -10,6 +10,7 @@ from typing import Annotated, Any
 
 import typer
 
+from payorch_cli import completion
 from payorch_cli.options import (
     ApiKey,
     BaseUrl,
@@ -50,7 +51,12 @@ PathPrefix = Annotated[
 ]
 Method = Annotated[str | None, typer.Option("--method", help="An HTTP method (GET, POST...).")]
 Merchant = Annotated[
-    str | None, typer.Option("--merchant", help="A merchant id (the key sees its own only).")
+    str | None,
+    typer.Option(
+        "--merchant",
+        help="A merchant id (the key sees its own only).",
+        autocompletion=completion.merchants,
+    ),
 ]
 
 

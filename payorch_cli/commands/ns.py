@@ -9,6 +9,7 @@ from typing import Annotated, Any
 
 import typer
 
+from payorch_cli import completion
 from payorch_cli.options import (
     ApiKey,
     BaseUrl,
@@ -26,7 +27,10 @@ app = command_group(
 )
 
 NAME_RULE = "[a-z0-9][a-z0-9-]{0,39}"
-Name = Annotated[str, typer.Argument(help=f"The namespace: {NAME_RULE}.")]
+Name = Annotated[
+    str,
+    typer.Argument(help=f"The namespace: {NAME_RULE}.", autocompletion=completion.namespaces),
+]
 Idle = Annotated[
     int | None,
     typer.Option(

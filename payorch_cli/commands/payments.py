@@ -11,6 +11,7 @@ from typing import Annotated
 
 import typer
 
+from payorch_cli import completion
 from payorch_cli.body import build, field, json_object
 from payorch_cli.options import (
     ApiKey,
@@ -93,7 +94,10 @@ def create(
     payment_method_id: Annotated[
         str | None,
         typer.Option(
-            "--payment-method-id", "--method", help="A 4-digit code or sbx_* (payment-methods)."
+            "--payment-method-id",
+            "--method",
+            help="A 4-digit code or sbx_* (payment-methods).",
+            autocompletion=completion.method_ids,
         ),
     ] = None,
     country: Annotated[str | None, typer.Option("--country", help="ISO-2 or ISO-3.")] = None,
@@ -181,7 +185,8 @@ def list_(
     ctx: typer.Context,
     status: Annotated[Status | None, typer.Option("--status")] = None,
     payment_method_id: Annotated[
-        str | None, typer.Option("--payment-method-id", "--method")
+        str | None,
+        typer.Option("--payment-method-id", "--method", autocompletion=completion.method_ids),
     ] = None,
     country: Annotated[str | None, typer.Option("--country")] = None,
     merchant_order_id: Annotated[str | None, typer.Option("--merchant-order-id")] = None,

@@ -7,6 +7,7 @@ from typing import Annotated, Any
 
 import typer
 
+from payorch_cli import completion
 from payorch_cli.options import ApiKey, BaseUrl, Json, api_errors, command_group, emit, resolve
 
 app = command_group(
@@ -16,7 +17,10 @@ app = command_group(
 
 Name = Annotated[
     str,
-    typer.Argument(help="1 to 64 characters from A-Z a-z 0-9 . _ -, not starting with a dot."),
+    typer.Argument(
+        help="1 to 64 characters from A-Z a-z 0-9 . _ -, not starting with a dot.",
+        autocompletion=completion.saved_states,
+    ),
 ]
 Overwrite = Annotated[
     bool, typer.Option("--overwrite", help="Replace a saved state of the same name.")

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from payorch.vocabulary import EVENT_TYPES
+from payorch_cli import completion
 from payorch_cli.options import (
     ApiKey,
     BaseUrl,
@@ -268,11 +269,19 @@ def trigger(
     event: Annotated[
         str,
         typer.Argument(
-            help=f"One of: {', '.join(EVENT_TYPES)}.", parser=_event_name, metavar="EVENT"
+            help=f"One of: {', '.join(EVENT_TYPES)}.",
+            parser=_event_name,
+            metavar="EVENT",
+            autocompletion=completion.event_names,
         ),
     ],
     method: Annotated[
-        str, typer.Option("--method", help="paymentMethodId for the payments it creates.")
+        str,
+        typer.Option(
+            "--method",
+            help="paymentMethodId for the payments it creates.",
+            autocompletion=completion.method_ids,
+        ),
     ] = "1001",
     timeout: Annotated[
         float,

@@ -1,0 +1,52 @@
+"""`payorch completion bash|zsh|fish`: print the shell's completion script.
+
+No shell detection (typer's `--install-completion` guesses the shell from the parent process,
+which is wrong in containers, CI and `sudo`): the user names the shell and decides where the
+script goes, for example `payorch completion bash > ~/.local/share/bash-completion/completions/
+payorch`. The script is typer's own, produced through its documented environment variable, so it
+stays in step with how typer answers Tab at run time.
+"""
+
+from __future__ import annotations
+
+import os
+from enum import StrEnum
+from typing import Annotated
+
+import typer
+
+COMPLETE_VAR = "_PAYORCH_COMPLETE"
+
+
+class Shell(StrEnum):
+    bash = "bash"
+    zsh = "zsh"
+    fish = "fish"
+
+
+def completion(
+    shell: Annotated[Shell, typer.Argument(help="bash, zsh or fish.", metavar="SHELL")],
+) -> None:
+    """Print the completion script for SHELL (bash, zsh or fish).
+
+    Completes commands, options, event names, payment method ids, namespaces, saved states
+    and fixture merchants (asking the server where needed, quickly, silently when there is
+    none).
+
+    Examples:
+
+      payorch completion bash > ~/.local/share/bash-completion/completions/payorch
+
+      payorch completion zsh > "${fpath[1]}/_payorch"
+
+      payorch completion fish > ~/.config/fish/completions/payorch.fish
+    """
+    from typer.main import get_command
+
+    from payorch_cli.main import app
+
+    os.environ[COMPLETE_VAR] = f"source_{shell.value}"
+    try:
+        get_command(app).main(args=[], prog_name="payorch", standalone_mode=False)
+    finally:
+        os.environ.pop(COMPLETE_VAR, None)
