@@ -20,6 +20,7 @@ from payorch_cli.commands import payouts as payouts_command
 from payorch_cli.commands import providers as providers_command
 from payorch_cli.commands import record as record_command
 from payorch_cli.commands import reset as reset_command
+from payorch_cli.commands import skill as skill_command
 from payorch_cli.commands import state as state_command
 from payorch_cli.commands import trace as trace_command
 from payorch_cli.commands import webhooks as webhooks_command
@@ -54,6 +55,7 @@ app.add_typer(payments_command.app, name="payments")
 app.add_typer(payouts_command.app, name="payouts")
 app.command("balance")(balance_command.balance)
 app.command("completion")(completion_command.completion)
+app.command("skill")(skill_command.skill)
 
 
 if __name__ == "__main__":  # pragma: no cover

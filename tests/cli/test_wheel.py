@@ -62,6 +62,10 @@ def test_the_wheel_serves_and_pays_from_an_empty_directory(tmp_path: Path) -> No
     _uv("venv", "-q", "--python", sys.executable, str(venv), env=env, cwd=tmp_path)
     _uv("pip", "install", "-q", "--python", str(venv / "bin" / "python"), str(wheel), env=env,
         cwd=tmp_path)  # fmt: skip
+    skill = subprocess.run(
+        [str(venv / "bin" / "payorch"), "skill"], capture_output=True, text=True, env=env
+    )
+    assert skill.returncode == 0 and skill.stdout.startswith("---\nname: payorch\n"), skill.stderr
     elsewhere = tmp_path / "empty"
     elsewhere.mkdir()
     server = subprocess.Popen(
