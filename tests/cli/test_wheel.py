@@ -66,6 +66,14 @@ def test_the_wheel_serves_and_pays_from_an_empty_directory(tmp_path: Path) -> No
         [str(venv / "bin" / "payorch"), "skill"], capture_output=True, text=True, env=env
     )
     assert skill.returncode == 0 and skill.stdout.startswith("---\nname: payorch\n"), skill.stderr
+    for example in sorted((ROOT / "examples").glob("*.py")):
+        # The PEP 723 scripts, run with the environment the wheel made (`uv run` would resolve
+        # `payorch` from an index, where this checkout's version is not).
+        ran = subprocess.run(
+            [str(venv / "bin" / "python"), str(example)],
+            capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120,
+        )  # fmt: skip
+        assert ran.returncode == 0, f"{example.name}: {ran.stdout}{ran.stderr}"
     elsewhere = tmp_path / "empty"
     elsewhere.mkdir()
     server = subprocess.Popen(
