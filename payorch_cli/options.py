@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from typer.core import TyperCommand
+from typer.core import TyperArgument, TyperCommand, TyperGroup
 
 from payorch_cli import completion
 from simulator.settings import DEFAULT_DATA_DIR
@@ -66,6 +66,18 @@ _BOUNDS = {
 }
 
 
+def _metavar(param: Any) -> str:
+    """What help shows after an option (typer shows the Python type: `<str>`, `<list[Path]>`):
+    the choices, else the last word of the option's long name (`--user-email EMAIL`,
+    `--payment-method-id ID`, `--base-url URL`), else the parameter's name."""
+    choices = _choices(param)
+    if choices:
+        return "[" + "|".join(choices) + "]"
+    longs = [opt for opt in getattr(param, "opts", []) if opt.startswith("--")]
+    word = max(longs, key=len).lstrip("-").split("-")[-1] if longs else str(param.name)
+    return word.upper()
+
+
 def plain_reason(exc: typer.BadParameter) -> str | None:
     """What was wrong with a value, in plain words and with the valid choices, for a
     conversion error that typer reports in pydantic's words ("Input should be a valid
@@ -96,6 +108,33 @@ def plain_reason(exc: typer.BadParameter) -> str | None:
     return f"{value!r}{message.removeprefix('Input')}" if message.startswith("Input ") else message
 
 
+class _Argument(TyperArgument):
+    """An argument whose help row is its name (`DURATION`), not its name and Python type
+    (`DURATION <float>`): the help text says what it takes; choices stay, as `[a|b]`."""
+
+    def display_type_rich(self, ctx: Any) -> str | None:
+        choices = _choices(self)
+        return "[" + "|".join(choices) + "]" if choices else None
+
+
+def _plain_metavars(params: list[Any]) -> list[Any]:
+    """Help in words, not Python types: each option's metavar named (`_metavar`), each argument
+    shown by its name alone (`_Argument`)."""
+    for param in params:
+        if isinstance(param, TyperArgument) and not isinstance(param, _Argument):
+            param.__class__ = _Argument
+        elif param.metavar is None and not getattr(param, "is_flag", False):
+            param.metavar = _metavar(param)
+    return params
+
+
+class Group(TyperGroup):
+    """Every command group of the CLI (command_group makes them with it): metavars in words."""
+
+    def get_params(self, ctx: Any) -> list[Any]:
+        return _plain_metavars(super().get_params(ctx))
+
+
 class Command(TyperCommand):
     """Every command of the CLI (command_group makes them with it): the usage line names
     arguments the conventional way (`ID ACTION`, `[NAME]`, `PATHS...`; typer writes `{ID}
@@ -112,6 +151,9 @@ class Command(TyperCommand):
                 name = f"[{name}]"
             pieces.append(name + ("..." if param.nargs != 1 else ""))
         return pieces
+
+    def get_params(self, ctx: Any) -> list[Any]:
+        return _plain_metavars(super().get_params(ctx))
 
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
         names = {p.name for p in self.params}
@@ -192,6 +234,7 @@ def command_group(help: str, **settings: Any) -> typer.Typer:
     with `Command`."""
     settings.setdefault("no_args_is_help", True)
     settings.setdefault("context_settings", {}).setdefault("help_option_names", HELP_OPTIONS)
+    settings.setdefault("cls", Group)
     return _Typer(help=help, rich_markup_mode=None, **settings)
 
 

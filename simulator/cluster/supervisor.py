@@ -37,7 +37,8 @@ from simulator.store.files import read_or_make_secret
 
 NGINX_ENV = "PAYORCH_NGINX"  # a path to the nginx binary, instead of looking it up
 INSTALL_HINT = (
-    "nginx is not installed (payorch serve --workers runs it): apt-get install nginx-light"
+    "nginx is not installed (payorch serve --workers runs it): "
+    "apt-get update && apt-get install nginx-light"
 )
 START_TIMEOUT_SECONDS = 60.0  # a worker's start, under load (typically well under a second)
 STOP_TIMEOUT_SECONDS = 8.0  # workers drain within 5 s (serve's grace); the rest is margin

@@ -48,7 +48,7 @@ CHROMIUM_ARGS = [
 # Why these tests skip, and how to enable them.
 MISSING_CHROMIUM = (
     f"{CHROMIUM} is missing: the browser tests drive Debian's chromium; install it with "
-    "`apt-get install chromium` (as root, as .ci/run does) to run them"
+    "`apt-get update && apt-get install chromium` (as root, as .ci/run does) to run them"
 )
 MISSING_PLAYWRIGHT = (
     "Playwright is not installed: `pip install -e '.[test]'` to run the browser tests"

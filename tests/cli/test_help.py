@@ -75,3 +75,13 @@ def test_version_prints_the_installed_version() -> None:
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout == f"payorch {metadata.version('payorch')}\n"
+
+
+@pytest.mark.parametrize("path", [[], *command_paths()], ids=lambda path: " ".join(path) or "root")
+def test_help_names_values_in_words_not_python_types(path: list[str]) -> None:
+    """`--user-email EMAIL`, `DURATION`, `[paid|failed]`: never `<str>`, `<list[Path]>`,
+    `DURATION <float>` (typer's default shows the annotation's Python type)."""
+    import re
+
+    page = runner.invoke(app, [*path, "--help"], env={"COLUMNS": "80"}).output
+    assert re.findall(r"<[^>\s]+>", page) == [], page

@@ -30,7 +30,13 @@ def test_the_second_shell_is_told_to_activate_the_virtualenv() -> None:
 
 
 def test_the_browser_tests_name_chromium_and_how_to_install_it() -> None:
-    assert "`apt-get install chromium`" in section("Quick start")
+    quick = section("Quick start")
+    # What .ci/run installs besides the venv, each `apt-get install` after an `apt-get update`.
+    assert "`apt-get update\n&& apt-get install -y chromium nginx-light php-cli`" in quick
+    assert "@modelcontextprotocol/inspector@" in quick
+    for readme_install in re.finditer(r"apt-get\s+install", README):
+        before = README[max(0, readme_install.start() - 40) : readme_install.start()]
+        assert "apt-get update" in before, README[readme_install.start() - 80 :][:160]
     assert "apt-get install chromium" in MISSING_CHROMIUM
     assert "pip install" in MISSING_PLAYWRIGHT
 
