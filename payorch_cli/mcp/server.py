@@ -17,6 +17,7 @@ from typing import Any
 from mcp.server.mcpserver import MCPServer
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 
+from payorch_cli.mcp.access import ScenarioAccess
 from payorch_cli.mcp.sandbox import Sandbox, ToolFailure
 from payorch_cli.mcp.tools import TOOLS, Result, Toolbox, ToolSpec
 
@@ -30,6 +31,9 @@ it did (explain_payment, recent_requests, webhook_deliveries), and put the world
 (reset_sandbox, save_state, restore_state). record_scenario turns what you did into a
 regression test; run_scenario runs one."""
 
+READ_ONLY_NOTE = (
+    "payorch mcp --read-only: secret keys are withheld; the tools offered change nothing."
+)
 SCENARIOS_DOC = Path(__file__).resolve().parents[2] / "docs" / "scenarios.md"
 
 
@@ -127,7 +131,9 @@ class ArgumentCheck:
         return found
 
 
-def build_server(sandbox: Sandbox, *, read_only: bool = False) -> MCPServer:
+def build_server(
+    sandbox: Sandbox, *, read_only: bool = False, access: ScenarioAccess | None = None
+) -> MCPServer:
     server: MCPServer = MCPServer(
         "payorch",
         title="payorch payment sandbox",
@@ -135,7 +141,7 @@ def build_server(sandbox: Sandbox, *, read_only: bool = False) -> MCPServer:
         version=_version(),
         log_level="WARNING",
     )
-    toolbox = Toolbox(sandbox)
+    toolbox = Toolbox(sandbox, access)
     for spec in TOOLS:
         if read_only and not spec.read_only:
             continue
@@ -150,7 +156,7 @@ def build_server(sandbox: Sandbox, *, read_only: bool = False) -> MCPServer:
                 open_world_hint=False,
             ),
         )
-    _resources(server, sandbox)
+    _resources(server, sandbox, read_only)
     _prompts(server)
     server.middleware.append(ArgumentCheck(server))
     return server
@@ -165,7 +171,7 @@ def _version() -> str:
         return "0"
 
 
-def _resources(server: MCPServer, sandbox: Sandbox) -> None:
+def _resources(server: MCPServer, sandbox: Sandbox, read_only: bool) -> None:
     @server.resource(
         "payorch://openapi",
         name="openapi",
@@ -216,13 +222,21 @@ def _resources(server: MCPServer, sandbox: Sandbox) -> None:
     def credentials() -> str:
         from payorch_cli.credentials import fixture_rows
 
-        document = {
+        in_use = {"sandbox": sandbox.sandbox_key, "production": sandbox.production()}
+        rows = [] if sandbox.namespace else fixture_rows()
+        document: dict[str, Any] = {
             "baseUrl": sandbox.api_url,
             "apiBaseUrl": sandbox.api_url + "/api/v1",
             "namespace": sandbox.namespace,
-            "inUse": {"sandbox": sandbox.sandbox_key, "production": sandbox.production()},
-            "fixtures": [] if sandbox.namespace else fixture_rows(),
         }
+        if read_only:
+            # A secret key would let the agent change the sandbox over HTTP, past the tools
+            # --read-only withholds; the publishable keys stay (a browser holds them anyway).
+            document["inUse"] = dict.fromkeys(in_use)
+            document["fixtures"] = [{**row, "secretKey": None} for row in rows]
+            document["readOnly"] = READ_ONLY_NOTE
+        else:
+            document["inUse"], document["fixtures"] = in_use, rows
         return json.dumps(document, indent=2)
 
 

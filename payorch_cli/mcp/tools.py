@@ -11,6 +11,7 @@ from urllib.parse import quote
 
 from pydantic import Field
 
+from payorch_cli.mcp.access import ScenarioAccess
 from payorch_cli.mcp.catalogue import (  # noqa: F401 (READ_ONLY, TOOLS, ToolSpec: imported from here too)
     BEHAVIOURS_HELP,
     READ_ONLY,
@@ -32,8 +33,11 @@ from payorch_cli.mcp.sandbox import Environment, Sandbox, ToolFailure
 
 
 class Toolbox:
-    def __init__(self, sandbox: Sandbox) -> None:
+    def __init__(self, sandbox: Sandbox, access: ScenarioAccess | None = None) -> None:
         self.sandbox = sandbox
+        # What run_scenario may read of this host (access.py): by default no environment
+        # variable and only files under the working directory.
+        self.access = access or ScenarioAccess.of()
 
     # -- payments -------------------------------------------------------------------------------
 
@@ -487,10 +491,14 @@ class Toolbox:
             str | None, Field(description="A scenario document (docs/scenarios.md), as YAML.")
         ] = None,
         path: Annotated[
-            str | None, Field(description="Or a scenario file (or directory) on this machine.")
+            str | None,
+            Field(
+                description="Or a scenario file (or folder) under the server's scenario folders "
+                "(by default its working directory)."
+            ),
         ] = None,
     ) -> Result:
         from payorch_cli.mcp.scenarios import run
 
-        text, data = run(self.sandbox, scenario_yaml, path)
+        text, data = run(self.sandbox, self.access, scenario_yaml, path)
         return Result(text, data)

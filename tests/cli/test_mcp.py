@@ -335,6 +335,12 @@ async def test_read_only_with_a_production_key(payorch: Payorch) -> None:
     tx = live.post("/payments", {"amount": 20, "paymentMethodId": "1020"})["transactionId"]
     async with session(stdio(*args)) as client:
         assert {t.name for t in (await client.list_tools()).tools} == READ_ONLY
+        # No secret key to change the sandbox with over HTTP, past the tools withheld.
+        credentials = await resource_json(client, "payorch://credentials")
+        assert credentials["inUse"] == {"sandbox": None, "production": None}
+        assert credentials["fixtures"] and all(
+            row["secretKey"] is None for row in credentials["fixtures"]
+        )
         got, _ = await call(client, "get_payment", payment_id=tx)
         assert got["id"] == tx
         explained, text = await call(client, "explain_payment", payment_id=tx)
@@ -411,6 +417,8 @@ def test_a_namespace_prefixes_every_request() -> None:
     [
         (["--namespace", "Bad_Name"], 2, "is not a namespace name"),
         (["--base-url", "http://127.0.0.1:9"], 3, "cannot reach http://127.0.0.1:9"),
+        (["--allow-env", "A-B"], 2, "is not an environment variable name"),
+        (["--scenario-dir", "/no/such/folder"], 2, "no such folder"),
     ],
 )
 def test_bad_options_are_one_line_errors(args: list[str], status: int, words: str) -> None:
