@@ -1,8 +1,8 @@
 """The MCP server itself, on the official Python SDK (`mcp` 2.x, `MCPServer`): the tools of
 `tools.py`, three resources and two prompts, over stdio or streamable HTTP.
 
-This is the only module that imports the SDK (about 0.6 s of imports): `payorch --help` and every
-other command never load it.
+This module and `stdio.py` (the stdio transport) are the only ones that import the SDK (about
+0.6 s of imports): `payorch --help` and every other command never load it.
 """
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import inspect
 import json
+import math
 import sys
 from pathlib import Path
 from typing import Any
@@ -117,6 +118,9 @@ class ArgumentCheck:
 
         if not isinstance(arguments, dict):
             return [("arguments", "must be an object")]
+        numbers = _bad_numbers(arguments, "")
+        if numbers:  # before the schema, whose words would quote a 4,000-digit number
+            return numbers
         known = self.known[name]
         found = [
             (key, f"unknown argument{did_you_mean(key, sorted(known))}")
@@ -129,6 +133,29 @@ class ArgumentCheck:
                 where = str(error.message).split("'")[1] if "'" in error.message else "arguments"
             found.append((where or "arguments", error.message))
         return found
+
+
+# The API's integers are 64-bit (orjson writes no larger one); a float past it is no amount.
+LARGEST_NUMBER = 2**63
+OUT_OF_RANGE = "must be a finite number below 2**63 in magnitude (not NaN or Infinity)"
+
+
+def _bad_numbers(value: Any, where: str) -> list[tuple[str, str]]:
+    """Numbers JSON-RPC carries but no tool takes: NaN, infinities (Infinity, 1e999, an integer
+    too long to read: stdio.py), and integers past 64 bits. Named, never quoted."""
+    if isinstance(value, dict):
+        return [
+            p
+            for key, item in value.items()
+            for p in _bad_numbers(item, f"{where}.{key}".lstrip("."))
+        ]
+    if isinstance(value, list):
+        return [p for i, item in enumerate(value) for p in _bad_numbers(item, f"{where}[{i}]")]
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return []
+    if not math.isfinite(value) or abs(value) >= LARGEST_NUMBER:
+        return [(where, OUT_OF_RANGE)]
+    return []
 
 
 def build_server(
@@ -323,7 +350,11 @@ def _prompts(server: MCPServer) -> None:
 
 
 def run_stdio(server: MCPServer) -> None:
-    server.run("stdio")
+    import anyio
+
+    from payorch_cli.mcp.stdio import serve
+
+    anyio.run(serve, server)
 
 
 def run_http(server: MCPServer, host: str, port: int) -> None:
