@@ -21,6 +21,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from payorch import bounded
 from payorch_cli.mcp.sandbox import ToolFailure
 from payorch_cli.scenario.expressions import EnvScope
 
@@ -28,6 +29,10 @@ from payorch_cli.scenario.expressions import EnvScope
 MAX_ENTRIES = 5_000
 SCENARIO_SUFFIXES = (".yaml", ".yml")
 NOT_A_SCENARIO = "not a scenario file (no top-level `scenario:` key); its content is not shown"
+# Which of these it is is not said: each would tell something of a file that may be no scenario.
+UNREADABLE = (
+    f"not readable as a scenario (unreadable, not UTF-8, or over {bounded.MAX_BYTES >> 20} MiB)"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,7 +100,7 @@ class ScenarioAccess:
         if text is None or not _looks_like_scenario(text):
             raise ToolFailure(
                 "not_a_scenario",
-                f"{path} is {NOT_A_SCENARIO}.",
+                f"{path} is {NOT_A_SCENARIO if text is not None else UNREADABLE}.",
                 hint="Name a scenario file (YAML with a top-level `scenario:` key); the "
                 "payorch://scenarios/language resource describes them.",
                 details={"param": "path"},
@@ -135,7 +140,7 @@ class ScenarioAccess:
             return
         text = _read(real) if real.is_file() else None
         if text is None or not _looks_like_scenario(text):
-            found.skipped.append(f"{shown}: {NOT_A_SCENARIO}")
+            found.skipped.append(f"{shown}: {NOT_A_SCENARIO if text is not None else UNREADABLE}")
             return
         found.files.append(ScenarioFile(real, shown, text))
 
@@ -145,9 +150,7 @@ def _shown(path: Path, folder: Path, named: str) -> str:
 
 
 def _read(path: Path) -> str | None:
-    """The file's text (within payorch's size bound), or None: why is not the agent's to know."""
-    from payorch import bounded
-
+    """The file's text (within payorch's size bound), or None."""
     try:
         return bounded.read_text(path)
     except (OSError, ValueError):  # unreadable, too large, not UTF-8

@@ -53,6 +53,7 @@ async def test_run_scenario_reads_only_what_the_user_allowed(tmp_path: Path) -> 
     (project / "scenarios" / "notes.yaml").write_text(f"token: {SECRET}\n")
     (project / "scenarios" / "leak.yaml").symlink_to(secret_file)
     (project / "link-out").symlink_to(outside)
+    (project / "big.yaml").write_text("scenario: big\n" + "#" * (2 << 20))
     crowded = project / "crowded"
     crowded.mkdir()
     for n in range(MAX_ENTRIES + 1):
@@ -85,6 +86,8 @@ async def test_run_scenario_reads_only_what_the_user_allowed(tmp_path: Path) -> 
         # Inside: a file that is not a scenario is refused without a word of it.
         error, text = await fail(client, "run_scenario", path="scenarios/notes.yaml")
         assert error["code"] == "not_a_scenario" and SECRET not in json.dumps(error)
+        error, _ = await fail(client, "run_scenario", path="big.yaml")
+        assert error["code"] == "not_a_scenario" and "over 2 MiB" in error["message"]
         error, _ = await fail(client, "run_scenario", path="scenarios/leak.yaml")
         assert error["code"] == "path_not_allowed"
         # A folder: its scenarios run, the rest is named as skipped, never quoted.
