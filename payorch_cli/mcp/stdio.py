@@ -90,9 +90,9 @@ class Lines:
 def _why(exc: Exception) -> str:
     if isinstance(exc, UnicodeDecodeError):
         return f"the line is not UTF-8 (byte {exc.start})"
-    if isinstance(exc, RecursionError):
-        return "nested too deeply"
-    return str(exc).split(":")[0] if not isinstance(exc, json.JSONDecodeError) else exc.msg
+    if isinstance(exc, json.JSONDecodeError):
+        return exc.msg  # without the line and column: a stdio message is one line
+    return "nested too deeply" if isinstance(exc, RecursionError) else "not JSON"
 
 
 async def serve(server: MCPServer) -> None:
