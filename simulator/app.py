@@ -187,6 +187,15 @@ def _compose(
     app[keys.ROUTE_PLANS] = {}
     # What outlives a reset: the request log (emptied by it) and the readers of the live streams.
     app[keys.REQUEST_LOG] = request_log = RequestLog(settings.request_log)
+    # Seeded, the same requests get the same request ids (docs/decisions.md, Identifiers); made
+    # once per world, not per reset, so one server never hands an id out twice.
+    app[keys.REQUEST_IDS] = (
+        None
+        if settings.seed is None
+        else random.Random(
+            f"{settings.seed}/requests" + ("" if namespace == DEFAULT else f"/{namespace}")
+        )
+    )
     stall = settings.stream_stall_timeout
     app[keys.REQUEST_TAIL] = RequestTail(request_log, write_timeout_seconds=stall)
     app[keys.STREAM] = EventStream(store.table("events"), write_timeout_seconds=stall)

@@ -5,8 +5,10 @@ started first, so its start-up overlaps the MCP SDK's imports."""
 from __future__ import annotations
 
 import os
+import re
 import signal
 import sys
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -14,6 +16,8 @@ import typer
 from payorch_cli.options import ApiKey, ExitStatus, resolve
 
 NAMESPACE_ENV = "PAYORCH_NAMESPACE"
+# What `${env.NAME}` can name (payorch_cli/scenario/expressions.py).
+ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def _fail(message: str, status: ExitStatus) -> typer.Exit:
@@ -50,8 +54,32 @@ def mcp(
     ] = 8765,
     read_only: Annotated[
         bool,
-        typer.Option("--read-only", help="Offer only the tools that change nothing."),
+        typer.Option(
+            "--read-only",
+            help="Offer only the tools that change nothing, and no secret key in the "
+            "credentials resource (a tool filter, not a boundary: see the README).",
+        ),
     ] = False,
+    allow_env: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--allow-env",
+            metavar="NAME",
+            help="An environment variable run_scenario's ${env.NAME} may read (repeatable); "
+            "default: none.",
+            show_default=False,
+        ),
+    ] = None,
+    scenario_dir: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--scenario-dir",
+            metavar="DIR",
+            help="A folder run_scenario may read scenario files from (repeatable); default: "
+            "the working directory.",
+            show_default=False,
+        ),
+    ] = None,
     namespace: Annotated[
         str | None,
         typer.Option(
@@ -83,6 +111,7 @@ def mcp(
     namespace = namespace or os.environ.get(NAMESPACE_ENV) or None
     if namespace is not None and (problem := namespace_problem(namespace)):
         raise _fail(problem, ExitStatus.USAGE)
+    access = _access(allow_env or [], scenario_dir or [])
     target = options.base_url or os.environ.get("PAYORCH_BASE_URL") or None
     embedded = None
     if target is None:
@@ -91,10 +120,34 @@ def mcp(
         embedded = EmbeddedServer.spawn()  # starts while the SDK is imported below
     _end_on_signals(embedded)
     try:
-        _serve(embedded, target, options.api_key, namespace, http=http, port=port, ro=read_only)
+        _serve(
+            embedded,
+            target,
+            options.api_key,
+            namespace,
+            access,
+            http=http,
+            port=port,
+            ro=read_only,
+        )
     finally:
         if embedded is not None:
             embedded.stop()
+
+
+def _access(allow_env: list[str], scenario_dirs: list[Path]) -> Any:
+    """run_scenario's reach on this host (payorch_cli/mcp/access.py); a bad option exits 2."""
+    from payorch_cli.mcp.access import ScenarioAccess
+
+    for name in allow_env:
+        if not ENV_NAME.fullmatch(name):
+            raise _fail(
+                f"--allow-env {name!r} is not an environment variable name", ExitStatus.USAGE
+            )
+    for folder in scenario_dirs:
+        if not folder.is_dir():
+            raise _fail(f"--scenario-dir {folder}: no such folder", ExitStatus.USAGE)
+    return ScenarioAccess.of(allow_env, scenario_dirs)
 
 
 def _serve(
@@ -102,6 +155,7 @@ def _serve(
     target: str | None,
     api_key: str | None,
     namespace: str | None,
+    access: Any,
     *,
     http: bool,
     port: int,
@@ -137,7 +191,7 @@ def _serve(
         sandbox.embedded = True
         # Served while the embedded server still starts: the first call that needs it waits.
         sandbox.ready = embedded.wait_ready
-    server = build_server(sandbox, read_only=ro)
+    server = build_server(sandbox, read_only=ro, access=access)
     try:
         if http:
             try:

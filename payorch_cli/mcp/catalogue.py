@@ -1,15 +1,15 @@
-"""What the MCP server offers, as data: each tool's name, one-line description and whether it
-changes anything (`TOOLS`; `--read-only` offers `READ_ONLY`), the argument types their input
-schemas are built from (pydantic `Field`s: types, bounds, patterns, enums), and the `Result` a tool
-answers with. The tools themselves are `Toolbox`'s methods (`tools.py`). docs/decisions.md says
-why this set.
+"""How an MCP tool is declared and answers: the `tool` decorator a `Toolbox` method (`tools.py`)
+wears (its one-line description, whether it changes anything, whether it is destructive), the
+argument types input schemas are built from (pydantic `Field`s: types, bounds, patterns, enums),
+and the `Result` a tool answers with. docs/decisions.md says why this set of tools.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 
 from pydantic import Field
 
@@ -57,6 +57,7 @@ else:
 BEHAVIOURS_HELP = "; ".join(
     f"{kind}: {', '.join(behaviours)}" for kind, behaviours in PROVIDER_BEHAVIOURS_BY_KIND.items()
 )
+F = TypeVar("F", bound=Callable[..., Any])
 PaymentStatus = Literal["pending", "completed", "failed", "refunded", "expired", "chargeback"]
 
 
@@ -82,92 +83,32 @@ def result(headline: str, data: dict[str, Any]) -> Result:
     return Result(f"{headline}\n{as_json(data)}", data)
 
 
-TOOLS: tuple[ToolSpec, ...] = (
-    ToolSpec(
-        "create_payment",
-        "Create a payment (POST /payments) in sandbox, or in production to run the cascade.",
-        False,
-    ),
-    ToolSpec("get_payment", "Get one payment by its TXN- id (GET /payments/{id}).", True),
-    ToolSpec("list_payments", "List payments, newest first, with optional filters.", True),
-    ToolSpec("refund_payment", "Refund a completed payment, fully or in part.", False),
-    ToolSpec(
-        "simulate_payment",
-        "Drive a sandbox payment's outcome: paid, failed, expired, refunded or chargeback.",
-        False,
-    ),
-    ToolSpec(
-        "simulate_payout",
-        "Drive a sandbox payout's outcome: completed, failed, rejected, refunded, returned...",
-        False,
-    ),
-    ToolSpec(
-        "advance_clock",
-        "Move the simulated clock forward, running every job that falls due (callbacks, "
-        "retries, expiries).",
-        False,
-    ),
-    ToolSpec(
-        "script_provider",
-        "Change how a provider behaves in production from now on (behaviour, declines, latency, "
-        "callbacks).",
-        False,
-    ),
-    ToolSpec(
-        "start_incident",
-        "Give a provider a behaviour (e.g. outage) for a window of simulated time.",
-        False,
-    ),
-    ToolSpec("end_incident", "End a provider's incidents now (one, or all of them).", False),
-    ToolSpec(
-        "explain_payment",
-        "Explain a payment or payout: its cascade trace and the requests and events around it.",
-        True,
-    ),
-    ToolSpec(
-        "recent_requests",
-        "The newest requests of the request log (status, error code, request id), errors "
-        "only if asked.",
-        True,
-    ),
-    ToolSpec(
-        "webhook_deliveries",
-        "Recent webhook deliveries of this merchant's subscriptions, with their results.",
-        True,
-    ),
-    ToolSpec(
-        "reset_sandbox",
-        "Put the sandbox back to its fixtures: data, providers, request log, clock.",
-        False,
-        destructive=True,
-    ),
-    ToolSpec("save_state", "Save the whole sandbox and its clock under a name.", False),
-    ToolSpec(
-        "restore_state",
-        "Put the sandbox back to a saved state (what happened since is gone).",
-        False,
-        destructive=True,
-    ),
-    ToolSpec(
-        "sandbox_status",
-        "The sandbox at a glance: URL, simulated clock, providers and incidents, saved states.",
-        True,
-    ),
-    ToolSpec(
-        "record_scenario",
-        "Write the session's requests as a runnable scenario (YAML), ids saved and reused.",
-        True,
-    ),
-    ToolSpec(
-        "run_scenario",
-        "Run a scenario (YAML text or a file path) against the sandbox; pass/fail per step.",
-        False,
-    ),
-    ToolSpec(
-        "coverage",
-        "Which state transitions, events and error codes the sandbox has produced so far.",
-        True,
-    ),
-)
+# Where `tool` puts a method's declaration (read back by `declared`).
+TOOL_SPEC = "mcp_tool"
+MAX_DESCRIPTION = 120  # one line an agent reads in tools/list
 
-READ_ONLY = frozenset(spec.name for spec in TOOLS if spec.read_only)
+
+def tool(
+    description: str, *, read_only: bool = False, destructive: bool = False
+) -> Callable[[F], F]:
+    """Declares a `Toolbox` method an MCP tool, named as the method: its one-line description,
+    whether it changes nothing (MCP's readOnlyHint; `--read-only` offers only these) and whether
+    it replaces or deletes what exists (destructiveHint). A description an agent cannot read on
+    one line is refused when the class is defined."""
+    if "\n" in description or len(description) > MAX_DESCRIPTION:
+        raise ValueError(f"an MCP tool's description is one line of <= {MAX_DESCRIPTION} chars")
+    if read_only and destructive:
+        raise ValueError("an MCP tool that changes nothing cannot be destructive")
+
+    def declare(method: F) -> F:
+        spec = ToolSpec(method.__name__, description, read_only, destructive)
+        setattr(method, TOOL_SPEC, spec)
+        return method
+
+    return declare
+
+
+def declared(cls: type) -> tuple[ToolSpec, ...]:
+    """The tools `cls` declares, in the order its methods are written (tools/list's order)."""
+    specs = (getattr(member, TOOL_SPEC, None) for member in vars(cls).values())
+    return tuple(spec for spec in specs if isinstance(spec, ToolSpec))

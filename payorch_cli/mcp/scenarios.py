@@ -7,9 +7,9 @@ against the sandbox the MCP server drives.
 from __future__ import annotations
 
 import time
-from pathlib import Path
 from typing import Any
 
+from payorch_cli.mcp.access import ScenarioAccess
 from payorch_cli.mcp.sandbox import Sandbox, ToolFailure
 
 CONTROL_PLANE_READ = ("/_sim/", "/api/v1/_sim/")
@@ -72,14 +72,15 @@ def record_session(sandbox: Sandbox, last: int | None, name: str) -> tuple[str, 
 
 
 def run(
-    sandbox: Sandbox, scenario_yaml: str | None, path: str | None
+    sandbox: Sandbox, access: ScenarioAccess, scenario_yaml: str | None, path: str | None
 ) -> tuple[str, dict[str, Any]]:
+    """Runs YAML text, or the scenario files at a path within `access` (access.py says why)."""
     from payorch_cli.render.report import instance_failure_lines, summary_line
     from payorch_cli.scenario.credentials import Credentials
+    from payorch_cli.scenario.interpreter import Runner
     from payorch_cli.scenario.loader import load_text
     from payorch_cli.scenario.reporters import QuietReporter, result_json
     from payorch_cli.scenario.source import ScenarioFileError
-    from payorch_cli.scenario.suite import load_paths, run_instances
 
     if (scenario_yaml is None) == (path is None):
         raise ToolFailure(
@@ -89,36 +90,45 @@ def run(
             "record_scenario writes one from this session.",
         )
     credentials = Credentials.builtin()
-    if scenario_yaml is not None:
+    sources = [(scenario_yaml, "<scenario>")] if scenario_yaml is not None else []
+    skipped: list[str] = []
+    if path is not None:
+        found = access.scenario_files(path)
+        sources = [(f.text, f.shown) for f in found.files]
+        skipped = found.skipped
+    scenarios, errors = [], []
+    for text, shown in sources:
         try:
-            scenarios = [load_text(scenario_yaml, "<scenario>", credentials.check)]
+            scenarios.append(load_text(text, shown, credentials.check))
         except ScenarioFileError as exc:
-            raise _invalid(exc.errors) from None
-    else:
-        assert path is not None
-        if not Path(path).exists():
-            raise ToolFailure("invalid_request", f"No file or directory at {path}.")
-        loaded = load_paths([Path(path)], credentials)
-        if loaded.errors:
-            raise _invalid(loaded.errors)
-        scenarios = loaded.scenarios
+            errors += exc.errors
+    if errors:
+        raise _invalid(errors)
     instances = [i for s in scenarios for i in s.instances()]
     if not instances:
-        raise ToolFailure("invalid_request", f"No scenario found in {path}.")
+        raise ToolFailure(
+            "invalid_request",
+            f"No scenario found in {path}.",
+            details={"param": "path", "skipped": skipped[:20]},
+        )
     started = time.perf_counter()
-    results, _ = run_instances(
-        instances, QuietReporter(), credentials, sandbox.api_url, sandbox.key("sandbox")
-    )
+    # The run `payorch scenario run --base-url` makes, with the environment narrowed.
+    default = credentials.default(sandbox.key("sandbox"))
+    runner = Runner(sandbox.api_url, credentials, default, QuietReporter(), env=access.env_scope())
+    results = [runner.run(instance) for instance in instances]
     lines = [summary_line(results, time.perf_counter() - started)]
     for result in results:
         mark = "passed" if result.passed else "FAILED"
         lines.append(f"{mark}: {result.instance.node_id}")
         if not result.passed:
             lines += [f"  {line}" for line in instance_failure_lines(result)]
+    if skipped:
+        lines.append(f"Not run: {len(skipped)} other file(s) (data.skipped says why).")
     data = {
         "passed": sum(r.passed for r in results),
         "failed": sum(not r.passed for r in results),
         "scenarios": [result_json(r) for r in results],
+        "skipped": skipped,
     }
     return "\n".join(lines), data
 

@@ -1,8 +1,8 @@
 """The MCP server itself, on the official Python SDK (`mcp` 2.x, `MCPServer`): the tools of
 `tools.py`, three resources and two prompts, over stdio or streamable HTTP.
 
-This is the only module that imports the SDK (about 0.6 s of imports): `payorch --help` and every
-other command never load it.
+This module and `stdio.py` (the stdio transport) are the only ones that import the SDK (about
+0.6 s of imports): `payorch --help` and every other command never load it.
 """
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import inspect
 import json
+import math
 import sys
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,7 @@ from typing import Any
 from mcp.server.mcpserver import MCPServer
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 
+from payorch_cli.mcp.access import ScenarioAccess
 from payorch_cli.mcp.sandbox import Sandbox, ToolFailure
 from payorch_cli.mcp.tools import TOOLS, Result, Toolbox, ToolSpec
 
@@ -30,6 +32,9 @@ it did (explain_payment, recent_requests, webhook_deliveries), and put the world
 (reset_sandbox, save_state, restore_state). record_scenario turns what you did into a
 regression test; run_scenario runs one."""
 
+READ_ONLY_NOTE = (
+    "payorch mcp --read-only: secret keys are withheld; the tools offered change nothing."
+)
 SCENARIOS_DOC = Path(__file__).resolve().parents[2] / "docs" / "scenarios.md"
 
 
@@ -113,6 +118,9 @@ class ArgumentCheck:
 
         if not isinstance(arguments, dict):
             return [("arguments", "must be an object")]
+        numbers = _bad_numbers(arguments, "")
+        if numbers:  # before the schema, whose words would quote a 4,000-digit number
+            return numbers
         known = self.known[name]
         found = [
             (key, f"unknown argument{did_you_mean(key, sorted(known))}")
@@ -127,7 +135,32 @@ class ArgumentCheck:
         return found
 
 
-def build_server(sandbox: Sandbox, *, read_only: bool = False) -> MCPServer:
+# The API's integers are 64-bit (orjson writes no larger one); a float past it is no amount.
+LARGEST_NUMBER = 2**63
+OUT_OF_RANGE = "must be a finite number below 2**63 in magnitude (not NaN or Infinity)"
+
+
+def _bad_numbers(value: Any, where: str) -> list[tuple[str, str]]:
+    """Numbers JSON-RPC carries but no tool takes: NaN, infinities (Infinity, 1e999, an integer
+    too long to read: stdio.py), and integers past 64 bits. Named, never quoted."""
+    if isinstance(value, dict):
+        return [
+            p
+            for key, item in value.items()
+            for p in _bad_numbers(item, f"{where}.{key}".lstrip("."))
+        ]
+    if isinstance(value, list):
+        return [p for i, item in enumerate(value) for p in _bad_numbers(item, f"{where}[{i}]")]
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return []
+    if not math.isfinite(value) or abs(value) >= LARGEST_NUMBER:
+        return [(where, OUT_OF_RANGE)]
+    return []
+
+
+def build_server(
+    sandbox: Sandbox, *, read_only: bool = False, access: ScenarioAccess | None = None
+) -> MCPServer:
     server: MCPServer = MCPServer(
         "payorch",
         title="payorch payment sandbox",
@@ -135,7 +168,7 @@ def build_server(sandbox: Sandbox, *, read_only: bool = False) -> MCPServer:
         version=_version(),
         log_level="WARNING",
     )
-    toolbox = Toolbox(sandbox)
+    toolbox = Toolbox(sandbox, access)
     for spec in TOOLS:
         if read_only and not spec.read_only:
             continue
@@ -150,7 +183,7 @@ def build_server(sandbox: Sandbox, *, read_only: bool = False) -> MCPServer:
                 open_world_hint=False,
             ),
         )
-    _resources(server, sandbox)
+    _resources(server, sandbox, read_only)
     _prompts(server)
     server.middleware.append(ArgumentCheck(server))
     return server
@@ -165,7 +198,7 @@ def _version() -> str:
         return "0"
 
 
-def _resources(server: MCPServer, sandbox: Sandbox) -> None:
+def _resources(server: MCPServer, sandbox: Sandbox, read_only: bool) -> None:
     @server.resource(
         "payorch://openapi",
         name="openapi",
@@ -216,13 +249,21 @@ def _resources(server: MCPServer, sandbox: Sandbox) -> None:
     def credentials() -> str:
         from payorch_cli.credentials import fixture_rows
 
-        document = {
+        in_use = {"sandbox": sandbox.sandbox_key, "production": sandbox.production()}
+        rows = [] if sandbox.namespace else fixture_rows()
+        document: dict[str, Any] = {
             "baseUrl": sandbox.api_url,
             "apiBaseUrl": sandbox.api_url + "/api/v1",
             "namespace": sandbox.namespace,
-            "inUse": {"sandbox": sandbox.sandbox_key, "production": sandbox.production()},
-            "fixtures": [] if sandbox.namespace else fixture_rows(),
         }
+        if read_only:
+            # A secret key would let the agent change the sandbox over HTTP, past the tools
+            # --read-only withholds; the publishable keys stay (a browser holds them anyway).
+            document["inUse"] = dict.fromkeys(in_use)
+            document["fixtures"] = [{**row, "secretKey": None} for row in rows]
+            document["readOnly"] = READ_ONLY_NOTE
+        else:
+            document["inUse"], document["fixtures"] = in_use, rows
         return json.dumps(document, indent=2)
 
 
@@ -309,7 +350,11 @@ def _prompts(server: MCPServer) -> None:
 
 
 def run_stdio(server: MCPServer) -> None:
-    server.run("stdio")
+    import anyio
+
+    from payorch_cli.mcp.stdio import serve
+
+    anyio.run(serve, server)
 
 
 def run_http(server: MCPServer, host: str, port: int) -> None:

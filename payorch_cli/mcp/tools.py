@@ -1,7 +1,7 @@
 """The MCP tools, as plain methods of `Toolbox` over a Sandbox: each one or a few HTTP calls, a
 `Result` (a text an agent reads, the data as structured content) or a `ToolFailure` (the API's
-error envelope and a hint). What each tool is called and says of itself, and the argument types,
-are in `catalogue.py`.
+error envelope and a hint). Each is declared once, by `@tool` on its method (its description,
+read-only, destructive: `catalogue.py`); `TOOLS` is read off the class, in its order.
 """
 
 from __future__ import annotations
@@ -11,10 +11,9 @@ from urllib.parse import quote
 
 from pydantic import Field
 
-from payorch_cli.mcp.catalogue import (  # noqa: F401 (READ_ONLY, TOOLS, ToolSpec: imported from here too)
+from payorch_cli.mcp.access import ScenarioAccess
+from payorch_cli.mcp.catalogue import (
     BEHAVIOURS_HELP,
-    READ_ONLY,
-    TOOLS,
     Behaviour,
     DeclineReason,
     EnvironmentArg,
@@ -26,17 +25,23 @@ from payorch_cli.mcp.catalogue import (  # noqa: F401 (READ_ONLY, TOOLS, ToolSpe
     Result,
     StateName,
     ToolSpec,
+    declared,
+    tool,
 )
 from payorch_cli.mcp.catalogue import result as _result
 from payorch_cli.mcp.sandbox import Environment, Sandbox, ToolFailure
 
 
 class Toolbox:
-    def __init__(self, sandbox: Sandbox) -> None:
+    def __init__(self, sandbox: Sandbox, access: ScenarioAccess | None = None) -> None:
         self.sandbox = sandbox
+        # What run_scenario may read of this host (access.py): by default no environment
+        # variable and only files under the working directory.
+        self.access = access or ScenarioAccess.of()
 
     # -- payments -------------------------------------------------------------------------------
 
+    @tool("Create a payment (POST /payments) in sandbox, or in production to run the cascade.")
     def create_payment(
         self,
         amount: Annotated[
@@ -100,10 +105,12 @@ class Toolbox:
                 raise
         return "production", self.sandbox.get(path, environment="production")
 
+    @tool("Get one payment by its TXN- id (GET /payments/{id}).", read_only=True)
     def get_payment(self, payment_id: PaymentId, environment: FindEnvironment = None) -> Result:
         found_in, payment = self._find(payment_id, environment)
         return _result(f"Payment {payment_id} ({found_in}): {payment.get('status')}.", payment)
 
+    @tool("List payments, newest first, with optional filters.", read_only=True)
     def list_payments(
         self,
         environment: EnvironmentArg = "sandbox",
@@ -133,6 +140,7 @@ class Toolbox:
         ]
         return Result("\n".join(lines), page)
 
+    @tool("Refund a completed payment, fully or in part.")
     def refund_payment(
         self,
         payment_id: PaymentId,
@@ -159,6 +167,7 @@ class Toolbox:
 
     # -- outcomes and time ----------------------------------------------------------------------
 
+    @tool("Drive a sandbox payment's outcome: paid, failed, expired, refunded or chargeback.")
     def simulate_payment(
         self,
         payment_id: PaymentId,
@@ -175,6 +184,7 @@ class Toolbox:
         fired = ", ".join(answer.get("eventsFired") or []) or "no event"
         return _result(f"Payment {payment_id} is now {answer.get('status')} ({fired}).", answer)
 
+    @tool("Drive a sandbox payout's outcome: completed, failed, rejected, refunded, returned...")
     def simulate_payout(
         self,
         payout_id: PayoutId,
@@ -187,6 +197,10 @@ class Toolbox:
         payout = answer.get("payout") or {}
         return _result(f"Payout {payout_id} is now {payout.get('status')}.", answer)
 
+    @tool(
+        "Move the simulated clock forward, running every job that falls due (callbacks, "
+        "retries, expiries)."
+    )
     def advance_clock(
         self,
         seconds: Annotated[
@@ -199,6 +213,10 @@ class Toolbox:
 
     # -- providers ------------------------------------------------------------------------------
 
+    @tool(
+        "Change how a provider behaves in production from now on (behaviour, declines, "
+        "latency, callbacks)."
+    )
     def script_provider(
         self,
         provider_id: ProviderId,
@@ -260,6 +278,7 @@ class Toolbox:
             provider,
         )
 
+    @tool("Give a provider a behaviour (e.g. outage) for a window of simulated time.")
     def start_incident(
         self,
         provider_id: ProviderId,
@@ -286,6 +305,7 @@ class Toolbox:
             incident,
         )
 
+    @tool("End a provider's incidents now (one, or all of them).")
     def end_incident(
         self,
         provider_id: ProviderId,
@@ -312,6 +332,10 @@ class Toolbox:
 
     # -- observation ----------------------------------------------------------------------------
 
+    @tool(
+        "Explain a payment or payout: its cascade trace and the requests and events around it.",
+        read_only=True,
+    )
     def explain_payment(
         self,
         payment_id: Annotated[
@@ -327,6 +351,11 @@ class Toolbox:
         text, data = explain(self.sandbox, payment_id)
         return Result(text, data)
 
+    @tool(
+        "The newest requests of the request log (status, error code, request id), errors "
+        "only if asked.",
+        read_only=True,
+    )
     def recent_requests(
         self,
         limit: Annotated[int, Field(ge=1, le=100)] = 20,
@@ -363,6 +392,10 @@ class Toolbox:
     def _log(self, query: dict[str, Any]) -> list[dict[str, Any]]:
         return list(self.sandbox.call("GET", "/_sim/requests", query=query)["data"])
 
+    @tool(
+        "Recent webhook deliveries of this merchant's subscriptions, with their results.",
+        read_only=True,
+    )
     def webhook_deliveries(
         self,
         webhook_id: Annotated[
@@ -397,6 +430,10 @@ class Toolbox:
                 lines.append("  no delivery yet")
         return Result("\n".join(lines), {"data": out})
 
+    @tool(
+        "The sandbox at a glance: URL, simulated clock, providers and incidents, saved states.",
+        read_only=True,
+    )
     def sandbox_status(self) -> Result:
         clock = self.sandbox.get("/_sim/clock")
         providers = self.sandbox.get("/_sim/providers")["data"]
@@ -429,6 +466,10 @@ class Toolbox:
         }
         return Result("\n".join(lines), data)
 
+    @tool(
+        "Which state transitions, events and error codes the sandbox has produced so far.",
+        read_only=True,
+    )
     def coverage(
         self,
         unreached_only: Annotated[
@@ -443,6 +484,10 @@ class Toolbox:
 
     # -- state ----------------------------------------------------------------------------------
 
+    @tool(
+        "Put the sandbox back to its fixtures: data, providers, request log, clock.",
+        destructive=True,
+    )
     def reset_sandbox(self) -> Result:
         answer = self.sandbox.call("POST", "/_sim/reset")
         self.sandbox.call("POST", "/_sim/providers/reset")
@@ -451,6 +496,7 @@ class Toolbox:
             f"Reset: back to the fixtures (providers too), request log empty, clock {now}.", answer
         )
 
+    @tool("Save the whole sandbox and its clock under a name.")
     def save_state(self, name: StateName, overwrite: bool = False) -> Result:
         body: dict[str, Any] = {"name": name}
         if overwrite:
@@ -458,12 +504,17 @@ class Toolbox:
         saved = self.sandbox.call("POST", "/_sim/state", body)
         return _result(f"Saved state {name}.", saved)
 
+    @tool("Put the sandbox back to a saved state (what happened since is gone).", destructive=True)
     def restore_state(self, name: StateName) -> Result:
         restored = self.sandbox.call("POST", f"/_sim/state/{quote(name, safe='')}/restore")
         return _result(f"Restored state {name}.", restored)
 
     # -- scenarios ------------------------------------------------------------------------------
 
+    @tool(
+        "Write the session's requests as a runnable scenario (YAML), ids saved and reused.",
+        read_only=True,
+    )
     def record_scenario(
         self,
         last: Annotated[
@@ -481,16 +532,26 @@ class Toolbox:
         yaml_text, data = record_session(self.sandbox, last, name)
         return Result(yaml_text, data)
 
+    @tool("Run a scenario (YAML text or a file path) against the sandbox; pass/fail per step.")
     def run_scenario(
         self,
         scenario_yaml: Annotated[
             str | None, Field(description="A scenario document (docs/scenarios.md), as YAML.")
         ] = None,
         path: Annotated[
-            str | None, Field(description="Or a scenario file (or directory) on this machine.")
+            str | None,
+            Field(
+                description="Or a scenario file (or folder) under the server's scenario folders "
+                "(by default its working directory)."
+            ),
         ] = None,
     ) -> Result:
         from payorch_cli.mcp.scenarios import run
 
-        text, data = run(self.sandbox, scenario_yaml, path)
+        text, data = run(self.sandbox, self.access, scenario_yaml, path)
         return Result(text, data)
+
+
+# Every tool, as declared on its method, and those `--read-only` offers.
+TOOLS: tuple[ToolSpec, ...] = declared(Toolbox)
+READ_ONLY = frozenset(spec.name for spec in TOOLS if spec.read_only)

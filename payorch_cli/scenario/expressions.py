@@ -51,12 +51,29 @@ class ExprError(ValueError):
 
 
 class EnvScope:
-    """`env.NAME` lookups; a missing variable is an error, not an empty string."""
+    """`env.NAME` lookups; a missing variable is an error, not an empty string.
+
+    `allowed` names the only variables a run may read (None: all of them). Any other reads as
+    unset, in both forms, so a scenario from a source the user does not control (an AI agent's
+    `run_scenario`) cannot carry the host's tokens into a request or a failure text; `refusal`
+    says how to allow one."""
+
+    def __init__(self, allowed: frozenset[str] | None = None, refusal: str = "") -> None:
+        self.allowed = allowed
+        self.refusal = refusal
+
+    def lookup(self, name: str, default: str | None = None) -> str | None:
+        if self.allowed is not None and name not in self.allowed:
+            return default
+        return os.environ.get(name, default)
 
     def get(self, name: str) -> str:
-        if name not in os.environ:
-            raise ExprError(f"environment variable {name} is not set (use ${{env.{name}:-x}})")
-        return os.environ[name]
+        value = self.lookup(name)
+        if value is not None:
+            return value
+        if self.allowed is not None and name not in self.allowed:
+            raise ExprError(f"environment variable {name} may not be read here{self.refusal}")
+        raise ExprError(f"environment variable {name} is not set (use ${{env.{name}:-x}})")
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,7 +159,8 @@ def _lookup(container: Any, key: Any, source: str) -> Any:
 def evaluate(expr: Expr, scope: Mapping[str, Any]) -> Any:
     if expr.env_default is not None:
         name, default = expr.env_default
-        return os.environ.get(name, default)
+        env = scope.get("env")
+        return (env if isinstance(env, EnvScope) else EnvScope()).lookup(name, default)
     assert expr.tree is not None
     return _plain(_eval(expr.tree, scope, expr.source))
 

@@ -41,12 +41,14 @@ class Runner:
         default: Credential,
         reporter: Reporter,
         run_id: str | None = None,
+        env: EnvScope | None = None,
     ) -> None:
         self.base_url = base_url.rstrip("/")
         self.credentials = credentials
         self.default = default
         self.reporter = reporter
         self.run_id = run_id or secrets.token_hex(4)
+        self.env = env or EnvScope()  # payorch mcp narrows it to --allow-env's names
 
     def run(self, instance: Instance) -> InstanceResult:
         return _InstanceRun(self, instance).run()
@@ -62,7 +64,7 @@ class _InstanceRun:
         self.slots: dict[str, dict[str, Any]] = {}  # credential key -> subscription info
         self.consumed: set[str] = set()
         self.scope: dict[str, Any] = {
-            "env": EnvScope(),
+            "env": runner.env,
             "run": {"id": runner.run_id},
             "scenario": {
                 "name": self.scenario.name,

@@ -31,6 +31,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import orjson
+from multidict import CIMultiDictProxy, istr
 
 from simulator.clock import SimClock
 from simulator.domain.errors import ApiError
@@ -45,6 +46,21 @@ _INT_LIMIT = 2.0**63
 REPLAYED_HEADER = "Idempotent-Replayed"
 
 Stored = tuple[int, bytes]
+KEY_HEADER = istr("Idempotency-Key")
+
+
+def idempotency_key(headers: CIMultiDictProxy[str]) -> str | None:
+    """The request's Idempotency-Key, or None. Two of them (a proxy or a retry library adding
+    its own) are a 400 naming the header: using the first silently could replay, or execute
+    again, a request the client meant under the other key."""
+    keys = headers.getall(KEY_HEADER, ())
+    if len(keys) > 1:
+        raise ApiError(
+            "invalid_request",
+            f"Send one Idempotency-Key header; this request has {len(keys)}.",
+            param="Idempotency-Key",
+        )
+    return keys[0] if keys else None
 
 
 def _body_hash(path: str, body: dict[str, Any]) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import random
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -90,6 +91,9 @@ ENGINE = web.AppKey("delivery_engine", DeliveryEngine)
 STREAM = web.AppKey("event_stream", EventStream)
 # The request log (a debugging aid kept in memory, not state) and its live readers.
 REQUEST_LOG = web.AppKey("request_log", RequestLog)
+# A seeded server's request ids (they are in every error envelope and X-Request-Id), drawn apart
+# from the domain's generator so they move none of its values; None: from the OS (every serve).
+REQUEST_IDS: web.AppKey[random.Random | None] = web.AppKey("request_ids")
 REQUEST_TAIL = web.AppKey("request_tail", RequestTail)
 
 # Set when the server starts stopping (SIGINT/SIGTERM): new requests and requests cut short at

@@ -46,6 +46,7 @@ from simulator.http.keys import (
     RATE_LIMITER,
     RAW_BODY,
     REQUEST_ID,
+    REQUEST_IDS,
     REQUEST_LOG,
     RESET,
     ROUTE_PLANS,
@@ -145,13 +146,14 @@ def serve(request: web.Request, handler: Handler) -> Coroutine[Any, Any, web.Str
     """`request_middleware`'s work, as what to await: the front (simulator/http/front.py) hands
     it to aiohttp as the request's handling, with no coroutine of the middleware's own around
     the one that answers, logged or not (a tool's request has `_tagged` around it)."""
-    request_id = "req_" + token_hex(12)
     # The request's and the app's own dicts, read and written directly: their mapping methods
     # are Python calls (and `request.get` of a missing key raises and catches a KeyError).
     state: dict[Any, Any] = request._state
-    state[REQUEST_ID] = request_id
     # `request.app` is three calls deep in aiohttp: taken once, handed to each step.
     services: dict[Any, Any] = request.app._state
+    seeded = services[REQUEST_IDS]
+    request_id = "req_" + (token_hex(12) if seeded is None else seeded.randbytes(12).hex())
+    state[REQUEST_ID] = request_id
     request_log: RequestLog = services[REQUEST_LOG]
     tag = request.headers.get(_TOOL_HEADER)
     tool = tag[:MAX_TOOL] if tag else None

@@ -273,3 +273,43 @@ async def test_every_printable_ascii_character_is_a_key(api: Api) -> None:
     assert status == 200 and not replayed
     status, _, _, replayed = await post(api, BODY, key)
     assert status == 200 and replayed
+
+
+@pytest.mark.parametrize(
+    ("path", "body"),
+    [
+        ("/payments", BODY),
+        (
+            "/me/payout/send",
+            {
+                "methodId": "po_mx_spei",
+                "amount": 200,
+                "recipient": {
+                    "name": "Ana López",
+                    "account": "012180001183597198",
+                    "documentType": "RFC",
+                    "documentId": "IXLZ9511197B1",
+                },
+            },
+        ),
+    ],
+)
+async def test_two_keys_are_refused_naming_the_header(
+    api: Api, path: str, body: dict[str, Any]
+) -> None:
+    """Issue 31 item 9: the first of two Idempotency-Key headers was used silently."""
+    funded, _, _ = await api.post(
+        "/me/payout/fund-sandbox", KEYS.sandbox_sk, json={"currency": "MXN", "amount": 1000}
+    )
+    assert funded == 200
+    headers = [
+        ("Authorization", f"Bearer {KEYS.sandbox_sk}"),
+        ("Idempotency-Key", "first"),
+        ("Idempotency-Key", "second"),
+    ]
+    response = await api.client.post(f"/api/v1{path}", json=body, headers=headers)
+    error = assert_error(response.status, await response.json(), 400, "invalid_request")
+    assert error["param"] == "Idempotency-Key" and "one Idempotency-Key" in error["message"]
+    # Nothing was executed: each key alone still creates (not a replay).
+    status, _, _, replayed = await post(api, body, "first", path=path)
+    assert (status, replayed) == (200, False)

@@ -174,3 +174,30 @@ async def test_a_seeded_server_restarted_on_its_data_dir_reuses_no_id(
         assert (await call(client, "POST", "/api/v1/auth/refresh", {"refreshToken": token}))[
             0
         ] == 401
+
+
+async def test_two_seeded_servers_answer_errors_with_the_same_request_ids(
+    aiohttp_client: Callable[..., Any], tmp_path: Path
+) -> None:
+    """Issue 31 item 9: an error's envelope (and every X-Request-Id) held a request id from the
+    OS, so a seeded server's refusals differed byte for byte."""
+    requests: list[Step] = [
+        ("POST", "/api/v1/payments", {"amount": 0, "paymentMethodId": "1001"}),
+        ("GET", "/api/v1/payments/TXN-NOSUCH", None),
+        ("POST", "/_sim/clock/advance", {"seconds": -1}),
+        ("GET", "/api/v1/payments", None),
+    ]
+    runs = []
+    for name in ("first", "second"):
+        settings = Settings(data_dir=tmp_path / name, tick_seconds=0, seed=SEED, rate_limit=False)
+        client = await aiohttp_client(create_app(settings))
+        answers = []
+        for method, path, body in requests:
+            headers = {"Authorization": f"Bearer {KEYS.sandbox_sk}"}
+            response = await client.request(method, path, json=body, headers=headers)
+            answers.append((response.headers["X-Request-Id"], await response.read()))
+        runs.append(answers)
+    first, second = runs
+    assert first == second
+    assert len({request_id for request_id, _ in first}) == len(requests)
+    assert all(b'"requestId":"req_' in body for _, body in first[:3])

@@ -20,10 +20,11 @@ from typer.testing import CliRunner
 from payorch.vocabulary import PROVIDER_BEHAVIOURS
 from payorch_cli.client import ApiError, Client
 from payorch_cli.main import app
+from payorch_cli.mcp.catalogue import Result, ToolSpec, declared, tool
 from payorch_cli.mcp.embedded import EmbeddedServerError
 from payorch_cli.mcp.sandbox import Sandbox, ToolFailure, sandbox_for
 from payorch_cli.mcp.server import EXAMPLE_SCENARIO, language_from_schema
-from payorch_cli.mcp.tools import READ_ONLY, TOOLS
+from payorch_cli.mcp.tools import READ_ONLY, TOOLS, Toolbox
 from payorch_cli.scenario.credentials import Credentials
 from payorch_cli.scenario.fixture import Payorch
 from payorch_cli.scenario.loader import load_text
@@ -64,6 +65,25 @@ def test_at_most_twenty_tools_each_with_a_one_line_description() -> None:
         "record_scenario",
         "coverage",
     } == READ_ONLY
+
+
+def test_a_tool_is_declared_once_on_its_method() -> None:
+    """Issue 33: `@tool` on the method is the whole declaration (no second table to keep in
+    step); every public method of the Toolbox is a tool, and a description an agent cannot read
+    on one line is refused when the class is defined."""
+    public = {name for name in vars(Toolbox) if not name.startswith("_")}
+    assert public == ALL_TOOLS
+
+    class More(Toolbox):
+        @tool("Say hello.", read_only=True)
+        def hello(self) -> Result:
+            return Result("hello", {})
+
+    assert declared(More) == (ToolSpec("hello", "Say hello.", True, False),)
+    with pytest.raises(ValueError, match="one line"):
+        tool("Two\nlines.")
+    with pytest.raises(ValueError, match="cannot be destructive"):
+        tool("Both.", read_only=True, destructive=True)
 
 
 async def _scripted_outage(client: Any) -> None:
@@ -335,6 +355,12 @@ async def test_read_only_with_a_production_key(payorch: Payorch) -> None:
     tx = live.post("/payments", {"amount": 20, "paymentMethodId": "1020"})["transactionId"]
     async with session(stdio(*args)) as client:
         assert {t.name for t in (await client.list_tools()).tools} == READ_ONLY
+        # No secret key to change the sandbox with over HTTP, past the tools withheld.
+        credentials = await resource_json(client, "payorch://credentials")
+        assert credentials["inUse"] == {"sandbox": None, "production": None}
+        assert credentials["fixtures"] and all(
+            row["secretKey"] is None for row in credentials["fixtures"]
+        )
         got, _ = await call(client, "get_payment", payment_id=tx)
         assert got["id"] == tx
         explained, text = await call(client, "explain_payment", payment_id=tx)
@@ -411,6 +437,8 @@ def test_a_namespace_prefixes_every_request() -> None:
     [
         (["--namespace", "Bad_Name"], 2, "is not a namespace name"),
         (["--base-url", "http://127.0.0.1:9"], 3, "cannot reach http://127.0.0.1:9"),
+        (["--allow-env", "A-B"], 2, "is not an environment variable name"),
+        (["--scenario-dir", "/no/such/folder"], 2, "no such folder"),
     ],
 )
 def test_bad_options_are_one_line_errors(args: list[str], status: int, words: str) -> None:

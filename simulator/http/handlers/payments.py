@@ -12,7 +12,7 @@ from simulator.domain.states import TRANSACTION_STATUSES
 from simulator.domain.transactions import TransactionFilters
 from simulator.domain.views import claim_view, refund_view
 from simulator.http import payment_creation
-from simulator.http.idempotency import NO_KEY, REPLAYED_HEADER
+from simulator.http.idempotency import NO_KEY, REPLAYED_HEADER, idempotency_key
 from simulator.http.keys import IDEMPOTENCY, PAYMENTS, REFUNDS, RENDERED, STORE
 from simulator.http.middlewares import auth, principal_of
 from simulator.http.requests import base_url, checked_body, page_params, query_choice, read_json
@@ -25,7 +25,7 @@ async def create_payment(request: web.Request) -> web.Response:
     payment = checked_body(request, PaymentRequest)  # the validation's typed result
     headers = request.headers
     simulate = headers.get("Sandbox-Simulate")
-    key = headers.get("Idempotency-Key")
+    key = idempotency_key(headers)
     app = request.app
     if key is None:  # nothing to replay or to keep: the operation, as the cache would run it
         _, payload = await payment_creation.create_payment(

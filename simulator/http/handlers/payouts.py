@@ -10,7 +10,7 @@ from typing import Any
 from aiohttp import web
 
 from simulator.domain.payouts import PAYOUT_STATUSES, PayoutSend
-from simulator.http.idempotency import REPLAYED_HEADER, Attempt, Stored
+from simulator.http.idempotency import REPLAYED_HEADER, Attempt, Stored, idempotency_key
 from simulator.http.keys import IDEMPOTENCY, PAYOUTS, STORE
 from simulator.http.middlewares import auth, principal_of
 from simulator.http.requests import base_url, page_params, query_choice, read_json
@@ -110,7 +110,7 @@ async def send_payout(request: web.Request) -> web.Response:
 
     status, payload, replayed = await request.app[IDEMPOTENCY].run(
         principal.scope,
-        request.headers.get("Idempotency-Key"),
+        idempotency_key(request.headers),
         "/me/payout/send",
         body,
         execute,
