@@ -22,6 +22,7 @@ import pytest
 
 from payorch_cli.client import Client
 from tests.cli.test_listen import pay_and_settle
+from tests.cli.test_serve import PAYORCH as PAYORCH_CLI
 from tests.cli.test_serve import Server
 
 README = Path(__file__).resolve().parents[2] / "README.md"
@@ -176,3 +177,78 @@ def test_the_php_snippet_verifies_real_deliveries(tmp_path: Path, cases: list[Ca
     files = {"verify.php": snippet("php"), "harness.php": PHP_HARNESS}
     got = run_snippet(tmp_path, ["php", "harness.php"], files, cases)
     assert got == [c.expected for c in cases]
+
+
+def test_a_receiver_made_of_the_python_snippet_passes_the_audit() -> None:
+    """`payorch webhooks audit` (valid, replayed byte for byte, tampered, stale, foreign...)
+    against an endpoint that does exactly what the README says: verify_signature, then
+    is_replay, 2xx only when both pass."""
+    namespace: dict[str, Any] = {}
+    exec(compile(snippet("python"), "README.md (python snippet)", "exec"), namespace)
+    secret = "whsec_" + "readme-receiver-secret"
+
+    class Endpoint(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            header = self.headers.get("X-Service-Signature") or ""
+            ok = namespace["verify_signature"](body, header, secret) and not namespace["is_replay"](
+                self.headers.get("X-Service-Delivery") or "", header
+            )
+            self.send_response(200 if ok else 400)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Endpoint)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/hooks"
+        done = subprocess.run(
+            [*PAYORCH_CLI, "webhooks", "audit", url, "--secret", secret, "--json"],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    finally:
+        server.shutdown()
+    assert done.returncode == 0, done.stdout + done.stderr
+    rows = json.loads(done.stdout)
+    assert rows and all(row["correct"] for row in rows), rows
+    assert any(row["check"] == "duplicate" for row in rows)
+
+
+REPLAY_NODE = """
+const { isReplay } = require("./verify.js");
+process.stdout.write(JSON.stringify([
+  isReplay("dlv_1", "t=100,v1=ab"), isReplay("dlv_1", "t=100,v1=ab"),
+  isReplay("dlv_1", "t=101,v1=cd"), isReplay("dlv_2", "t=100,v1=ab"),
+]));
+"""
+REPLAY_PHP = """<?php
+require __DIR__ . '/verify.php';
+$id = 'dlv_' . bin2hex(random_bytes(8));
+echo json_encode([is_replay($id, 't=100,v1=ab'), is_replay($id, 't=100,v1=ab'),
+                  is_replay($id, 't=101,v1=cd'), is_replay($id . 'x', 't=100,v1=ab')]);
+"""
+
+
+@pytest.mark.parametrize(
+    ("language", "command", "harness", "files"),
+    [
+        ("node", ["node", "replay.js"], REPLAY_NODE, ("verify.js", "replay.js")),
+        ("php", ["php", "replay.php"], REPLAY_PHP, ("verify.php", "replay.php")),
+    ],
+)
+def test_the_node_and_php_snippets_refuse_an_exact_repeat_only(
+    tmp_path: Path, language: str, command: list[str], harness: str, files: tuple[str, str]
+) -> None:
+    if shutil.which(command[0]) is None:
+        pytest.skip(f"{command[0]} is not installed")
+    (tmp_path / files[0]).write_text(snippet(language))
+    (tmp_path / files[1]).write_text(harness)
+    done = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    # The same id and t again: a replay; a new t (a retry) or another delivery: not one.
+    assert json.loads(done.stdout) == [False, True, False, False]
