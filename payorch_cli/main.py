@@ -14,6 +14,7 @@ from payorch_cli.commands import coverage as coverage_command
 from payorch_cli.commands import listen as listen_command
 from payorch_cli.commands import logs as logs_command
 from payorch_cli.commands import mcp as mcp_command
+from payorch_cli.commands import methods as methods_command
 from payorch_cli.commands import ns as ns_command
 from payorch_cli.commands import payments as payments_command
 from payorch_cli.commands import payouts as payouts_command
@@ -54,6 +55,7 @@ app.command("mcp")(mcp_command.mcp)
 app.add_typer(payments_command.app, name="payments")
 app.add_typer(payouts_command.app, name="payouts")
 app.command("balance")(balance_command.balance)
+app.command("methods")(methods_command.methods)
 app.command("completion")(completion_command.completion)
 app.command("skill")(skill_command.skill)
 

@@ -14,7 +14,7 @@ def skill(
         bool, typer.Option("--llms-txt", help="Print llms.txt instead of SKILL.md.")
     ] = False,
 ) -> None:
-    """Print the Agent Skill for coding agents (SKILL.md), or llms.txt.
+    """Print the Agent Skill for coding agents, or llms.txt.
 
     Example: mkdir -p .claude/skills/payorch && payorch skill > .claude/skills/payorch/SKILL.md
     """

@@ -82,3 +82,24 @@ def list_methods(
         "routableCount": sum(1 for m in chosen if m.routable),
         "methods": [method_entry(m, base_url) for m in chosen],
     }
+
+
+def method_requirements(catalog: Catalog, shop: Shop, environment: Environment) -> dict[str, Any]:
+    """What each method of the shop's listing needs beyond the spec's catalog entry: how it
+    collects (direct instructions or a hosted page), the buyer fields it asks for by name (the
+    items a `missing_required_fields` answer would carry) and its payment deadline. For the
+    CLI's `payorch methods`; the listing itself stays the spec's (GET /payment-methods)."""
+    return {
+        "data": [
+            {
+                "paymentMethodId": method.id,
+                "flow": method.flow,
+                "requiredFields": [
+                    {"key": f.key, "type": f.type, "label": f.label, "help": f.help}
+                    for f in method.required_fields
+                ],
+                "dueHours": method.due_hours,
+            }
+            for method in shop_methods(catalog, shop, environment)
+        ]
+    }

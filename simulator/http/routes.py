@@ -58,6 +58,7 @@ def setup_routes(app: web.Application, static_dir: str) -> None:
     r.add_get("/_sim/requests/stream", request_log.request_stream)
     r.add_get("/_sim/requests/{requestId}", request_log.get_request)
     r.add_get("/_sim/coverage", sim.get_coverage)
+    r.add_get("/_sim/payment-methods", sim.payment_method_requirements)
     r.add_get("/_sim/provider/{id}", provider.provider_page)
     r.add_post("/_sim/provider/{id}/{action}", provider.provider_action)
     r.add_static("/static", static_dir, append_version=False)

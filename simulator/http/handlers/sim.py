@@ -1,13 +1,16 @@
-"""The simulator control plane (design.md 1.3, 1.5): the clock, the reset, and coverage."""
+"""The simulator control plane (design.md 1.3, 1.5): the clock, the reset, coverage, and what
+each payment method needs."""
 
 from __future__ import annotations
 
 from aiohttp import web
 
 from simulator.clock import isoformat
+from simulator.domain.auth import resolve_shop
+from simulator.domain.methods import method_requirements
 from simulator.domain.money import parse_amount
 from simulator.domain.requestlog import include_tools
-from simulator.http.keys import CLOCK, CONTEXT, ENGINE, RESET, SCHEDULER, STORE
+from simulator.http.keys import CATALOG, CLOCK, CONTEXT, ENGINE, RESET, SCHEDULER, STORE
 from simulator.http.middlewares import auth, principal_of
 from simulator.http.requests import read_json
 from simulator.http.responses import json_response
@@ -56,3 +59,11 @@ async def get_coverage(request: web.Request) -> web.Response:
         isoformat(coverage.since), merchant_id, include_tools=include_tools(request.query)
     )
     return json_response(report)
+
+
+@auth("sandbox")
+async def payment_method_requirements(request: web.Request) -> web.Response:
+    principal = principal_of(request)
+    catalog = request.app[CATALOG]
+    shop = resolve_shop(principal, catalog, request.query.get("shopId"))
+    return json_response(method_requirements(catalog, shop, principal.environment))
