@@ -207,13 +207,16 @@ def positive_seconds(value: str) -> float:
 def amount(value: str) -> float:
     """A `--amount` in major units, as written: the server refuses zero, negatives and more
     decimals than the currency has (`amount_invalid`); only what JSON cannot carry (nan, inf)
-    or what is no number at all is refused here."""
+    or what is no number at all is refused here. A whole amount goes as a JSON integer
+    (`--amount 10` sends `10`, not `10.0`), as the user wrote it."""
     try:
         number = float(value)
     except ValueError:
         raise typer.BadParameter(f"{value!r} is not an amount (write e.g. 500 or 12.50)") from None
     if number != number or number in (float("inf"), float("-inf")):
         raise typer.BadParameter(f"{value!r} is not an amount (write e.g. 500 or 12.50)")
+    if number.is_integer() and abs(number) < 2**53 and value.strip().lstrip("+-").isdigit():
+        return int(number)
     return number
 
 

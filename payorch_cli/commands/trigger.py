@@ -255,7 +255,20 @@ def _include_event_object(run: Trigger, envelope: dict[str, Any]) -> None:
     run.objects.setdefault(noun, data)
 
 
+# Names people try that are not events of the spec, and the event that covers them.
+NOT_EVENTS = {
+    "payment.expired": "an expired payment fires payment.failed (the spec's simulate table)",
+    "payment.pending": "a new payment fires no event; payment.completed or payment.failed follow",
+    "payment.created": "a new payment fires no event; payment.completed or payment.failed follow",
+    "refund.succeeded": "payment.refunded replaces refund.succeeded (the spec's renames)",
+    "refund.created": "a refund opens a claim: claim.opened (and payment.refunded when done)",
+    "payout.processing": "a payout fires payout.completed or payout.failed when it ends",
+}
+
+
 def _event_name(value: str) -> str:
+    if value in NOT_EVENTS:
+        raise typer.BadParameter(f"{value!r} is not an event: {NOT_EVENTS[value]}")
     if value not in EVENT_TYPES:
         raise typer.BadParameter(
             f"unknown event {value!r}{did_you_mean(value, EVENT_TYPES)}; one of: "

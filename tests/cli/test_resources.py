@@ -216,3 +216,40 @@ def test_a_publishable_key_gets_the_api_error(payorch: Payorch) -> None:
     assert publishable and publishable.startswith("pk_test_")
     result = run(payorch, "payments", "list", key=publishable)
     assert result.exit_code == 1 and "key_kind_not_allowed" in result.stderr
+
+
+def test_a_whole_amount_is_sent_as_written() -> None:
+    """`--amount 10` sends the JSON integer 10 (it sent 10.0); `--amount 12.50` sends 12.5."""
+    import re
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    bodies: list[bytes] = []
+
+    class Recorder(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            bodies.append(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
+            answer = b'{"transactionId":"TXN-1","status":"pending"}'
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(answer)))
+            self.end_headers()
+            self.wfile.write(answer)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Recorder)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}"
+        for written in ("10", "12.50"):
+            result = runner.invoke(
+                app, ["--base-url", url, "--json", "payments", "create", "--amount", written,
+                      "--method", "1001"],
+            )  # fmt: skip
+            assert result.exit_code == 0, result.output
+    finally:
+        server.shutdown()
+    sent = [re.search(rb'"amount": ?([0-9.]+)', body) for body in bodies]
+    assert [m.group(1) if m else None for m in sent] == [b"10", b"12.5"], bodies

@@ -138,3 +138,18 @@ def test_the_log_shows_what_trigger_drove_not_its_own_inbox(payorch: Payorch) ->
     every = payorch.client.get("/_sim/requests", limit=100, includeTools="true")["data"]
     tagged = {(row["method"], row["tool"]) for row in every if "/webhooks" in row["path"]}
     assert {("POST", "trigger"), ("DELETE", "trigger")} <= tagged
+
+
+@pytest.mark.parametrize(
+    ("name", "covered_by"),
+    [("payment.expired", "payment.failed"), ("refund.succeeded", "payment.refunded")],
+)
+def test_a_name_that_is_not_an_event_points_to_the_one_that_covers_it(
+    name: str, covered_by: str
+) -> None:
+    """`payment.expired` suggested `payment.captured` (the closest spelling); the spec fires
+    payment.failed for an expiry."""
+    result = runner.invoke(app, ["trigger", name])
+    assert result.exit_code == 2
+    assert f"{name!r} is not an event: " in result.stderr and covered_by in result.stderr
+    assert "payment.captured" not in result.stderr
