@@ -400,6 +400,8 @@ def api_errors(command: str) -> Iterator[None]:
     except ApiError as exc:
         sys.stderr.write(f"payorch {command}: {error_line(exc)}\n")
         status = ExitStatus.UNREACHABLE if exc.status == 0 else ExitStatus.ERROR
+        if exc.status == 0 and exc.code == "invalid_url":
+            status = ExitStatus.USAGE  # a malformed --base-url is a bad argument, not a dead server
         raise typer.Exit(status) from None
 
 

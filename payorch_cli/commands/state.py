@@ -3,6 +3,7 @@ and the clock (/_sim/state; design.md 1.5)."""
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Any
 
 import typer
@@ -15,10 +16,25 @@ app = command_group(
     "under a name, put back later without a restart (sandbox credentials)."
 )
 
+# The server's rule for a saved state's name (its OpenAPI document), checked here too so that a
+# bad name is a usage error (exit 2) before anything is sent.
+NAME_PATTERN = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,63}")
+
+
+def _state_name(value: str) -> str:
+    if not NAME_PATTERN.fullmatch(value):
+        raise typer.BadParameter(
+            f"{value!r}: 1 to 64 characters from A-Z a-z 0-9 . _ -, not starting with a dot"
+        )
+    return value
+
+
 Name = Annotated[
     str,
     typer.Argument(
         help="1 to 64 characters from A-Z a-z 0-9 . _ -, not starting with a dot.",
+        parser=_state_name,
+        metavar="NAME",
         autocompletion=completion.saved_states,
     ),
 ]

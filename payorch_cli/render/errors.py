@@ -18,10 +18,23 @@ def error_line(exc: ApiError) -> str:
             f"cannot reach {base} ({unreachable_reason(exc)}); start it with `payorch serve` or "
             "point --base-url / PAYORCH_BASE_URL at a running server"
         )
-    line = f"{exc.code}: {exc.message}"
+    line = f"{exc.code}: {in_cli_words(exc.message)}"
     if exc.request_id:
         line += f" (request {exc.request_id})"
     return line
+
+
+# The API's messages name its own fields and routes; a CLI user has flags and commands instead.
+CLI_WORDS = (
+    ("pass overwrite: true", "add --overwrite"),
+    ("GET /_sim/providers lists them", "`payorch providers` lists them"),
+)
+
+
+def in_cli_words(message: str) -> str:
+    for api_words, cli_words in CLI_WORDS:
+        message = message.replace(api_words, cli_words)
+    return message
 
 
 def unreachable_reason(exc: ApiError) -> str:

@@ -62,12 +62,13 @@ def test_payorch_state(server: Server) -> None:
 
     for args, code in (
         (("restore", "nope"), "snapshot_not_found"),
-        (("restore", "a/b"), "invalid_request"),
-        (("save", "../up"), "invalid_request"),
         (("delete", "nope"), "snapshot_not_found"),
     ):
         failed = run("state", *args, *url)
         assert failed.returncode == 1 and code in failed.stderr, (args, failed.stderr)
+    for args in (("restore", "a/b"), ("save", "../up")):  # a bad name: a usage error, nothing sent
+        failed = run("state", *args, *url)
+        assert failed.returncode == 2 and "not starting with a dot" in failed.stderr, failed.stderr
     live = run("state", "list", *url, "--api-key", "sk_live_lvuyxno67qob31r1gq32rfwr")
     assert live.returncode == 1 and "production_key_refused" in live.stderr
 
