@@ -137,6 +137,15 @@ def acquire(
             return sub, saved["secret"], True
     sub = client.create_webhook(target or PLACEHOLDER_URL, events, DESCRIPTION)
     secret = sub["secret"]
+    if saved is not None:
+        # Made anew (a reset): give it the secret the user's receiver already has, so a
+        # receiver started with --print-secret keeps verifying (the control plane's call).
+        try:
+            path = f"/_sim/webhooks/{quote(sub['id'], safe='')}/secret"
+            sub = client.post(path, {"secret": saved["secret"]})
+            secret = saved["secret"]
+        except ApiError:
+            pass  # a production key, or a server without the call: the new secret, said
     try:
         state.put(key, sub["id"], secret)
     except OSError as exc:
@@ -146,7 +155,7 @@ def acquire(
         )
     if not active:
         sub = client.update_webhook(sub["id"], {"active": False})
-    return sub, secret, False
+    return sub, secret, saved is not None and secret == saved["secret"]
 
 
 def listen(
@@ -237,14 +246,17 @@ def listen(
             except ApiError as exc:
                 if exc.code != "webhook_not_found":
                     raise
-                # The server was reset under us: go on with a new subscription, and say so
-                # (an app configured with the old secret needs the new one).
-                sub, secret, _ = acquire(client, state, key, target, wanted, active=True)
+                # The server was reset under us: go on with a new subscription, with the
+                # same secret where the server lets it be set, and say which.
+                sub, secret, same = acquire(client, state, key, target, wanted, active=True)
                 if receiver is not None:
                     receiver.arm(secret)
                 printed = {}
                 say(f"The server no longer has the subscription (reset?): now {sub['id']}")
-                say(f"Signing secret: {secret} (new; kept for the next runs)")
+                if same:
+                    say("Signing secret: unchanged (your endpoint keeps verifying)")
+                else:
+                    say(f"Signing secret: {secret} (new: give it to your endpoint)")
                 sys.stdout.flush()
                 continue
             for delivery in reversed(deliveries):

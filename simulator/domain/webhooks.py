@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ipaddress
 import random
+import re
 from collections import defaultdict
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -33,6 +34,9 @@ MAX_URL = 2048
 CREATE_FIELDS = frozenset({"url", "events", "description"})
 UPDATE_FIELDS = frozenset({"url", "events", "active", "description"})
 SECRET_EXPIRY_JOB = "webhook.secret_expire"
+
+
+SECRET_PATTERN = re.compile(r"whsec_[A-Za-z0-9_-]{20,200}")
 
 
 def new_secret(rng: random.Random | None = None) -> str:
@@ -302,6 +306,29 @@ class WebhookService:
         self._table.put(sub["id"], sub)
         self._jobs.schedule(SECRET_EXPIRY_JOB, expires, {"webhookId": sub["id"]})
         return sub, secret
+
+    def set_secret(
+        self, principal: Principal, webhook_id: str, secret: Any
+    ) -> WebhookSubscriptionRecord:
+        """The control plane's way to give a subscription a signing secret it had before
+        (`payorch listen` after a reset made it anew): the receiver keeps the secret it was
+        configured with. No grace: the given secret signs from now on, alone."""
+        if not isinstance(secret, str) or not SECRET_PATTERN.fullmatch(secret):
+            raise _invalid(
+                "secret",
+                "`secret` is a signing secret: whsec_ and 20 to 200 characters of A-Z a-z 0-9 _ -.",
+            )
+        sub = self.get(principal, webhook_id)
+        sub.update(
+            {
+                "secret": secret,
+                "previousSecret": None,
+                "previousSecretExpiresAt": None,
+                "updatedAt": self._now(),
+            }
+        )
+        self._table.put(sub["id"], sub)
+        return sub
 
     def expire_secret(self, payload: dict[str, Any]) -> None:
         """Job: erase the previous secret once its grace is over (a later rotation may extend)."""

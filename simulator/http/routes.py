@@ -85,6 +85,7 @@ def setup_routes(app: web.Application, static_dir: str) -> None:
     r.add_get("/api/v1/webhooks/{id}/deliveries", webhooks.list_deliveries)
     r.add_post("/api/v1/webhooks/{id}/deliveries/{deliveryId}/replay", webhooks.replay_delivery)
     r.add_get("/_sim/events", webhooks.event_stream)
+    r.add_post("/_sim/webhooks/{id}/secret", webhooks.set_secret)
     r.add_post("/_sim/withdrawals", webhooks.create_withdrawal)
     r.add_get("/_sim/withdrawals/{id}", webhooks.get_withdrawal)
 

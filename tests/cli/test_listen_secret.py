@@ -80,10 +80,12 @@ def test_the_secret_is_the_same_on_every_run_and_print_secret_gives_it(
     subs = client.list_webhooks()["data"]
     assert len(subs) == 1 and subs[0]["events"] == ["payment.completed"]
 
-    # Another server at the same URL (here: the same one, reset) has no such subscription.
+    # After a reset the server has no such subscription: listen makes it anew and gives it the
+    # same secret (POST /_sim/webhooks/{id}/secret), so a receiver set up with it still works.
     client.post("/_sim/reset")
     third, _ = run_once(server)
-    assert secret_of(third) != secret and "(new; kept for the next runs)" in third[2]
+    assert secret_of(third) == secret and "(the same as the last run)" in third[2]
+    assert third[0].split()[1] != first[0].split()[1]  # another subscription
 
 
 class _Endpoint(BaseHTTPRequestHandler):
@@ -159,18 +161,36 @@ def test_json_prints_one_delivery_per_line_and_nothing_else_on_stdout(server: Se
     assert not os.environ.get("PAYORCH_API_KEY")  # the fixture key, as a user's first run
 
 
-def test_a_reset_under_a_running_listen_gives_it_a_new_subscription(server: Server) -> None:
+def test_a_reset_under_a_running_listen_keeps_its_secret(server: Server) -> None:
+    """`payorch reset` gave listen's subscription a new secret, so a receiver started with
+    `--print-secret` answered 400 to every delivery; now the new subscription has the old one."""
     client = Client(server.url)
     proc, lines = start_listen(server, "--events", "payment.completed")
     try:
         lines.until("Ready.")
         old = secret_of(lines.seen)
         client.post("/_sim/reset")
-        new = lines.until("Signing secret: ", "(new; kept for the next runs)").split()[2]
+        lines.until("The server no longer has the subscription (reset?)")
+        lines.until("Signing secret: unchanged")
         pay_and_settle(client)
         line = lines.until("payment.completed", "dlv_")
     finally:
         proc.send_signal(signal.SIGINT)
     assert exit_code(proc, lines) == 0
-    assert new != old and " 200 " in line and "bad signature" not in line
-    assert print_secret(server) == new + "\n"
+    assert " 200 " in line and "bad signature" not in line
+    assert print_secret(server) == old + "\n"
+
+
+def test_the_control_plane_sets_a_secret_only_in_its_shape_and_for_its_owner(
+    server: Server,
+) -> None:
+    client = Client(server.url)
+    sub = client.create_webhook("http://127.0.0.1:9/hooks", "*", "mine")
+    kept = "whsec_" + "k" * 43
+    answer = client.post(f"/_sim/webhooks/{sub['id']}/secret", {"secret": kept})
+    assert answer["id"] == sub["id"] and "secret" not in answer
+    for bad in ("plain", "whsec_short", 42):
+        status, body = server.call("POST", f"/_sim/webhooks/{sub['id']}/secret", {"secret": bad})
+        assert status == 400 and body["error"]["code"] == "invalid_request", body
+    status, body = server.call("POST", "/_sim/webhooks/wh_nope/secret", {"secret": kept})
+    assert status == 404 and body["error"]["code"] == "webhook_not_found"

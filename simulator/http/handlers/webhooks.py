@@ -75,6 +75,18 @@ async def rotate_secret(request: web.Request) -> web.Response:
     return json_response(subscription_view(sub, base_url(request), secret=secret))
 
 
+@auth("sandbox")
+async def set_secret(request: web.Request) -> web.Response:
+    """POST /_sim/webhooks/{id}/secret: the control plane's, for `payorch listen` re-making its
+    subscription after a reset with the secret its receiver already has."""
+    body = await read_json(request)
+    with request.app[STORE].batch():
+        sub = request.app[WEBHOOKS].set_secret(
+            principal_of(request), request.match_info["id"], body.get("secret")
+        )
+    return json_response(subscription_view(sub, base_url(request)))
+
+
 # -- deliveries -----------------------------------------------------------------------------------
 
 
