@@ -27,6 +27,7 @@ from payorch_cli.recording import format as fmt
 
 CREDENTIAL_PLACEHOLDER = re.compile(r"(?:(?:sk|pk)_(?:test|live)_|rt_|tok_|whsec_)?REDACTED_\d+")
 MASK = "****"
+TOOL_HEADER = "x-payorch-tool"  # set by payorch's own tools (payorch_cli/client.py)
 KEPT_HEADERS = {"idempotency-key": "Idempotency-Key", "sandbox-simulate": "Sandbox-Simulate"}
 EPOCH = datetime(2000, 1, 1, tzinfo=UTC)
 
@@ -37,6 +38,7 @@ class Built:
     steps: int = 0
     requests: int = 0
     not_comparable: int = 0
+    tools: int = 0
     notes: list[str] = field(default_factory=list)
 
 
@@ -93,7 +95,8 @@ def detail_of(exchange: dict[str, Any]) -> dict[str, Any]:
         "query": request["query"] or None,
         "status": response["status"],
         "errorCode": code if isinstance(code, str) else None,
-        "merchantId": None if credential is None else "recorded",
+        # The log knows no merchant for a request whose credential was refused.
+        "merchantId": None if credential is None or response["status"] == 401 else "recorded",
         "environment": "production" if credential and "_live_" in credential else "sandbox",
         "eventIds": [],
         "credential": credential,
@@ -123,9 +126,12 @@ def build(
     details: list[dict[str, Any]] = []
     events: dict[str, dict[str, Any]] = {}
     not_comparable = 0
+    tools = 0
     for item in records(path, upto):
         if item.get("kind") == "exchange":
-            if item.get("comparable") and item.get("response") is not None:
+            if TOOL_HEADER in item["request"]["headers"]:
+                tools += 1  # payorch's own tools' calls: `record` leaves them out too
+            elif item.get("comparable") and item.get("response") is not None:
                 details.append(detail_of(item))
             else:
                 not_comparable += 1
@@ -145,7 +151,9 @@ def build(
     )
     recording = record(details, list(events.values()), identity, name)
     kept = [d for d in details if recordable(d["method"], d["path"])]
-    _per_step_credentials(recording.document, kept, names, identity.name)
+    pairs = _aligned(recording.document, kept)
+    _outside_the_api(pairs)
+    _per_step_credentials(pairs, names, identity.name)
     recording.document["description"] = str(recording.document["description"]).replace(
         "Recorded by `payorch record`", "Recorded by `payorch proxy`"
     )
@@ -155,6 +163,7 @@ def build(
         len(recording.document["steps"]),
         len(details),
         not_comparable,
+        tools,
         list(dict.fromkeys(recording.notes)),
     )
 
@@ -178,19 +187,37 @@ def _masked(value: Any) -> Any:
     return value
 
 
-def _per_step_credentials(
-    document: dict[str, Any], kept: list[dict[str, Any]], names: dict[str, str], main: str | None
-) -> None:
-    """`as: NAME` on the steps of requests made with another fixture credential than the
-    scenario's. The steps of `record()` follow the kept requests in order (events between
-    them); a request that became a comment has no step, and then nothing is changed."""
+def _aligned(
+    document: dict[str, Any], kept: list[dict[str, Any]]
+) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    """The steps of `record()` with the kept requests they came from, in order (events between
+    them are not theirs); none when they do not line up (a request that became a comment)."""
     steps = [s for s in document["steps"] if "request" in s or "advance_clock" in s]
     if len(steps) != len(kept):
-        return
-    for step, detail in zip(steps, kept, strict=True):
+        return []
+    pairs = list(zip(steps, kept, strict=True))
+    for step, detail in pairs:
         if "request" in step and step["request"].get("method") != detail["method"]:
-            return
-    for step, detail in zip(steps, kept, strict=True):
+            return []
+    return pairs
+
+
+def _outside_the_api(pairs: list[tuple[dict[str, Any], dict[str, Any]]]) -> None:
+    """A request outside /api/ and /_sim/ (a checkout page, `/c/<id>`, a namespace's prefix) is
+    a `url:` under `${base_url}`: a step's `path` is relative to /api/v1."""
+    for step, detail in pairs:
+        request = step.get("request")
+        if request is None or detail["path"].startswith(("/api/", "/_sim/")):
+            continue
+        request["url"] = "${base_url}" + request.pop("path")
+
+
+def _per_step_credentials(
+    pairs: list[tuple[dict[str, Any], dict[str, Any]]], names: dict[str, str], main: str | None
+) -> None:
+    """`as: NAME` on the steps of requests made with another fixture credential than the
+    scenario's."""
+    for step, detail in pairs:
         name = names.get(detail["credential"] or "")
         if name is None or "request" not in step or "as" in step:
             continue
