@@ -89,6 +89,11 @@ class Recorder:
         self.seq += 1
         self.exchanges += 1
         redact = self.redactor
+        # First learn what both bodies hold by their keys (a name the answer shows under
+        # `beneficiary` is then replaced in the request too, wherever it is), then redact.
+        for side in (raw.request, raw.response):
+            if side is not None:
+                self._message(side)
         request: fmt.Request = {
             "method": raw.method,
             "path": redact.path(raw.path),

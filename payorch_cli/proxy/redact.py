@@ -86,6 +86,7 @@ NAME_KEYS = frozenset(
         "accountholdername",
     }
 )
+PERSON_KINDS = ("email", "phone", "document")
 # `name` is a person's inside an object under a key holding one of these words.
 PERSON_WORDS = ("customer", "recipient", "buyer", "payer", "beneficiary", "holder", "user")
 ADDRESS_KEYS = frozenset(
@@ -366,6 +367,10 @@ class Redactor:
             raise RecursionError("nested past the depth redaction walks")
         if isinstance(value, dict):
             out: dict[str, Any] = {}
+            # An object with an e-mail, a phone or a document is a person: its `name` too.
+            person = person or any(
+                self.kind_of(norm(key)) in PERSON_KINDS for key in value if isinstance(key, str)
+            )
             for key, item in value.items():
                 name = norm(key)
                 sub = kind or self.kind_of(name, person, card)
