@@ -166,22 +166,14 @@ def _run(
 
     from yarl import URL
 
-    from payorch_cli.proxy.recorder import Recorder
-    from payorch_cli.proxy.redact import Redactor
     from payorch_cli.proxy.server import FLUSH_PATH, WEBHOOK_PATH, Config, Proxy
+    from payorch_cli.proxy.writer import Settings, Writer
     from payorch_cli.recording.format import EXCHANGES_FILE, SCENARIO_FILE
-    from payorch_cli.scenario.credentials import Credentials
 
-    credentials = Credentials.builtin()
-
-    def name_of(key: str) -> str | None:
-        found = credentials.by_key.get(key)
-        return found.name if found is not None else None
-
-    redactor = Redactor(fields, name_of)
     version = f"payorch {metadata.version('payorch')}"
-    recorder = Recorder(directory, upstream, redactor, body_limit, version)
-    config = Config(upstream, port, directory, webhook_secret, forward_to, insecure, timeout)
+    config = Config(
+        upstream, port, directory, webhook_secret, forward_to, insecure, timeout, body_limit
+    )
 
     def say(line: str) -> None:
         sys.stderr.write(line + "\n")
@@ -204,12 +196,14 @@ def _run(
         sys.stdout.write("\n".join(lines) + "\n")
         sys.stdout.flush()
 
-    proxy_server = Proxy(config, recorder, say)
+    # The recording process starts first (forked before the event loop exists).
+    writer = Writer(Settings(directory, upstream, fields, body_limit, version))
     try:
-        built = asyncio.run(proxy_server.run(ready))
+        summary = asyncio.run(Proxy(config, writer, say).run(ready))
     except OSError as exc:
-        recorder.close()
-        recorder.path.unlink()  # nothing was recorded: the directory can be used again
+        writer.close()
+        # Nothing was recorded: the directory can be used again.
+        (directory / EXCHANGES_FILE).unlink(missing_ok=True)
         if exc.errno == errno.EADDRINUSE:
             _fail(
                 f"cannot listen on 127.0.0.1:{port}: the port is taken; choose one with "
@@ -218,14 +212,16 @@ def _run(
             )
         _fail(f"cannot listen on 127.0.0.1:{port}: {exc.strerror or exc}", ExitStatus.ERROR)
         return
-    recorder.close()
-    summary = (
-        f"Recorded {recorder.exchanges} exchanges and {recorder.webhooks} webhooks to "
-        f"{directory / EXCHANGES_FILE}; scenario of {built.steps} steps to "
+    writer.close()
+    line = (
+        f"Recorded {summary['exchanges']} exchanges and {summary['webhooks']} webhooks to "
+        f"{directory / EXCHANGES_FILE}; scenario of {summary['steps']} steps to "
         f"{directory / SCENARIO_FILE}"
     )
-    if built.not_comparable:
-        summary += f" ({built.not_comparable} exchanges got no answer: left out)"
-    say(summary + ".")
-    if proxy_server.lost:
-        say(f"payorch proxy: {proxy_server.lost} records could not be written.")
+    if summary["notComparable"]:
+        line += f" ({summary['notComparable']} exchanges got no answer: left out)"
+    if summary["tools"]:
+        line += f" ({summary['tools']} calls of payorch's own tools left out of the scenario)"
+    say(line + ".")
+    if summary["lost"]:
+        say(f"payorch proxy: {summary['lost']} records could not be written.")

@@ -4,6 +4,7 @@ line being written sits in memory and a proxy killed mid-way leaves every whole 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import zlib
 from dataclasses import dataclass
@@ -92,8 +93,9 @@ class Recorder:
         # First learn what both bodies hold by their keys (a name the answer shows under
         # `beneficiary` is then replaced in the request too, wherever it is), then redact.
         for side in (raw.request, raw.response):
-            if side is not None:
-                self._message(side)
+            if side is not None and 0 < side.size <= self.body_limit:
+                with contextlib.suppress(orjson.JSONDecodeError):
+                    redact.learn(orjson.loads(side.kept))
         request: fmt.Request = {
             "method": raw.method,
             "path": redact.path(raw.path),

@@ -148,6 +148,8 @@ _EMAIL = re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za
 _DIGITS = re.compile(r"(?<![\d])\d(?:[ -]?\d){12,18}(?![\d])")
 _IP = re.compile(r"\b\d{1,3}(?:\.\d{1,3}){3}\b|\b[0-9A-Fa-f]{0,4}(?::[0-9A-Fa-f]{0,4}){2,7}\b")
 _TOKEN = re.compile(r"[A-Za-z0-9_@.+\-]{6,}")
+# Nothing to find in it but itself: one lower-case word (a status, a method, `pix.payorch`).
+_PLAIN_WORD = re.compile(r"[a-z]+(?:[.-][a-z]+)*")
 _PLACEHOLDER = re.compile(r"REDACTED|redacted-\d+@example\.com|Redacted Person")
 
 
@@ -233,6 +235,7 @@ class Redactor:
         self, fields: Iterable[str] = (), name_of: Callable[[str], str | None] | None = None
     ) -> None:
         self._fields = frozenset(norm(field) for field in fields)
+        self._kinds: dict[tuple[str, bool, bool], str | None] = {}  # (raw key, person, card)
         self._name_of = name_of or (lambda key: None)
         self._by_value: dict[str, str] = {}  # real value -> placeholder; never written
         self._phrases: dict[str, str] = {}  # replaced values with spaces (names, addresses)
@@ -297,6 +300,8 @@ class Redactor:
         found = self._by_value.get(text)
         if found is not None:
             return found
+        if _PLAIN_WORD.fullmatch(text):
+            return text
         out = _CREDENTIAL.sub(self._credential, text)
         if "@" in out:
             out = _EMAIL.sub(lambda m: self.placeholder(m.group(0), "email"), out)
@@ -336,6 +341,13 @@ class Redactor:
 
     # -- JSON -------------------------------------------------------------------------------
 
+    def kind_of_key(self, key: str, person: bool = False, card: bool = False) -> str | None:
+        """`kind_of` of a key as written (cached: a body repeats the same few keys)."""
+        cached = (key, person, card)
+        if cached not in self._kinds:
+            self._kinds[cached] = self.kind_of(norm(key), person, card)
+        return self._kinds[cached]
+
     def kind_of(self, key: str, person: bool = False, card: bool = False) -> str | None:
         """What the value of a key (normalized) is, for redaction; None: not by its key."""
         if key in self._fields:
@@ -358,6 +370,28 @@ class Redactor:
             return "card"
         return None
 
+    def learn(
+        self, value: Any, kind: str | None = None, person: bool = False, depth: int = 0
+    ) -> None:
+        """Replace nothing yet: note the placeholders of the values under the keys above (so
+        that the other body of the exchange replaces them wherever they show)."""
+        if depth > MAX_DEPTH:
+            return
+        if isinstance(value, dict):
+            person = person or any(self.kind_of_key(key) in PERSON_KINDS for key in value)
+            for key, item in value.items():
+                sub = kind or self.kind_of_key(key, person)
+                if isinstance(item, (dict, list)):
+                    name = norm(key)
+                    self.learn(item, sub, any(w in name for w in PERSON_WORDS), depth + 1)
+                elif sub is not None:
+                    self._scalar(item, sub)
+        elif isinstance(value, list):
+            for item in value:
+                self.learn(item, kind, person, depth + 1)
+        elif kind is not None:
+            self._scalar(value, kind)
+
     def json(self, value: Any) -> Any:
         """A redacted copy of a decoded JSON value. Raises RecursionError past MAX_DEPTH."""
         return self._walk(value, None, False, False, 0)
@@ -368,13 +402,11 @@ class Redactor:
         if isinstance(value, dict):
             out: dict[str, Any] = {}
             # An object with an e-mail, a phone or a document is a person: its `name` too.
-            person = person or any(
-                self.kind_of(norm(key)) in PERSON_KINDS for key in value if isinstance(key, str)
-            )
+            person = person or any(self.kind_of_key(key) in PERSON_KINDS for key in value)
             for key, item in value.items():
-                name = norm(key)
-                sub = kind or self.kind_of(name, person, card)
+                sub = kind or self.kind_of_key(key, person, card)
                 if isinstance(item, (dict, list)):
+                    name = norm(key)
                     out[key] = self._walk(
                         item,
                         sub,
@@ -385,7 +417,7 @@ class Redactor:
                 elif sub is not None:
                     out[key] = self._scalar(item, sub)
                 elif isinstance(item, str):
-                    out[key] = self.text(item, cards=not ID_LIKE.search(name))
+                    out[key] = self.text(item, cards=not ID_LIKE.search(norm(key)))
                 else:
                     out[key] = item
             return out

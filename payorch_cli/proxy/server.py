@@ -9,9 +9,10 @@ its answer streamed back unchanged; the webhook receiver; the flush route; the s
 - No answer: an upstream that cannot be reached (refused, no route, a TLS failure) is 502
   `upstream_unreachable`, one that sends nothing for `--timeout` seconds 504 `upstream_timeout`,
   in the API's error envelope; the exchange is recorded with no response, not comparable.
-- Recording is off the request path: each exchange goes on a bounded queue once its answer is
-  sent; one task redacts and appends it (payorch_cli/proxy/recorder.py). A full queue (256)
-  holds the next answers back rather than growing.
+- Recording is off the request path: each exchange goes on a queue once its answer is sent;
+  one task sends it to the recording process (payorch_cli/proxy/writer.py), which redacts and
+  appends it. Past `BACKLOG` bytes waiting, the next answers wait for it rather than memory
+  growing.
 - Webhooks: `POST /_proxy/webhooks` records the delivery (its signature checked with
   `--webhook-secret` first) and forwards it, the same body and headers, to
   `--forward-webhooks-to`; the upstream gets that receiver's status (so it retries when the
@@ -23,12 +24,9 @@ its answer streamed back unchanged; the webhook receiver; the flush route; the s
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import os
 import secrets
 import signal
 import ssl
-import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -40,15 +38,17 @@ from aiohttp import web
 from multidict import CIMultiDict
 from yarl import URL
 
-from payorch_cli.proxy.recorder import RawExchange, RawWebhook, Recorder, Side, now_iso
-from payorch_cli.proxy.scenario import Built, build
+from payorch_cli.proxy.recorder import RawExchange, RawWebhook, Side, now_iso
+from payorch_cli.proxy.writer import Writer
 from payorch_cli.recording import format as fmt
 from simulator.domain.errors import CATALOGUE
 
 WEBHOOK_PATH = "/_proxy/webhooks"
 FLUSH_PATH = "/_proxy/flush"
 MAX_REQUEST_BODY = 256 * 1024 * 1024
-QUEUE = 256
+# Bytes of records waiting for the recording process before the proxy waits for it: a burst
+# faster than redaction (a client paging at full speed) is absorbed, a flood is held back.
+BACKLOG = 64 * 1024 * 1024
 HOP_BY_HOP = frozenset(
     {
         "connection",
@@ -77,6 +77,13 @@ class Config:
     forward_to: str | None = None
     insecure: bool = False
     timeout: float = 30.0
+    body_limit: int = fmt.DEFAULT_BODY_LIMIT
+
+
+@dataclass(slots=True)
+class _Flush:
+    done: asyncio.Future[dict[str, Any]]
+    stop: bool = False
 
 
 def error_body(code: str, message: str) -> dict[str, Any]:
@@ -87,15 +94,14 @@ def error_body(code: str, message: str) -> dict[str, Any]:
 
 
 class Proxy:
-    def __init__(
-        self, config: Config, recorder: Recorder, say: Callable[[str], None] = print
-    ) -> None:
+    def __init__(self, config: Config, writer: Writer, say: Callable[[str], None] = print) -> None:
         self.config = config
-        self.recorder = recorder
+        self.writer = writer
         self.say = say
-        self.queue: asyncio.Queue[RawExchange | RawWebhook] = asyncio.Queue(QUEUE)
-        self.lost = 0
-        self._flush_lock = asyncio.Lock()
+        self.queue: asyncio.Queue[RawExchange | RawWebhook | _Flush] = asyncio.Queue()
+        self._backlog = 0  # bytes of bodies in the queue
+        self._room = asyncio.Event()
+        self._room.set()
         self._session: aiohttp.ClientSession | None = None
         self._shown = URL(config.upstream).with_user(None)
 
@@ -136,7 +142,7 @@ class Proxy:
             for name, value in request.headers.items()
             if name.lower() not in HOP_BY_HOP
         )
-        sent = Side(list(request.headers.items()), body[: self.recorder.body_limit + 1], len(body))
+        sent = Side(list(request.headers.items()), body[: self.config.body_limit + 1], len(body))
         try:
             upstream = await self.session.request(
                 request.method,
@@ -166,7 +172,7 @@ class Proxy:
                 answer.headers.add(name, value)
         kept = bytearray()
         size = 0
-        limit = self.recorder.body_limit + 1
+        limit = self.config.body_limit + 1
         error: tuple[str, str] | None = None
         try:
             await answer.prepare(request)
@@ -194,7 +200,7 @@ class Proxy:
             Side(list(upstream.headers.items()), bytes(kept), size),
             error,
         )
-        await self.queue.put(raw)
+        await self.record(raw)
         if error is not None and request.transport is not None:
             request.transport.close()
         return answer
@@ -204,7 +210,7 @@ class Proxy:
     ) -> web.StreamResponse:
         raw.duration_ms = (time.perf_counter() - started) * 1000
         raw.error = (code, message)
-        await self.queue.put(raw)
+        await self.record(raw)
         self.say(f"{CATALOGUE[code].status} {code}: {message}")
         return web.json_response(error_body(code, message), status=CATALOGUE[code].status)
 
@@ -236,9 +242,7 @@ class Proxy:
             except (TimeoutError, aiohttp.ClientError, OSError) as exc:
                 forwarded = {"status": None, "error": _reason(exc)}
                 status = 502
-        await self.queue.put(
-            RawWebhook(at, list(request.headers.items()), body, verdict, forwarded)
-        )
+        await self.record(RawWebhook(at, list(request.headers.items()), body, verdict, forwarded))
         return web.json_response({"received": True, "signature": verdict}, status=status)
 
     def _check(self, body: bytes, header: str | None) -> fmt.SignatureCheck:
@@ -252,63 +256,47 @@ class Proxy:
             return "invalid"
         return "valid"
 
-    # -- recording --------------------------------------------------------------------------
+    # -- recording ---------------------------------------------------------------------------
+
+    async def record(self, raw: RawExchange | RawWebhook) -> None:
+        """Queue a record for the recording process; wait only while the backlog is full."""
+        await self._room.wait()
+        self._backlog += _size(raw)
+        if self._backlog > BACKLOG:
+            self._room.clear()
+        self.queue.put_nowait(raw)
 
     async def write_records(self) -> None:
-        """The one writer: redact and append each record as it comes (never crashes the
-        proxy: a record that cannot be written is counted as lost and said once)."""
+        """The one sender to the recording process, in order: records, and flushes between."""
         while True:
             item = await self.queue.get()
             try:
-                if isinstance(item, RawExchange):
-                    self.recorder.exchange(item)
+                if isinstance(item, _Flush):
+                    item.done.set_result(await self.writer.flush(item.stop))
                 else:
-                    self.recorder.webhook(item)
-            except (OSError, ValueError, TypeError, RecursionError) as exc:
-                self.lost += 1
-                if self.lost == 1:
-                    self.say(f"payorch proxy: a record could not be written ({exc})")
+                    await self.writer.send(item)
+                    self._backlog -= _size(item)
+                    if self._backlog <= BACKLOG:
+                        self._room.set()
+            except (OSError, EOFError) as exc:  # the recording process is gone
+                if isinstance(item, _Flush):
+                    item.done.set_exception(exc)
             finally:
                 self.queue.task_done()
 
-    async def flush(self) -> Built:
-        """Everything received so far on disk, the `end` line, and the scenario of it."""
-        async with self._flush_lock:
-            await self.queue.join()
-            self.recorder.end()
-            upto = self.recorder.path.stat().st_size
-            names = dict(self.recorder.redactor.names)
-            return await asyncio.to_thread(self._write_scenario, upto, names)
-
-    def _write_scenario(self, upto: int, names: dict[str, str]) -> Built:
-        built = build(self.recorder.path, names, upto=upto)
-        directory = self.config.out
-        fd, temporary = tempfile.mkstemp(prefix=f".{fmt.SCENARIO_FILE}.", dir=directory)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as file:
-                file.write(built.text)
-            os.replace(temporary, directory / fmt.SCENARIO_FILE)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(temporary)
-            raise
-        return built
+    async def flush(self, stop: bool = False) -> dict[str, Any]:
+        """Everything received so far on disk, the `end` line, and the scenario of it: the
+        counts (`exchanges`, `webhooks`, `steps`...)."""
+        done: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        await self.queue.put(_Flush(done, stop))
+        return await done
 
     async def flush_route(self, request: web.Request) -> web.StreamResponse:
-        built = await self.flush()
-        return web.json_response(
-            {
-                "exchanges": self.recorder.exchanges,
-                "webhooks": self.recorder.webhooks,
-                "steps": built.steps,
-                "recording": str(self.recorder.path),
-                "scenario": str(self.config.out / fmt.SCENARIO_FILE),
-            }
-        )
+        return web.json_response(await self.flush())
 
     # -- running ----------------------------------------------------------------------------
 
-    async def run(self, ready: Callable[[int], None]) -> Built:
+    async def run(self, ready: Callable[[int], None]) -> dict[str, Any]:
         """Serve until SIGINT or SIGTERM; then the last flush, whose result this returns."""
         runner = web.AppRunner(self.app(), access_log=None, shutdown_timeout=2.0)
         await runner.setup()
@@ -318,7 +306,7 @@ class Proxy:
         writer = asyncio.create_task(self.write_records())
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
-        flushes: set[asyncio.Task[Built]] = set()
+        flushes: set[asyncio.Task[dict[str, Any]]] = set()
 
         def flush_now() -> None:
             task = loop.create_task(self.flush())
@@ -333,11 +321,17 @@ class Proxy:
             await stop.wait()
         finally:
             await runner.cleanup()
-            built = await self.flush()
+            summary = await self.flush(stop=True)
             writer.cancel()
             if self._session is not None:
                 await self._session.close()
-        return built
+        return summary
+
+
+def _size(raw: RawExchange | RawWebhook) -> int:
+    if isinstance(raw, RawWebhook):
+        return len(raw.body)
+    return len(raw.request.kept) + (len(raw.response.kept) if raw.response else 0)
 
 
 def _reason(exc: BaseException) -> str:
