@@ -280,3 +280,28 @@ def test_a_taken_port_is_one_line_and_leaves_no_recording(
     )
     assert done.returncode == 1 and "the port is taken" in done.stderr, done.stderr
     assert not (tmp_path / "r" / "exchanges.jsonl").exists()
+
+
+def test_webhooks_without_a_secret_are_unchecked_and_a_receiver_away_is_502(
+    upstream: Running, tmp_path: Path, processes: list[Running]
+) -> None:
+    away = f"http://127.0.0.1:{free_port()}/hooks"
+    proxy = start_proxy(upstream.url, tmp_path / "rec", "--forward-webhooks-to", away)
+    processes.append(proxy)
+    delivery = b'{"id": "evt_1", "type": "payment.completed", "data": {"id": "TXN-1"}}'
+    status, _, body = call(
+        proxy.url,
+        "POST",
+        "/_proxy/webhooks",
+        raw=delivery,
+        key=None,
+        headers={"X-Service-Signature": "t=1,v1=ab"},
+    )
+    assert status == 502  # the upstream retries, as it would with the receiver itself away
+    assert json.loads(body)["signature"] == "unchecked"
+    assert proxy.stop() == 0
+    hook = records(tmp_path / "rec")[1]
+    assert hook["kind"] == "webhook" and hook["signature"] == "unchecked"
+    assert hook["eventType"] == "payment.completed" and hook["body"]["id"] == "evt_1"
+    assert hook["forwarded"]["status"] is None and hook["forwarded"]["error"]
+    assert hook["headers"]["x-service-signature"] == "REDACTED"
