@@ -213,6 +213,8 @@ def _run(
         _fail(f"cannot listen on 127.0.0.1:{port}: {exc.strerror or exc}", ExitStatus.ERROR)
         return
     writer.close()
+    if "failed" in summary:
+        _fail(f"{summary['failed']}; what is in {directory} is all there is", ExitStatus.ERROR)
     line = (
         f"Recorded {summary['exchanges']} exchanges and {summary['webhooks']} webhooks to "
         f"{directory / EXCHANGES_FILE}; scenario of {summary['steps']} steps to "

@@ -321,7 +321,10 @@ class Proxy:
             await stop.wait()
         finally:
             await runner.cleanup()
-            summary = await self.flush(stop=True)
+            try:
+                summary = await self.flush(stop=True)
+            except (OSError, EOFError) as exc:  # the recording process died (its stderr says)
+                summary = {"failed": f"the recording process stopped ({_reason(exc)})"}
             writer.cancel()
             if self._session is not None:
                 await self._session.close()
