@@ -39,8 +39,12 @@ class Settings:
     generator: str
 
 
-def child(conn: Connection, settings: Settings) -> None:
-    """The recording process: records in, lines out, a summary per flush."""
+def child(conn: Connection, settings: Settings, proxy_end: Connection | None = None) -> None:
+    """The recording process: records in, lines out, a summary per flush. `proxy_end`: the
+    proxy's end of the pipe as a fork inherits it, closed here, or the pipe would never tell
+    this process that the proxy is gone."""
+    if proxy_end is not None:
+        proxy_end.close()
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     signal.signal(signal.SIGUSR1, signal.SIG_IGN)
@@ -116,7 +120,10 @@ class Writer:
         context: Any = multiprocessing.get_context(method)  # BaseContext types no Process
         self._conn, theirs = context.Pipe()
         self._process = context.Process(
-            target=child, args=(theirs, settings), name="payorch-proxy-recorder", daemon=True
+            target=child,
+            args=(theirs, settings, self._conn if method == "fork" else None),
+            name="payorch-proxy-recorder",
+            daemon=True,
         )
         self._process.start()
         theirs.close()

@@ -305,3 +305,27 @@ def test_webhooks_without_a_secret_are_unchecked_and_a_receiver_away_is_502(
     assert hook["eventType"] == "payment.completed" and hook["body"]["id"] == "evt_1"
     assert hook["forwarded"]["status"] is None and hook["forwarded"]["error"]
     assert hook["headers"]["x-service-signature"] == "REDACTED"
+
+
+def test_a_killed_proxy_leaves_whole_lines_and_no_process_behind(
+    proxied: Callable[..., Running], tmp_path: Path
+) -> None:
+    proxy = proxied()
+    for _ in range(3):
+        call(proxy.url, "GET", "/api/v1/me/balance")
+    exchanges = tmp_path / "rec" / "exchanges.jsonl"
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and (
+        not exchanges.exists() or exchanges.read_text().count("\n") < 4
+    ):
+        time.sleep(0.05)
+    children = Path(f"/proc/{proxy.proc.pid}/task/{proxy.proc.pid}/children").read_text().split()
+    assert len(children) == 1  # the recording process
+    proxy.proc.kill()
+    proxy.proc.wait(timeout=30)
+    deadline = time.monotonic() + 30
+    while Path(f"/proc/{children[0]}").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not Path(f"/proc/{children[0]}").exists(), "the recording process outlived the proxy"
+    lines = exchanges.read_text().splitlines()
+    assert [json.loads(line)["kind"] for line in lines[1:]] == ["exchange"] * 3
