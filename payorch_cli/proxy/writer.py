@@ -5,8 +5,9 @@ each record as it completes over a pipe, from a thread, and goes on serving.
 
 Messages to the child: a `RawExchange` or a `RawWebhook` (recorded), `FLUSH` (the `end` line and
 the scenario; the child answers with the counts), `STOP` (the same, then it exits). The child
-ignores SIGINT (a Ctrl-C reaches the whole process group: the proxy decides when to stop) and
-ends on its own when the pipe closes (the proxy was killed): every whole line is on disk.
+ignores SIGINT, SIGTERM and SIGUSR1 (a Ctrl-C or a supervisor's signal reaches the whole process
+group: the proxy acts on them, and sends STOP or FLUSH) and ends on its own when the pipe closes
+(the proxy was killed): every whole line is on disk.
 """
 
 from __future__ import annotations
