@@ -171,6 +171,8 @@ def _run(
     from payorch_cli.recording.format import EXCHANGES_FILE, SCENARIO_FILE
 
     version = f"payorch {metadata.version('payorch')}"
+    # What is printed and recorded names the upstream without any user:password it carries.
+    shown = str(URL(upstream).with_user(None))
     config = Config(
         upstream, port, directory, webhook_secret, forward_to, insecure, timeout, body_limit
     )
@@ -183,7 +185,7 @@ def _run(
         base = f"http://127.0.0.1:{bound}"
         lines = [
             f"Listening on {base}",
-            f"Forwarding to {URL(upstream).with_user(None)}",
+            f"Forwarding to {shown}",
             f"Webhook receiver: {base}{WEBHOOK_PATH} (register it upstream)",
             f"Recording to {directory / EXCHANGES_FILE}; the scenario goes to "
             f"{directory / SCENARIO_FILE} on stop or flush (POST {base}{FLUSH_PATH}, or SIGUSR1)",
@@ -197,7 +199,7 @@ def _run(
         sys.stdout.flush()
 
     # The recording process starts first (forked before the event loop exists).
-    writer = Writer(Settings(directory, upstream, fields, body_limit, version))
+    writer = Writer(Settings(directory, shown, fields, body_limit, version))
     try:
         summary = asyncio.run(Proxy(config, writer, say).run(ready))
     except OSError as exc:
