@@ -19,6 +19,7 @@ from payorch_cli.commands import ns as ns_command
 from payorch_cli.commands import payments as payments_command
 from payorch_cli.commands import payouts as payouts_command
 from payorch_cli.commands import providers as providers_command
+from payorch_cli.commands import proxy as proxy_command
 from payorch_cli.commands import record as record_command
 from payorch_cli.commands import reset as reset_command
 from payorch_cli.commands import skill as skill_command
@@ -48,6 +49,7 @@ app.add_typer(scenario.app, name="scenario")
 app.command("openapi")(openapi.openapi)
 app.command("coverage")(coverage_command.coverage)
 app.command("record")(record_command.record)
+app.command("proxy")(proxy_command.proxy)
 app.command("trace")(trace_command.trace)
 app.add_typer(providers_command.app, name="providers")
 app.add_typer(ns_command.app, name="ns")

@@ -55,6 +55,8 @@ STABLE_WORDS = (
     "active",
     "method",
 )
+# Values a server draws anew on every run (a bank transfer's `reference` to quote).
+VOLATILE_KEYS = ("requestid", "secret", "signature", "reference")
 TIMESTAMP_KEY = re.compile(r"(At|_at|Date|date|timestamps?|now|expires.*)$")
 IDENTIFIER_PART = re.compile(r"[^A-Za-z0-9_]")
 NAME_BY_PREFIX = (
@@ -156,7 +158,7 @@ def is_volatile(key: str, value: Any) -> bool:
     if ID_KEY.search(key) or TIMESTAMP_KEY.search(key):
         return True
     lowered = key.lower()
-    if "url" in lowered or "path" in lowered or lowered in ("requestid", "secret", "signature"):
+    if "url" in lowered or "path" in lowered or lowered in VOLATILE_KEYS:
         return True
     return isinstance(value, str) and (
         value.startswith(("http://", "https://", MASK))

@@ -196,6 +196,9 @@ CATALOGUE: dict[str, ErrorSpec] = {
     "topup_address_unavailable": ErrorSpec(503, _API, "Deposit address pool exhausted."),
     "service_unavailable": ErrorSpec(503, _API, "Temporary outage; retry with backoff."),
     "internal_error": ErrorSpec(500, _API, "Unhandled server fault; report the requestId."),
+    # Not in the spec's table: `payorch proxy`'s own answers (payorch_cli/recording/format.py).
+    "upstream_unreachable": ErrorSpec(502, _API, "The proxy could not reach the upstream."),
+    "upstream_timeout": ErrorSpec(504, _API, "The upstream did not answer in time."),
 }
 
 
