@@ -97,7 +97,8 @@ def _why(exc: Exception) -> str:
 
 async def serve(server: MCPServer) -> None:
     lines = Lines()
-    async with stdio_server(stdin=lines) as (read_stream, write_stream):  # type: ignore[arg-type]
+    # Lines reads like the anyio text stream the SDK annotates, and answers what it cannot read.
+    async with stdio_server(stdin=lines) as (read_stream, write_stream):  # type: ignore[arg-type]  # duck-typed stream
         lines.replies = write_stream
         lowlevel = server._lowlevel_server  # private: see the module's docstring
         await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
