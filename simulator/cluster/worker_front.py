@@ -75,6 +75,8 @@ with warnings.catch_warnings():  # as simulator/http/front.py: aiohttp warns on 
                 return verdict  # the owner's refusal
             if verdict == UNKNOWN:
                 return await super()._handle(request)  # nobody has `caller`: as one process
+            if request.method == hdrs.METH_PUT and self[WORLDS].find(name) is not None:
+                return _refusal(caller)  # an existing name answers as a GET by the caller
             if request.method == hdrs.METH_PUT:
                 key = next(
                     c.secret for c in self[CATALOG].credentials if c.environment == "sandbox"
@@ -86,13 +88,21 @@ with warnings.catch_warnings():  # as simulator/http/front.py: aiohttp warns on 
                     query_string=request.rel_url.raw_query_string,
                     encoded=True,
                 )
-                return await super()._handle(request.clone(rel_url=path, headers=headers))
+                made = await super()._handle(request.clone(rel_url=path, headers=headers))
+                # 200: made by someone else between the look and the creation; never its keys.
+                return _refusal(caller) if made.status == 200 else made
             if request.method in (hdrs.METH_GET, hdrs.METH_DELETE):
-                request_id = "req_" + token_hex(12)
-                response = error_response(not_yours(caller), request_id)
-                response.headers[REQUEST_ID_HEADER] = request_id
-                return response
+                return _refusal(caller)
             return await super()._handle(request)  # 405, as for anyone
+
+
+def _refusal(caller: str) -> web.Response:
+    """403 for a credential of `caller` (on a sibling) showing, deleting or re-creating
+    another namespace, as one process answers it."""
+    request_id = "req_" + token_hex(12)
+    response = error_response(not_yours(caller), request_id)
+    response.headers[REQUEST_ID_HEADER] = request_id
+    return response
 
 
 async def _ask_owner(
