@@ -158,6 +158,9 @@ def _namespace_world(
         public_url=f"{front[keys.CONTEXT].public_url}{PATH_PREFIX}{name}",
     )
     world[keys.WORLDS] = front[keys.WORLDS]
+    # After its background starts (cleanup contexts run first): the jobs that fell due while it
+    # was out of memory run before the request that loads it is handled, as after a restart.
+    world.on_startup.append(_run_due_jobs)
     world.on_cleanup.append(_close_store)
     world.freeze()
     return world
@@ -413,6 +416,10 @@ def _wire_event_flows(
     scheduler.register(WITHDRAWAL_JOB, withdrawals.settle)
     for kind, handler in settlements.job_handlers().items():
         scheduler.register(kind, handler)
+
+
+async def _run_due_jobs(app: web.Application) -> None:
+    await app[keys.SCHEDULER].run_due()
 
 
 async def _close_streams(app: web.Application) -> None:

@@ -112,3 +112,29 @@ async def test_requests_to_unknown_names_keep_nothing(aiohttp_client: Any, tmp_p
     grown = sum(stat.size_diff for stat in after.compare_to(before, "filename"))
     # A lock per name kept ~300 bytes: 2,000 names, ~600 KB.
     assert grown < 100_000, grown
+
+
+# -- item 6: a world loaded again runs what fell due before it answers ---------------------------
+
+
+async def test_a_reloaded_world_runs_its_due_jobs_before_the_request(
+    aiohttp_client: Any, tmp_path: Path
+) -> None:
+    from datetime import datetime
+
+    from freezegun import freeze_time
+
+    api, _ = await _server(aiohttp_client, tmp_path, namespaces_in_memory=1)
+    with freeze_time(real_asyncio=True) as frozen:
+        a, b = await create(api, "late-a"), await create(api, "late-b")
+        paid = await api.pay(a.sk)
+        due = datetime.fromisoformat(paid["paymentData"]["dueDate"].replace("Z", "+00:00"))
+        assert (await api.get("/ping", b.sk))[0] == 200  # loads b: a leaves memory
+        assert await _loaded(api) == ["late-b"]
+        frozen.tick((due - datetime.now(due.tzinfo)).total_seconds() + 60)
+        status, body, _ = await api.get(f"/payments/{paid['transactionId']}", a.sk)
+        assert status == 200 and body["status"] == "expired", body
+        status, body, _ = await api.post(
+            f"/payments/{paid['transactionId']}/simulate", a.sk, json={"action": "paid"}
+        )
+        assert status >= 400, body
