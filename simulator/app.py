@@ -110,6 +110,7 @@ def create_app(
             "auto_decompress": False,
             "header_timeout": settings.header_timeout,
             "keepalive_timeout": KEEPALIVE_TIMEOUT,
+            "max_connections": settings.max_connections,
         },
     )
     # Compiled once per process: every world validates requests against the same document.

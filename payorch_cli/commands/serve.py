@@ -275,10 +275,17 @@ async def _serve(
     from aiohttp import web
 
     from simulator.app import create_app
+    from simulator.http.openfiles import AcceptLog, budget, open_now, raise_soft_limit
     from simulator.http.shutdown import drain
-    from simulator.settings import Settings
+    from simulator.settings import NAMESPACES_IN_MEMORY, Settings
 
+    # The open files this process may have, raised to the hard limit, then shared between the
+    # namespaces' worlds and the connections, so neither ever meets EMFILE (issue 31).
+    files = budget(raise_soft_limit(), open_now(), NAMESPACES_IN_MEMORY)
+    asyncio.get_running_loop().set_exception_handler(AcceptLog())
     settings = Settings(
+        namespaces_in_memory=files.worlds,
+        max_connections=files.connections,
         host=host,
         port=port,
         data_dir=data_dir,
