@@ -59,3 +59,6 @@ class Settings:
     namespace_secret: bytes | None = None
     public_url: str | None = None
     peers: tuple[str, ...] = ()
+    # (index, count) of this worker among its siblings: it holds only the namespaces placed on
+    # it (simulator/domain/placement.py) and refuses others. None: every name is its own.
+    worker: tuple[int, int] | None = None

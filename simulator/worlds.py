@@ -42,6 +42,7 @@ from simulator.domain.namespaces import (
     keyed_for,
     valid_name,
 )
+from simulator.domain.placement import owner
 from simulator.jsonio import dumps, loads
 from simulator.settings import Settings
 from simulator.store.files import read_or_make_secret
@@ -113,6 +114,7 @@ class Worlds:
         # since start: the expiry index is filled by a scan in the background).
         self._known: dict[str, Namespace] = {}
         self._scanned = self._root is None
+        self._worker = settings.worker
 
     # -- the request path ---------------------------------------------------------------------
 
@@ -150,6 +152,15 @@ class Worlds:
         check_name(name)
         if name == DEFAULT:
             return self._default(), False
+        if not self.owns(name):
+            assert self._worker is not None
+            index, count = self._worker
+            raise ApiError(
+                "forbidden",
+                f"Namespace {name!r} belongs to worker {owner(name, count)} of this server, not "
+                f"to this one ({index}): create it through the server's public port.",
+                param="name",
+            )
         async with self._locked(name):
             existing = self.find(name)
             if existing is not None:
@@ -163,10 +174,15 @@ class Worlds:
             self._known[name] = namespace
             return namespace, True
 
+    def owns(self, name: str) -> bool:
+        """Whether `name` is placed on this server (always, unless it is one worker of several:
+        then a name placed on a sibling never exists here, whoever reaches the private port)."""
+        return self._worker is None or owner(name, self._worker[1]) == self._worker[0]
+
     def find(self, name: str) -> Namespace | None:
         if name == DEFAULT:
             return self._default()
-        if not valid_name(name):
+        if not valid_name(name) or not self.owns(name):
             return None
         known = self._known.get(name)
         if known is not None or self._root is None:
@@ -194,7 +210,9 @@ class Worlds:
                 names = [
                     entry.name
                     for entry in os.scandir(self._root)
-                    if valid_name(entry.name) and os.path.isfile(Path(entry.path) / META)
+                    if valid_name(entry.name)
+                    and self.owns(entry.name)
+                    and os.path.isfile(Path(entry.path) / META)
                 ]
         return [DEFAULT, *sorted(names)]
 

@@ -13,7 +13,7 @@ from typing import Annotated, Any
 import typer
 
 from payorch_cli.options import DEFAULT_DATA, DataDir, Fixtures
-from simulator.cluster import SECRET_ENV
+from simulator.cluster import SECRET_ENV, WORKER_ENV
 from simulator.settings import BODY_TIMEOUT_SECONDS, DEFAULT_HOST, DEFAULT_PORT, REQUEST_LOG_SIZE
 
 # On SIGINT/SIGTERM, requests in flight get this long to finish; past it they are answered 503
@@ -297,6 +297,7 @@ async def _serve(
         peers=peers,
         public_url=public_url,
         namespace_secret=_namespace_secret(os.environ.get(SECRET_ENV)),
+        worker=_worker_place(os.environ.get(WORKER_ENV)),
         body_timeout=body_timeout,
     )
     app = create_app(settings)
@@ -346,6 +347,17 @@ def _forwarded(
     flags = {"--no-rate-limit": no_rate_limit, "--fsync": fsync}
     flags["--loopback-webhooks"] = loopback_webhooks
     return options + [flag for flag, on in flags.items() if on]
+
+
+def _worker_place(given: str | None) -> tuple[int, int] | None:
+    """This worker's `INDEX/COUNT` among its siblings (from the supervisor); None: alone."""
+    if not given:
+        return None
+    index, _, count = given.partition("/")
+    if not (index.isdigit() and count.isdigit() and int(index) < int(count)):
+        typer.echo(f"payorch serve: {WORKER_ENV} is not INDEX/COUNT: {given!r}", err=True)
+        raise typer.Exit(2)
+    return int(index), int(count)
 
 
 def _namespace_secret(given: str | None) -> bytes | None:
