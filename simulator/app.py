@@ -110,6 +110,7 @@ def create_app(
             "auto_decompress": False,
             "header_timeout": settings.header_timeout,
             "keepalive_timeout": KEEPALIVE_TIMEOUT,
+            "max_connections": settings.max_connections,
         },
     )
     # Compiled once per process: every world validates requests against the same document.
@@ -158,6 +159,9 @@ def _namespace_world(
         public_url=f"{front[keys.CONTEXT].public_url}{PATH_PREFIX}{name}",
     )
     world[keys.WORLDS] = front[keys.WORLDS]
+    # After its background starts (cleanup contexts run first): the jobs that fell due while it
+    # was out of memory run before the request that loads it is handled, as after a restart.
+    world.on_startup.append(_run_due_jobs)
     world.on_cleanup.append(_close_store)
     world.freeze()
     return world
@@ -422,6 +426,10 @@ def _wire_event_flows(
     scheduler.register(WITHDRAWAL_JOB, withdrawals.settle)
     for kind, handler in settlements.job_handlers().items():
         scheduler.register(kind, handler)
+
+
+async def _run_due_jobs(app: web.Application) -> None:
+    await app[keys.SCHEDULER].run_due()
 
 
 async def _close_streams(app: web.Application) -> None:

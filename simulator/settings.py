@@ -11,6 +11,7 @@ DEFAULT_DATA_DIR = Path(".payorch")
 BODY_LIMIT_BYTES = 1024 * 1024
 REQUEST_LOG_SIZE = 10_000
 BODY_TIMEOUT_SECONDS = 10.0
+NAMESPACES_IN_MEMORY = 1000
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,8 +47,11 @@ class Settings:
     # Namespaces (simulator/worlds.py): at most this many worlds besides `default` stay in
     # memory (the least recently used is unloaded first), and one unused this many seconds of
     # real time is unloaded; either comes back on its next request.
-    namespaces_in_memory: int = 1000
+    namespaces_in_memory: int = NAMESPACES_IN_MEMORY
     namespace_unload_seconds: float = 300.0
+    # Open client connections at most; one more is answered 503 and closed. 0: no limit. serve
+    # sizes it and `namespaces_in_memory` from the open-files limit (simulator/http/openfiles.py).
+    max_connections: int = 0
     # One worker of several (payorch serve --workers, simulator/cluster/): the key of the
     # namespaces' key derivation, the same in every worker (None: the data dir's own); the
     # origin clients reach (the proxy's), for URLs built outside a request; the sibling workers'
@@ -55,3 +59,6 @@ class Settings:
     namespace_secret: bytes | None = None
     public_url: str | None = None
     peers: tuple[str, ...] = ()
+    # (index, count) of this worker among its siblings: it holds only the namespaces placed on
+    # it (simulator/domain/placement.py) and refuses others. None: every name is its own.
+    worker: tuple[int, int] | None = None

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import hashlib
 import logging
 import os
@@ -41,6 +42,7 @@ from simulator.domain.namespaces import (
     keyed_for,
     valid_name,
 )
+from simulator.domain.placement import owner
 from simulator.jsonio import dumps, loads
 from simulator.settings import Settings
 from simulator.store.files import read_or_make_secret
@@ -50,6 +52,7 @@ log = logging.getLogger(__name__)
 META = "namespace.json"
 DELETED = ".deleted-"  # a namespace being deleted, renamed out of the way first
 DELETE_WAIT_SECONDS = 15.0
+BUSY_RETRY_SECONDS = 1
 
 BuildWorld = Callable[[str, Path | None, Catalog], web.Application]
 # The requests a world is handling (the composition root reads its key: this module is imported
@@ -103,31 +106,34 @@ class Worlds:
         self._seed = settings.seed
         self._loaded: OrderedDict[str, web.Application] = OrderedDict()  # least recent first
         self._active: dict[str, int] = {}  # requests being handled, per loaded world
-        self._locks: dict[str, asyncio.Lock] = {}
+        self._locks: dict[str, _Lock] = {}
+        self._loading = 0  # worlds being started
         self._secret: bytes | None = settings.namespace_secret  # given: one of several workers
         self._catalogs: dict[str, Catalog] = {}
         # What is known of each namespace (all of them without a data dir; on disk, those read
         # since start: the expiry index is filled by a scan in the background).
         self._known: dict[str, Namespace] = {}
         self._scanned = self._root is None
+        self._worker = settings.worker
 
     # -- the request path ---------------------------------------------------------------------
 
     async def enter(self, name: str) -> web.Application | None:
         """The world of `name`, loaded if it was not, counted as in use until `leave`; None if
-        there is no such namespace."""
+        there is no such namespace; 503 `service_unavailable` when it is not loaded and every
+        world in memory is in use."""
         world = self._loaded.get(name)
         if world is None:
-            world = await self._load(name)
-            if world is None:
-                return None
-        else:
-            self._loaded.move_to_end(name)
+            return await self._load(name)  # counted as in use by the load itself
+        self._loaded.move_to_end(name)
+        self._use(name)
+        return world
+
+    def _use(self, name: str) -> None:
         self._active[name] = self._active.get(name, 0) + 1
         known = self._known.get(name)
         if known is not None:
             known.last_used_at = self._wall()
-        return world
 
     def leave(self, name: str) -> None:
         left = self._active.get(name, 1) - 1
@@ -146,7 +152,16 @@ class Worlds:
         check_name(name)
         if name == DEFAULT:
             return self._default(), False
-        async with self._lock(name):
+        if not self.owns(name):
+            assert self._worker is not None
+            index, count = self._worker
+            raise ApiError(
+                "forbidden",
+                f"Namespace {name!r} belongs to worker {owner(name, count)} of this server, not "
+                f"to this one ({index}): create it through the server's public port.",
+                param="name",
+            )
+        async with self._locked(name):
             existing = self.find(name)
             if existing is not None:
                 return existing, False
@@ -159,10 +174,15 @@ class Worlds:
             self._known[name] = namespace
             return namespace, True
 
+    def owns(self, name: str) -> bool:
+        """Whether `name` is placed on this server (always, unless it is one worker of several:
+        then a name placed on a sibling never exists here, whoever reaches the private port)."""
+        return self._worker is None or owner(name, self._worker[1]) == self._worker[0]
+
     def find(self, name: str) -> Namespace | None:
         if name == DEFAULT:
             return self._default()
-        if not valid_name(name):
+        if not valid_name(name) or not self.owns(name):
             return None
         known = self._known.get(name)
         if known is not None or self._root is None:
@@ -190,7 +210,9 @@ class Worlds:
                 names = [
                     entry.name
                     for entry in os.scandir(self._root)
-                    if valid_name(entry.name) and os.path.isfile(Path(entry.path) / META)
+                    if valid_name(entry.name)
+                    and self.owns(entry.name)
+                    and os.path.isfile(Path(entry.path) / META)
                 ]
         return [DEFAULT, *sorted(names)]
 
@@ -198,7 +220,7 @@ class Worlds:
         """Delete namespace `name` (not `default`): its world stopped, its directory removed.
         False if there is none. The calling request, if it is one of the namespace's, is not
         waited for."""
-        async with self._lock(name):
+        async with self._locked(name):
             if self.find(name) is None:
                 return False
             world = self._loaded.pop(name, None)
@@ -225,28 +247,49 @@ class Worlds:
     # -- loading and unloading ----------------------------------------------------------------
 
     async def _load(self, name: str) -> web.Application | None:
-        async with self._lock(name):
-            world = self._loaded.get(name)
-            if world is not None:
+        """Load `name`'s world, counted as in use before anything else can unload it (issue 31:
+        a world loaded then unloaded to make room answered on a closed store)."""
+        if self.find(name) is None:
+            return None  # before any lock: an unknown name leaves nothing behind
+        await self._make_room()
+        self._loading += 1  # a place held while the world starts (other loads see it taken)
+        try:
+            async with self._locked(name):
+                world = self._loaded.get(name)
+                if world is None:
+                    if self.find(name) is None:
+                        return None  # deleted while we waited
+                    directory = self._root / name if self._root is not None else None
+                    try:
+                        world = self._build(name, directory, self.catalog_of(name))
+                        await world.startup()
+                    except OSError as exc:
+                        if exc.errno not in (errno.EMFILE, errno.ENFILE):
+                            raise
+                        log.warning("namespace %s not loaded: %s", name, exc.strerror)
+                        raise busy("the server is out of open files") from None
+                    self._loaded[name] = world
+                else:
+                    self._loaded.move_to_end(name)
+                self._use(name)
                 return world
-            if self.find(name) is None:
-                return None
-            directory = self._root / name if self._root is not None else None
-            world = self._build(name, directory, self.catalog_of(name))
-            await world.startup()
-            self._loaded[name] = world
-        await self._unload_beyond_limit()
-        return world
+        finally:
+            self._loading -= 1
 
-    async def _unload_beyond_limit(self) -> None:
+    async def _make_room(self) -> None:
+        """Unload the least recently used idle worlds until one more fits under the cap; 503
+        when every world in memory is in use (streams, long requests): a world is never
+        unloaded under a request."""
         if self._root is None:
             return  # in memory: unloading would lose the world
-        excess = len(self._loaded) - self.in_memory_limit
-        for name in [n for n in self._loaded if n not in self._active][: max(excess, 0)]:
-            await self._unload(name)
+        while len(self._loaded) + self._loading >= self.in_memory_limit:
+            idle = next((n for n in self._loaded if n not in self._active), None)
+            if idle is None:
+                raise busy(f"all {self.in_memory_limit} namespaces in memory are in use")
+            await self._unload(idle)
 
     async def _unload(self, name: str) -> None:
-        async with self._lock(name):
+        async with self._locked(name):
             if name in self._active or name not in self._loaded:
                 return  # used again meanwhile
             world = self._loaded.pop(name)
@@ -323,11 +366,21 @@ class Worlds:
 
     # -- files ----------------------------------------------------------------------------------
 
-    def _lock(self, name: str) -> asyncio.Lock:
-        lock = self._locks.get(name)
-        if lock is None:
-            lock = self._locks[name] = asyncio.Lock()
-        return lock
+    @contextlib.asynccontextmanager
+    async def _locked(self, name: str) -> AsyncIterator[None]:
+        """`name`'s lock, held; kept only while someone holds or awaits it, so names that come
+        and go (or never existed) leave no lock behind."""
+        entry = self._locks.get(name)
+        if entry is None:
+            entry = self._locks[name] = _Lock(asyncio.Lock())
+        entry.users += 1
+        try:
+            async with entry.lock:
+                yield
+        finally:
+            entry.users -= 1
+            if not entry.users:
+                del self._locks[name]
 
     def _default(self) -> Namespace:
         return Namespace(DEFAULT, 0.0, None, 0.0)
@@ -367,6 +420,20 @@ class Worlds:
             else:
                 self._secret = read_or_make_secret(self._root / SECRET_FILE)
         return self._secret
+
+
+@dataclass(slots=True)
+class _Lock:
+    lock: asyncio.Lock
+    users: int = 0
+
+
+def busy(why: str) -> ApiError:
+    return ApiError(
+        "service_unavailable",
+        f"This namespace cannot be loaded now ({why}); retry shortly.",
+        headers={"Retry-After": str(BUSY_RETRY_SECONDS)},
+    )
 
 
 def not_found(name: str) -> ApiError:

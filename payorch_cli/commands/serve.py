@@ -13,7 +13,7 @@ from typing import Annotated, Any
 import typer
 
 from payorch_cli.options import DEFAULT_DATA, DataDir, Fixtures
-from simulator.cluster import SECRET_ENV
+from simulator.cluster import SECRET_ENV, WORKER_ENV
 from simulator.settings import BODY_TIMEOUT_SECONDS, DEFAULT_HOST, DEFAULT_PORT, REQUEST_LOG_SIZE
 
 # On SIGINT/SIGTERM, requests in flight get this long to finish; past it they are answered 503
@@ -275,10 +275,17 @@ async def _serve(
     from aiohttp import web
 
     from simulator.app import create_app
+    from simulator.http.openfiles import AcceptLog, budget, open_now, raise_soft_limit
     from simulator.http.shutdown import drain
-    from simulator.settings import Settings
+    from simulator.settings import NAMESPACES_IN_MEMORY, Settings
 
+    # The open files this process may have, raised to the hard limit, then shared between the
+    # namespaces' worlds and the connections, so neither ever meets EMFILE (issue 31).
+    files = budget(raise_soft_limit(), open_now(), NAMESPACES_IN_MEMORY)
+    asyncio.get_running_loop().set_exception_handler(AcceptLog())
     settings = Settings(
+        namespaces_in_memory=files.worlds,
+        max_connections=files.connections,
         host=host,
         port=port,
         data_dir=data_dir,
@@ -290,6 +297,7 @@ async def _serve(
         peers=peers,
         public_url=public_url,
         namespace_secret=_namespace_secret(os.environ.get(SECRET_ENV)),
+        worker=_worker_place(os.environ.get(WORKER_ENV)),
         body_timeout=body_timeout,
     )
     app = create_app(settings)
@@ -339,6 +347,17 @@ def _forwarded(
     flags = {"--no-rate-limit": no_rate_limit, "--fsync": fsync}
     flags["--loopback-webhooks"] = loopback_webhooks
     return options + [flag for flag, on in flags.items() if on]
+
+
+def _worker_place(given: str | None) -> tuple[int, int] | None:
+    """This worker's `INDEX/COUNT` among its siblings (from the supervisor); None: alone."""
+    if not given:
+        return None
+    index, _, count = given.partition("/")
+    if not (index.isdigit() and count.isdigit() and int(index) < int(count)):
+        typer.echo(f"payorch serve: {WORKER_ENV} is not INDEX/COUNT: {given!r}", err=True)
+        raise typer.Exit(2)
+    return int(index), int(count)
 
 
 def _namespace_secret(given: str | None) -> bytes | None:

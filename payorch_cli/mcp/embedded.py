@@ -14,11 +14,13 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import threading
 from dataclasses import dataclass
 
+from payorch import tempdirs
+
 START_TIMEOUT_SECONDS = 30.0
+TEMP_PREFIX = "payorch-mcp-"
 LISTENING = "Listening on "
 
 
@@ -45,7 +47,8 @@ class EmbeddedServer:
     @classmethod
     def spawn(cls) -> EmbeddedServer:
         """Start the child now; `wait_ready` reads its URL (do other work in between)."""
-        data_dir = tempfile.mkdtemp(prefix="payorch-mcp-")
+        # A killed agent's directory is removed by the next start (payorch/tempdirs.py).
+        data_dir = str(tempdirs.make(TEMP_PREFIX))
         # -P: the installed payorch, never a payorch_cli directory that happens to be in the cwd.
         command = [sys.executable, "-P", "-m", "payorch_cli.main", "serve", "--port", "0"]
         command += ["--data-dir", os.path.join(data_dir, "data")]

@@ -24,14 +24,14 @@ import shutil
 import signal
 import socket
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
-from simulator.cluster import SECRET_ENV
+from payorch import tempdirs
+from simulator.cluster import SECRET_ENV, WORKER_ENV
 from simulator.cluster.nginx_config import Runtime, render
 from simulator.store.files import read_or_make_secret
 
@@ -44,6 +44,7 @@ START_TIMEOUT_SECONDS = 60.0  # a worker's start, under load (typically well und
 STOP_TIMEOUT_SECONDS = 8.0  # workers drain within 5 s (serve's grace); the rest is margin
 RESTART_BACKOFF_SECONDS = 1.0  # at most one restart a second of a worker that keeps dying
 WORKER_HOST = "127.0.0.1"
+RUNTIME_PREFIX = "payorch-nginx-"
 
 
 def _die_with_parent() -> None:
@@ -202,7 +203,8 @@ class Supervisor:
             for i in range(count)
         ]
         self.env = {**os.environ, SECRET_ENV: namespace_secret(data_dir).hex()}
-        self.runtime = Runtime(Path(tempfile.mkdtemp(prefix="payorch-nginx-")))
+        # A killed supervisor's directory is removed by the next start (payorch/tempdirs.py).
+        self.runtime = Runtime(tempdirs.make(RUNTIME_PREFIX))
         # nginx's worker processes drop root to `nobody`: let them through to their temp dirs.
         os.chmod(self.runtime.directory, 0o711)
         self.nginx: asyncio.subprocess.Process | None = None
@@ -243,7 +245,7 @@ class Supervisor:
             *worker.argv,
             stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE,
-            env=self.env,
+            env={**self.env, WORKER_ENV: f"{worker.index}/{self.count}"},
             start_new_session=True,  # a Ctrl-C reaches the supervisor, which stops them in order
             preexec_fn=_die_with_parent,
         )
@@ -301,8 +303,12 @@ class Supervisor:
             start_new_session=True,
             preexec_fn=_die_with_parent,
         )
+        # Ready when *our* nginx holds the port: it writes its pid file only once it has bound
+        # its sockets, whereas an answer on the port may come from another process (the
+        # orphaned workers of a killed nginx answered the probe, then our nginx failed to bind).
+        pid_file = self.runtime.directory / "nginx.pid"
         deadline = time.monotonic() + START_TIMEOUT_SECONDS
-        while not await _accepts(self.host, self.port):
+        while not (_holds(pid_file, self.nginx.pid) and await _accepts(self.host, self.port)):
             if self.nginx.returncode is not None or time.monotonic() > deadline:
                 raise ClusterError(f"nginx did not start: {self._nginx_log_tail()}")
             await asyncio.sleep(0.02)
@@ -323,9 +329,11 @@ class Supervisor:
     async def _stop_all(self) -> None:
         """nginx stops taking connections and finishes those it has (QUIT) while every worker
         drains (TERM); whatever is still running after the timeout is killed."""
-        if self.nginx is not None and self.nginx.returncode is None:
-            with contextlib.suppress(ProcessLookupError):
-                self.nginx.send_signal(signal.SIGQUIT)
+        # nginx's whole process group (its own session: the master and its worker processes),
+        # so that its workers go too when the master is already gone (killed: its workers
+        # stayed on the port answering 503 for ever).
+        if self.nginx is not None:
+            _signal_group(self.nginx.pid, signal.SIGQUIT)
         running = [w.process for w in self.workers if w.process and w.process.returncode is None]
         for process in running:
             with contextlib.suppress(ProcessLookupError):
@@ -339,6 +347,8 @@ class Supervisor:
                 with contextlib.suppress(ProcessLookupError):
                     process.kill()
                 await process.wait()
+        if self.nginx is not None:
+            _signal_group(self.nginx.pid, signal.SIGKILL)  # whatever of the group is left
         for worker in self.workers:
             if worker.drain is not None:
                 worker.drain.cancel()
@@ -361,6 +371,18 @@ async def _drain(stream: asyncio.StreamReader, out: TextIO | None) -> None:
         if out is not None:
             out.write(line.decode(errors="replace"))
             out.flush()
+
+
+def _signal_group(group: int, sig: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(group, sig)
+
+
+def _holds(pid_file: Path, pid: int) -> bool:
+    try:
+        return pid_file.read_text().strip() == str(pid)
+    except OSError:
+        return False
 
 
 async def _accepts(host: str, port: int) -> bool:

@@ -138,3 +138,32 @@ def key_rows(catalog: Catalog) -> list[dict[str, Any]]:
         }
         for c in catalog.credentials
     ]
+
+
+def refusal_before_loading(
+    authorization: str | None, catalog: Catalog, name: str
+) -> ApiError | None:
+    """What namespace `name`'s own authentication would surely refuse, decided from its keys
+    alone (derived from the name, `keyed_for`), so that a request that cannot pass does not
+    load the world (issue 31): None when the world must judge (a key of its catalog, or a token
+    of its form, whose signature only the world's store can check). The same codes and messages
+    as `Authenticator.authenticate`, which still runs on every request admitted."""
+    if not authorization or not authorization.strip():
+        return ApiError("missing_credentials")
+    scheme, _, value = authorization.strip().partition(" ")
+    value = value.strip()
+    if scheme.lower() != "bearer" or not value:
+        return ApiError(
+            "missing_credentials", "Send the credential as `Authorization: Bearer <token>`."
+        )
+    if value.startswith("rt_"):
+        return ApiError("invalid_api_key", "A refresh token only works on POST /auth/refresh.")
+    if value.startswith(("sk_", "pk_")):
+        keys = catalog.by_publishable if value.startswith("pk_") else catalog.by_secret
+        return None if value in keys else ApiError("invalid_api_key", "Unknown or rotated API key.")
+    prefix = token_prefix(name)
+    if not value.startswith(prefix):
+        return ApiError("invalid_api_key", "This token was not issued by this namespace.")
+    if value.count(".") != 2:
+        return ApiError("invalid_token", "The token is malformed.")
+    return None

@@ -31,6 +31,7 @@ from simulator.domain.namespaces import (
     PATH_PREFIX,
     of_authorization,
     of_body,
+    refusal_before_loading,
     split_path,
     valid_name,
 )
@@ -150,18 +151,25 @@ with warnings.catch_warnings():  # see simulator/http/server.py: aiohttp warns o
             if name == DEFAULT:
                 return await self._in_default(request)
             worlds = self[WORLDS]
-            world = await worlds.enter(name) if valid_name(name) else None
-            if world is None:
-                if prefixed:
-                    return _refuse(
-                        ApiError("namespace_not_found", f"No namespace {name!r} on this server.")
-                    )
-                return _refuse(
-                    ApiError("invalid_api_key", f"Unknown or deleted namespace {name!r}.")
-                )
+            # Nothing is loaded (nor kept) for a name that does not exist, nor for a request its
+            # credential cannot pass: loading is the costly part (issue 31).
+            if not valid_name(name) or worlds.find(name) is None:
+                return _refuse(_unknown(name, prefixed=prefixed))
+            match_info = await self.router.resolve(request)
+            if getattr(match_info.handler, "auth_level", "none") != "none":
+                authorization = request.headers.get(hdrs.AUTHORIZATION)
+                refused = refusal_before_loading(authorization, worlds.catalog_of(name), name)
+                if refused is not None:
+                    return _refuse(refused)
+            try:
+                world = await worlds.enter(name)
+            except ApiError as error:  # every world in memory busy: 503, retry
+                return _refuse(error)
+            if world is None:  # deleted meanwhile
+                return _refuse(_unknown(name, prefixed=prefixed))
             prefix = request[REQUEST_URL_PREFIX] = world[URL_PREFIX]
             try:
-                return _prefix_links(await self._in_world(world, request), prefix)
+                return _prefix_links(await self._in_world(world, request, match_info), prefix)
             except web.HTTPRedirection as redirect:
                 location = redirect.headers.get(hdrs.LOCATION, "")
                 if _root_relative(location):
@@ -170,9 +178,10 @@ with warnings.catch_warnings():  # see simulator/http/server.py: aiohttp warns o
             finally:
                 worlds.leave(name)
 
-        async def _in_world(self, world: web.Application, request: web.Request) -> Any:
+        async def _in_world(
+            self, world: web.Application, request: web.Request, match_info: UrlMappingMatchInfo
+        ) -> Any:
             """aiohttp's own `_handle`, with `world` as the request's application."""
-            match_info = await self.router.resolve(request)
             match_info.add_app(world)
             match_info.freeze()
             request._match_info = match_info  # what aiohttp's own _handle sets
@@ -215,6 +224,12 @@ def _refuse_connection(error: ApiError, request: web.Request) -> web.Response:
     response = error_response(error, request_id)
     response.headers[REQUEST_ID_HEADER] = request_id
     return response
+
+
+def _unknown(name: str, *, prefixed: bool) -> ApiError:
+    if prefixed:
+        return ApiError("namespace_not_found", f"No namespace {name!r} on this server.")
+    return ApiError("invalid_api_key", f"Unknown or deleted namespace {name!r}.")
 
 
 def _root_relative(url: str) -> bool:

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 import warnings
 from typing import Any
 
@@ -34,7 +35,8 @@ from aiohttp.web_request import BaseRequest
 
 from simulator.domain.errors import ApiError
 from simulator.domain.ids import token_hex
-from simulator.http.responses import error_response
+from simulator.http.responses import REQUEST_ID_HEADER, error_response
+from simulator.jsonio import dumps
 
 log = logging.getLogger(__name__)
 
@@ -43,21 +45,56 @@ KEEPALIVE_TIMEOUT = 75.0  # an idle kept-alive connection (nginx's default; abov
 # After answering a request whose body is refused, the rest of what the client sends is read and
 # dropped for this long before the connection closes (so the answer is not lost to a reset).
 REFUSED_LINGER_SECONDS = 1.0
+OVER_LIMIT_RETRY_SECONDS = 1
+OVER_LIMIT_LOG_INTERVAL_SECONDS = 10.0
 
 
 class ConnectionHandler(RequestHandler):
     """One connection: aiohttp's protocol, with a deadline on each request head."""
 
     def __init__(
-        self, manager: web.Server, *, header_timeout: float = HEADER_TIMEOUT, **kwargs: Any
+        self,
+        manager: web.Server,
+        *,
+        header_timeout: float = HEADER_TIMEOUT,
+        max_connections: int = 0,
+        **kwargs: Any,
     ) -> None:
         super().__init__(manager, **kwargs)
         self.header_timeout = header_timeout
+        self.max_connections = max_connections
         self._head_timer: asyncio.TimerHandle | None = None
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         super().connection_made(transport)
+        limit, manager = self.max_connections, self._manager
+        # aiohttp's own table of the server's connections (this one included).
+        if limit and manager is not None and len(manager._connections) > limit:
+            self._refuse_over_limit(transport, limit)
+            return
         self._arm_head_timer()  # the first request's head, byte one included
+
+    def _refuse_over_limit(self, transport: asyncio.BaseTransport, limit: int) -> None:
+        """One connection more than the open files allow (simulator/http/openfiles.py): 503
+        with `Retry-After`, written before its request is read, and closed; one log line per
+        interval, however many there are."""
+        request_id = "req_" + token_hex(12)
+        error = ApiError(
+            "service_unavailable",
+            f"The server has {limit} connections open, all it has room for; retry shortly.",
+        )
+        body = dumps(error.body(request_id))
+        head = (
+            "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n"
+            f"Retry-After: {OVER_LIMIT_RETRY_SECONDS}\r\n{REQUEST_ID_HEADER}: {request_id}\r\n"
+            f"Connection: close\r\nContent-Length: {len(body)}\r\n\r\n"
+        )
+        assert isinstance(transport, asyncio.WriteTransport)
+        transport.write(head.encode() + body)
+        transport.close()
+        manager = self._manager
+        if isinstance(manager, Server):
+            manager.over_limit(limit)
 
     def connection_lost(self, exc: BaseException | None) -> None:
         self._disarm_head_timer()
@@ -146,8 +183,27 @@ def _printable(text: str, limit: int = 200) -> str:
 class Server(web.Server):
     """aiohttp's server, making `ConnectionHandler`s."""
 
+    # Connections refused over the limit: when last logged, and how many since (set on first use:
+    # aiohttp builds the server, whose class is swapped afterwards, so no __init__ of ours runs).
+    _over_limit_logged: float | None = None
+    _over_limit_missed = 0
+
     def __call__(self) -> RequestHandler:
         return ConnectionHandler(self, loop=self._loop, **self._kwargs)
+
+    def over_limit(self, limit: int) -> None:
+        now = time.monotonic()
+        last = self._over_limit_logged
+        if last is not None and now - last < OVER_LIMIT_LOG_INTERVAL_SECONDS:
+            self._over_limit_missed += 1
+            return
+        log.warning(
+            "refused a connection over the limit of %d open connections (and %d more since the "
+            "last line); the open-files limit (ulimit -n) sets it",
+            limit,
+            self._over_limit_missed,
+        )
+        self._over_limit_logged, self._over_limit_missed = now, 0
 
 
 # aiohttp discourages subclassing its Application (it warns at class creation); this one only

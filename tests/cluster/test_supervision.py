@@ -1,0 +1,139 @@
+"""`payorch serve --workers` as an attacker or a crash leaves it (issue 31 item 8): nginx's
+workers go with their master, readiness is our own nginx's, a worker's private port holds only
+its own names, and a killed supervisor's private directory is removed by the next start."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.cluster.cluster import DEFAULT_SK, PAYORCH, Cluster, call, needs_nginx
+
+pytestmark = needs_nginx
+
+
+@pytest.fixture
+def clusters() -> Iterator[list[Cluster]]:
+    started: list[Cluster] = []
+    yield started
+    for cluster in started:
+        cluster.kill()
+
+
+def _children(parent: int) -> list[tuple[int, list[bytes]]]:
+    """(pid, command line) of `parent`'s child processes."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = Path(f"/proc/{entry}/stat").read_text()
+                # nginx rewrites its own ("nginx: master process /usr/sbin/nginx -p ..."): words.
+                argv = Path(f"/proc/{entry}/cmdline").read_bytes().replace(b"\0", b" ").split()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == parent:
+                found.append((int(entry), argv))
+    return found
+
+
+def _nginx_of(supervisor: int) -> tuple[int, Path]:
+    """The supervisor's nginx master and its private directory (`nginx -p DIR`)."""
+    for pid, argv in _children(supervisor):
+        if argv[0].endswith(b"nginx") or argv[:3] == [b"nginx:", b"master", b"process"]:
+            return pid, Path(argv[argv.index(b"-p") + 1].decode())
+    raise AssertionError(f"no nginx of supervisor {supervisor}")
+
+
+def _group(pgid: int) -> list[int]:
+    members = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = Path(f"/proc/{entry}/stat").read_text()
+            except OSError:
+                continue
+            fields = stat.rsplit(")", 1)[1].split()
+            if int(fields[2]) == pgid and fields[0] != "Z":
+                members.append(int(entry))
+    return members
+
+
+def _gone(check: object, timeout: float = 15) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if not check():  # type: ignore[operator]
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def _worker_ports(cluster: Cluster) -> dict[int, int]:
+    ports = {}
+    for index, pid in cluster.worker_pids().items():
+        argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        ports[index] = int(argv[argv.index(b"--port") + 1])
+    return ports
+
+
+def test_killing_nginx_ends_its_workers_too(tmp_path: Path, clusters: list[Cluster]) -> None:
+    cluster = Cluster(tmp_path / "data", 2)
+    clusters.append(cluster)
+    master, _ = _nginx_of(cluster.proc.pid)
+    assert len(_group(master)) >= 2  # the master and its worker process(es)
+    os.kill(master, signal.SIGKILL)
+    assert cluster.proc.wait(timeout=30) == 1
+    assert _gone(lambda: _group(master)), _group(master)
+    with socket.socket() as probe:  # nobody answers on the public port any more
+        assert probe.connect_ex(("127.0.0.1", cluster.port)) != 0
+
+
+def test_a_port_answered_by_another_process_is_not_readiness(tmp_path: Path) -> None:
+    with socket.socket() as squatter:  # e.g. the orphaned workers of a killed nginx
+        squatter.bind(("127.0.0.1", 0))
+        squatter.listen(64)
+        port = squatter.getsockname()[1]
+        command = [*PAYORCH, "serve", "--workers", "2", "--port", str(port)]
+        command += ["--data-dir", str(tmp_path / "data")]
+        done = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    assert "Listening" not in done.stdout, done.stdout
+    assert done.returncode == 1 and "nginx did not start" in done.stderr, done.stderr
+
+
+def test_a_worker_refuses_names_placed_on_another(tmp_path: Path, clusters: list[Cluster]) -> None:
+    cluster = Cluster(tmp_path / "data", 2)
+    clusters.append(cluster)
+    ports = _worker_ports(cluster)
+    names = {cluster.owner(f"placed-{i}"): f"placed-{i}" for i in range(40)}
+    for index, port in ports.items():
+        private = f"http://127.0.0.1:{port}"
+        foreign = names[1 - index]
+        refused = call(private, "PUT", f"/_sim/namespaces/{foreign}", DEFAULT_SK)
+        assert refused.status == 403, refused.body
+        assert refused.json()["error"]["code"] == "forbidden"
+        assert call(private, "GET", f"/ns/{foreign}/api/v1/ping").status == 404
+        assert call(private, "PUT", f"/_sim/namespaces/{names[index]}", DEFAULT_SK).status == 201
+    listed = cluster.call("GET", "/_sim/namespaces", DEFAULT_SK).json()["data"]
+    assert sorted(row["name"] for row in listed) == sorted(["default", *names.values()])
+
+
+def test_a_killed_supervisors_directory_goes_at_the_next_start(
+    tmp_path: Path, clusters: list[Cluster]
+) -> None:
+    first = Cluster(tmp_path / "one", 1 + 1)
+    clusters.append(first)
+    master, directory = _nginx_of(first.proc.pid)
+    os.killpg(first.proc.pid, signal.SIGKILL)  # the supervisor's own group: itself alone
+    first.proc.wait(timeout=10)
+    assert _gone(lambda: _group(master))  # its nginx ends with it (parent-death signal)
+    assert directory.exists()  # nobody was left to remove it
+    second = Cluster(tmp_path / "two", 2)
+    clusters.append(second)
+    assert not directory.exists()
+    assert _nginx_of(second.proc.pid)[1].exists()
