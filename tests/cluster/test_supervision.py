@@ -9,7 +9,7 @@ import signal
 import socket
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -65,10 +65,10 @@ def _group(pgid: int) -> list[int]:
     return members
 
 
-def _gone(check: object, timeout: float = 15) -> bool:
+def _gone(check: Callable[[], object], timeout: float = 15) -> bool:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if not check():  # type: ignore[operator]
+        if not check():
             return True
         time.sleep(0.1)
     return False
