@@ -79,7 +79,7 @@ async def serve_and_count(tree: str, body_name: str, requests: int, request_log:
     await runner.setup()
     site = web.TCPSite(runner, "127.0.0.1", 0)
     await site.start()
-    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]  # asyncio.Server
+    port = runner.addresses[0][1]
     reader, writer = await asyncio.open_connection("127.0.0.1", port)
     request = request_bytes(*BODIES[body_name])
 

@@ -51,7 +51,7 @@ with warnings.catch_warnings():  # as simulator/http/front.py: aiohttp warns on 
     class WorkerFront(FrontApplication):
         """The front of one worker of several (`Settings.peers` given)."""
 
-        async def _handle(self, request: web.Request) -> web.StreamResponse:
+        async def dispatch(self, request: web.Request) -> web.StreamResponse:
             match = _MANAGED.fullmatch(request.rel_url.raw_path)
             if match is not None and PEER_HEADER not in request.headers:
                 prefix, name = match.groups()
@@ -65,7 +65,7 @@ with warnings.catch_warnings():  # as simulator/http/front.py: aiohttp warns on 
                 ):
                     assert caller is not None
                     return await self._for_sibling(request, caller, name)
-            return await super()._handle(request)
+            return await super().dispatch(request)
 
         async def _for_sibling(
             self, request: web.Request, caller: str, name: str
@@ -74,7 +74,7 @@ with warnings.catch_warnings():  # as simulator/http/front.py: aiohttp warns on 
             if isinstance(verdict, web.Response):
                 return verdict  # the owner's refusal
             if verdict == UNKNOWN:
-                return await super()._handle(request)  # nobody has `caller`: as one process
+                return await super().dispatch(request)  # nobody has `caller`: as one process
             if request.method == hdrs.METH_PUT:
                 key = next(
                     c.secret for c in self[CATALOG].credentials if c.environment == "sandbox"
@@ -86,13 +86,13 @@ with warnings.catch_warnings():  # as simulator/http/front.py: aiohttp warns on 
                     query_string=request.rel_url.raw_query_string,
                     encoded=True,
                 )
-                return await super()._handle(request.clone(rel_url=path, headers=headers))
+                return await super().dispatch(request.clone(rel_url=path, headers=headers))
             if request.method in (hdrs.METH_GET, hdrs.METH_DELETE):
                 request_id = "req_" + token_hex(12)
                 response = error_response(not_yours(caller), request_id)
                 response.headers[REQUEST_ID_HEADER] = request_id
                 return response
-            return await super()._handle(request)  # 405, as for anyone
+            return await super().dispatch(request)  # 405, as for anyone
 
 
 async def _ask_owner(

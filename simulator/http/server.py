@@ -17,23 +17,23 @@ closes the connection within a second instead of letting aiohttp read the rest o
 ten.
 
 aiohttp builds that protocol itself, with no setting to pick another class, so `Application`
-(what `create_app` returns) makes the server that builds it. Both hooks are aiohttp internals
-(`Application._make_handler`, `Server.__call__`); tests/api/test_connections.py holds them.
+(what `create_app` returns) makes the server that builds it. The hooks, and the protocol's state
+the deadline reads, are aiohttp internals, kept in simulator/http/aiohttp_private.py with every
+other; tests/api/test_connections.py holds them.
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import warnings
 from typing import Any
 
 from aiohttp import web
-from aiohttp.web_protocol import RequestHandler
-from aiohttp.web_request import BaseRequest
 
 from simulator.domain.errors import ApiError
 from simulator.domain.ids import token_hex
+from simulator.http import aiohttp_private
+from simulator.http.aiohttp_private import HeadDeadlineProtocol
 from simulator.http.responses import error_response
 
 log = logging.getLogger(__name__)
@@ -45,36 +45,17 @@ KEEPALIVE_TIMEOUT = 75.0  # an idle kept-alive connection (nginx's default; abov
 REFUSED_LINGER_SECONDS = 1.0
 
 
-class ConnectionHandler(RequestHandler):
+class ConnectionHandler(HeadDeadlineProtocol):
     """One connection: aiohttp's protocol, with a deadline on each request head."""
 
     def __init__(
         self, manager: web.Server, *, header_timeout: float = HEADER_TIMEOUT, **kwargs: Any
     ) -> None:
-        super().__init__(manager, **kwargs)
-        self.header_timeout = header_timeout
-        self._head_timer: asyncio.TimerHandle | None = None
-
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        super().connection_made(transport)
-        self._arm_head_timer()  # the first request's head, byte one included
-
-    def connection_lost(self, exc: BaseException | None) -> None:
-        self._disarm_head_timer()
-        super().connection_lost(exc)
-
-    def data_received(self, data: bytes) -> None:
-        heads = self._request_count
-        RequestHandler.data_received(self, data)
-        if self._request_count != heads:
-            if self._head_timer is not None:
-                self._disarm_head_timer()  # a whole head arrived: its handler takes over
-        elif data and self._head_timer is None and self._awaiting_head():
-            self._arm_head_timer()  # the start of the next head on a kept-alive connection
+        super().__init__(manager, header_timeout=header_timeout, **kwargs)
 
     def handle_error(
         self,
-        request: BaseRequest,
+        request: web.BaseRequest,
         status: int = 500,
         exc: BaseException | None = None,
         message: str | None = None,
@@ -102,32 +83,12 @@ class ConnectionHandler(RequestHandler):
         response.force_close()  # what follows on the connection cannot be trusted either
         return response
 
-    def drop_after_response(self) -> None:
+    def drop_after_response(self, seconds: float = REFUSED_LINGER_SECONDS) -> None:
         """Close the connection soon after the current response is written. aiohttp reads and
         drops an unread body for up to 10 s after the answer (its "lingering" close: a socket
         closed with unread bytes sends a reset, which can cost the client the answer), which
         would give a client trickling a body that long again; here it gets 1 s."""
-        self._lingering_time = min(self._lingering_time, REFUSED_LINGER_SECONDS)
-
-    def _awaiting_head(self) -> bool:
-        """No request is being handled: the connection waits for the next request's head.
-        (Body bytes arrive while a handler runs, so they never start the deadline.)"""
-        waiter = self._waiter
-        return waiter is not None and not waiter.done()
-
-    def _arm_head_timer(self) -> None:
-        if self.header_timeout > 0:
-            self._head_timer = self._loop.call_later(self.header_timeout, self._head_overdue)
-
-    def _disarm_head_timer(self) -> None:
-        if self._head_timer is not None:
-            self._head_timer.cancel()
-            self._head_timer = None
-
-    def _head_overdue(self) -> None:
-        self._head_timer = None
-        if self._awaiting_head():  # still no whole head: a client this slow gets no more time
-            self.force_close()
+        super().drop_after_response(seconds)
 
 
 def log_refused(remote: str | None, status: int, reason: str, request_id: str) -> None:
@@ -143,22 +104,11 @@ def _printable(text: str, limit: int = 200) -> str:
     return "".join(c if " " <= c <= "~" else "?" for c in line)[:limit]
 
 
-class Server(web.Server):
-    """aiohttp's server, making `ConnectionHandler`s."""
-
-    def __call__(self) -> RequestHandler:
-        return ConnectionHandler(self, loop=self._loop, **self._kwargs)
-
-
-# aiohttp discourages subclassing its Application (it warns at class creation); this one only
-# swaps the server class, which aiohttp offers no other way to do.
+# aiohttp warns on subclasses of its Application (aiohttp_private.Application says why it is one).
 with warnings.catch_warnings():
     warnings.simplefilter("ignore", DeprecationWarning)
 
-    class Application(web.Application):
+    class Application(aiohttp_private.Application):
         """`web.Application` whose connections are `ConnectionHandler`s."""
 
-        def _make_handler(self, **kwargs: Any) -> web.Server:
-            server = super()._make_handler(**kwargs)
-            server.__class__ = Server
-            return server
+        protocol = ConnectionHandler
