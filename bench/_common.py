@@ -36,7 +36,7 @@ async def main():
     await runner.setup()
     site = web.TCPSite(runner, "127.0.0.1", 0)
     await site.start()
-    port = site._server.sockets[0].getsockname()[1]
+    port = runner.addresses[0][1]
     print("Listening on http://127.0.0.1:%%d" %% port, flush=True)
     await asyncio.Event().wait()
 asyncio.run(main())

@@ -2,6 +2,8 @@
 
     python bench/ab_instructions.py OLD NEW [--requests 100] [--bodies spei,failover,sandbox]
                                             [--request-log]
+    python bench/ab_instructions.py OLD NEW --operations [--requests 40] [--warm-up 100]
+                                            [--only TEXT]
 
 Throughput and CPU time swing with whatever else the machine runs (`ab_trees.py` alternates
 rounds to spread that drift, and still moves by several points); a count of the instructions a
@@ -18,6 +20,13 @@ Bodies: `spei` (production key, SPEI: the cascade's first provider takes it), `f
 (production key, card method 1004: its first provider is in outage), `sandbox` (sandbox key,
 SPEI). Needs Debian's `valgrind`. The counts are reproducible to a few hundred instructions
 run after run, whatever the load; a run takes a minute or two per tree and body.
+
+`--operations`: every operation of bench/operations.py (every rail's `POST /payments`, checkout
+session, refund, simulate, reads, lists, balance, payouts, deposits, `auth/token`; `--only`
+keeps those whose name holds TEXT), one child per tree serving them all in turn: its targets
+made first, then per operation `--warm-up` requests and `--requests` counted ones (each counted
+stretch zeroed and dumped on its own), instructions per request for each, with B/A. Both trees
+run the one operations table (this folder's), so their requests are the same.
 """
 
 from __future__ import annotations
@@ -79,7 +88,7 @@ async def serve_and_count(tree: str, body_name: str, requests: int, request_log:
     await runner.setup()
     site = web.TCPSite(runner, "127.0.0.1", 0)
     await site.start()
-    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]  # asyncio.Server
+    port = runner.addresses[0][1]
     reader, writer = await asyncio.open_connection("127.0.0.1", port)
     request = request_bytes(*BODIES[body_name])
 
@@ -103,6 +112,126 @@ async def serve_and_count(tree: str, body_name: str, requests: int, request_log:
     os.getpgrp()  # callgrind --dump-before=os_getpgrp
     writer.close()
     await runner.cleanup()
+
+
+async def serve_operations(tree: str, requests: int, warm_up: int, only: str) -> None:
+    """The child of `--operations`: every operation in turn, each counted stretch dumped."""
+    sys.path.insert(0, tree)
+    import http.client
+    import json
+
+    from aiohttp import web
+    from operations import Targets, operations, request_bytes
+
+    from simulator.app import create_app
+    from simulator.settings import Settings
+
+    options: dict[str, object] = {
+        "data_dir": Path(tempfile.mkdtemp()),
+        "rate_limit": False,
+        "port": 0,
+        "tick_seconds": 10**6,
+    }
+    if "request_log" in inspect.signature(Settings).parameters:
+        options["request_log"] = 0
+    app = create_app(Settings(**options))  # type: ignore[arg-type]  # either tree's Settings
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = runner.addresses[0][1]
+
+    def call(method: str, path: str, body: object, key: str) -> tuple[int, bytes]:
+        conn = http.client.HTTPConnection("127.0.0.1", port)
+        headers = {"Authorization": f"Bearer {key}", "Content-Type": "application/json"}
+        conn.request(method, path, json.dumps(body) if body is not None else None, headers)
+        answer = conn.getresponse()
+        raw = answer.read()
+        conn.close()
+        return answer.status, raw
+
+    ops = [op for op in operations() if only in op.name]
+    fresh = sum(op.fresh for op in ops) * (warm_up + requests)
+    targets = await asyncio.to_thread(Targets, call, fresh)
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+
+    async def one(request: bytes) -> None:
+        writer.write(request)
+        head = await reader.readuntil(b"\r\n\r\n")
+        if head[9:12] not in (b"200", b"201"):
+            raise SystemExit(f"{tree}: {head[:200]!r}")
+        length = next(
+            line for line in head.split(b"\r\n") if line.lower().startswith(b"content-length")
+        )
+        await reader.readexactly(int(length.split(b":")[1]))
+
+    for op in ops:
+        batch = [request_bytes(op, *targets.request(op)) for _ in range(warm_up + requests)]
+        for request in batch[:warm_up]:
+            await one(request)
+        gc.collect()
+        gc.freeze()
+        os.getppid()  # callgrind --zero-before=os_getppid
+        for request in batch[warm_up:]:
+            await one(request)
+        os.getpgrp()  # callgrind --dump-before=os_getpgrp
+        gc.unfreeze()
+    writer.close()
+    await runner.cleanup()
+
+
+def count_operations(
+    tree: Path, requests: int, warm_up: int, only: str, out_dir: Path
+) -> list[float]:
+    """Instructions per request of each operation (in the table's order) in `tree`."""
+    prefix = out_dir / f"{tree.name or 'tree'}-{abs(hash(str(tree)))}-ops"
+    subprocess.run(
+        [
+            "valgrind",
+            "--tool=callgrind",
+            "--zero-before=os_getppid",
+            "--dump-before=os_getpgrp",
+            f"--callgrind-out-file={prefix}.%p",
+            sys.executable,
+            __file__,
+            "--child-operations",
+            str(tree),
+            str(requests),
+            str(warm_up),
+            only,
+        ],
+        check=True,
+        capture_output=True,
+        cwd=tree,
+    )
+    figures = []
+    dumps = out_dir.glob(f"{prefix.name}.*.*")
+    for dump in sorted(dumps, key=lambda path: int(path.name.rsplit(".", 1)[1])):
+        for line in dump.read_text().splitlines():
+            if line.startswith("summary:"):
+                figures.append(int(line.split()[1]) / requests)
+    return figures
+
+
+def main_operations(args: argparse.Namespace) -> None:
+    from operations import operations
+
+    names = [op.name for op in operations() if args.only in op.name]
+    trees = (args.old.resolve(), args.new.resolve())
+    with tempfile.TemporaryDirectory() as out, ThreadPoolExecutor(2) as pool:
+        futures = [
+            pool.submit(count_operations, t, args.requests, args.warm_up, args.only, Path(out))
+            for t in trees
+        ]
+        a_counts, b_counts = (future.result() for future in futures)
+    print(
+        f"instructions per request ({args.requests} counted after {args.warm_up} of the same;"
+        f" A {args.old}, B {args.new})"
+    )
+    width = max(len(name) for name in names)
+    print(f"{'operation':<{width}} {'A':>12} {'B':>12} {'B/A':>7}")
+    for name, a, b in zip(names, a_counts, b_counts, strict=True):
+        print(f"{name:<{width}} {a:>12,.0f} {b:>12,.0f} {b / a:>7.3f}")
 
 
 def count(tree: Path, body_name: str, requests: int, out_dir: Path, request_log: bool) -> float:
@@ -135,6 +264,10 @@ def count(tree: Path, body_name: str, requests: int, out_dir: Path, request_log:
 
 
 def main() -> None:
+    if sys.argv[1:2] == ["--child-operations"]:
+        tree, requests, warm_up, only = sys.argv[2:6]
+        asyncio.run(serve_operations(tree, int(requests), int(warm_up), only))
+        return
     if sys.argv[1:2] == ["--child"]:
         asyncio.run(
             serve_and_count(sys.argv[2], sys.argv[3], int(sys.argv[4]), "--request-log" in sys.argv)
@@ -146,7 +279,13 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=100)
     parser.add_argument("--bodies", default="spei,failover,sandbox")
     parser.add_argument("--request-log", action="store_true", help="serve with the request log on")
+    parser.add_argument("--operations", action="store_true", help="every operation, in turn")
+    parser.add_argument("--warm-up", type=int, default=100, help="per operation (--operations)")
+    parser.add_argument("--only", default="", help="operations whose name holds this")
     args = parser.parse_args()
+    if args.operations:
+        main_operations(args)
+        return
     bodies = args.bodies.split(",")
     trees = (args.old.resolve(), args.new.resolve())
     with tempfile.TemporaryDirectory() as out, ThreadPoolExecutor(2) as pool:

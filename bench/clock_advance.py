@@ -230,7 +230,7 @@ async def main(args: argparse.Namespace) -> None:
     await runner.setup()
     site = web.TCPSite(runner, "127.0.0.1", 0)
     await site.start()
-    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]  # aiohttp types the site's server as AbstractServer
+    port = runner.addresses[0][1]
     hook_url = f"http://127.0.0.1:{port}/hooks"
     results: dict[str, list[Round]] = {case: [] for case in CASES}
     try:

@@ -308,10 +308,8 @@ async def _serve(
     try:
         site = web.TCPSite(runner, host, port)
         await site.start()
-        server = site._server
-        # aiohttp types a TCPSite's server as AbstractServer, which has no `sockets`.
-        sockets = server.sockets if server else None  # type: ignore[attr-defined]  # asyncio.Server
-        real_port = sockets[0].getsockname()[1] if sockets else port
+        addresses = runner.addresses  # the bound sockets' addresses (port 0: the port chosen)
+        real_port = addresses[0][1] if addresses else port
         from simulator.http.keys import CONTEXT
 
         app[CONTEXT].public_url = public_url or f"http://{host}:{real_port}"

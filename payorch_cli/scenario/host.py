@@ -69,8 +69,7 @@ class SimulatorHost:
         await runner.setup()
         site = web.TCPSite(runner, "127.0.0.1", 0)
         await site.start()
-        server: Any = site._server  # an asyncio Server: it has the bound sockets
-        port = server.sockets[0].getsockname()[1]
+        port = runner.addresses[0][1]  # the port chosen for port 0
         base_url = f"http://127.0.0.1:{port}"
         app[CONTEXT].public_url = base_url  # what `serve` does once it knows its port
         return base_url, runner

@@ -51,7 +51,7 @@ with warnings.catch_warnings():  # as simulator/http/front.py: aiohttp warns on 
     class WorkerFront(FrontApplication):
         """The front of one worker of several (`Settings.peers` given)."""
 
-        async def _handle(self, request: web.Request) -> web.StreamResponse:
+        async def dispatch(self, request: web.Request) -> web.StreamResponse:
             match = _MANAGED.fullmatch(request.rel_url.raw_path)
             if match is not None and PEER_HEADER not in request.headers:
                 prefix, name = match.groups()
@@ -65,7 +65,7 @@ with warnings.catch_warnings():  # as simulator/http/front.py: aiohttp warns on 
                 ):
                     assert caller is not None
                     return await self._for_sibling(request, caller, name)
-            return await super()._handle(request)
+            return await super().dispatch(request)
 
         async def _for_sibling(
             self, request: web.Request, caller: str, name: str
@@ -74,7 +74,7 @@ with warnings.catch_warnings():  # as simulator/http/front.py: aiohttp warns on 
             if isinstance(verdict, web.Response):
                 return verdict  # the owner's refusal
             if verdict == UNKNOWN:
-                return await super()._handle(request)  # nobody has `caller`: as one process
+                return await super().dispatch(request)  # nobody has `caller`: as one process
             if request.method == hdrs.METH_PUT and self[WORLDS].find(name) is not None:
                 return _refusal(caller)  # an existing name answers as a GET by the caller
             if request.method == hdrs.METH_PUT:
@@ -88,12 +88,12 @@ with warnings.catch_warnings():  # as simulator/http/front.py: aiohttp warns on 
                     query_string=request.rel_url.raw_query_string,
                     encoded=True,
                 )
-                made = await super()._handle(request.clone(rel_url=path, headers=headers))
+                made = await super().dispatch(request.clone(rel_url=path, headers=headers))
                 # 200: made by someone else between the look and the creation; never its keys.
                 return _refusal(caller) if made.status == 200 else made
             if request.method in (hdrs.METH_GET, hdrs.METH_DELETE):
                 return _refusal(caller)
-            return await super()._handle(request)  # 405, as for anyone
+            return await super().dispatch(request)  # 405, as for anyone
 
 
 def _refusal(caller: str) -> web.Response:

@@ -8,6 +8,7 @@ integrator's own validation behaves against the simulator exactly as it will in 
 
 from __future__ import annotations
 
+import binascii
 import re
 import unicodedata
 from datetime import date
@@ -106,14 +107,12 @@ _PIX_TXID_RE = re.compile(r"[A-Za-z0-9]{1,25}|\*\*\*")  # "***" = no txid, allow
 
 
 def crc16_ccitt(data: bytes) -> int:
-    """CRC-16/CCITT-FALSE (poly 0x1021, init 0xFFFF, no reflection), as EMV QR codes use."""
-    crc = 0xFFFF
-    for byte in data:
-        crc ^= byte << 8
-        for _ in range(8):
-            crc = ((crc << 1) ^ 0x1021) if crc & 0x8000 else crc << 1
-            crc &= 0xFFFF
-    return crc
+    """CRC-16/CCITT-FALSE (poly 0x1021, init 0xFFFF, no reflection), as EMV QR codes use.
+
+    The standard library's `binascii.crc_hqx` is this CRC (CRC-CCITT, XModem's polynomial) in C;
+    with 0xFFFF as its start value it gives CCITT-FALSE. The bit-by-bit loop it replaced was a
+    third of a PIX payment's CPU (issue 32)."""
+    return binascii.crc_hqx(data, 0xFFFF)
 
 
 def _tlv(tag: str, value: str) -> str:

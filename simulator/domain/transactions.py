@@ -26,7 +26,6 @@ if TYPE_CHECKING:
 
 IndexKey = tuple[str, str, str | None, str | None]
 SortKey = tuple[float, str]
-_new_row_keys = tuple.__new__
 
 
 class RowKeys(NamedTuple):
@@ -46,20 +45,16 @@ class RowKeys(NamedTuple):
     @classmethod
     def of(cls, tx: TransactionRecord) -> RowKeys:
         statuses = (tx["status"], "chargeback") if tx.get("chargebackClaimId") else (tx["status"],)
-        # tuple.__new__, as the NamedTuple's own __new__ would, without its Python frame.
-        return _new_row_keys(
-            cls,
-            (
-                tx["merchantId"],
-                tx["environment"],
-                tx["shopId"],
-                statuses,
-                tx["paymentMethodId"],
-                tx["country"],
-                tx.get("merchantOrderId"),
-                tx["paymentMethod"],
-                tx["createdAt"],
-            ),
+        return cls(
+            merchant_id=tx["merchantId"],
+            environment=tx["environment"],
+            shop_id=tx["shopId"],
+            statuses=statuses,
+            payment_method_id=tx["paymentMethodId"],
+            country=tx["country"],
+            merchant_order_id=tx.get("merchantOrderId"),
+            method=tx["paymentMethod"],
+            created_at=tx["createdAt"],
         )
 
     def index_keys(self) -> list[IndexKey]:

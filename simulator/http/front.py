@@ -35,6 +35,7 @@ from simulator.domain.namespaces import (
     split_path,
     valid_name,
 )
+from simulator.http.aiohttp_private import AIOHTTP_HANDLE, has_subapps, set_match_info
 from simulator.http.keys import REQUEST_URL_PREFIX, SETTINGS, URL_PREFIX, WORLDS
 from simulator.http.middlewares import request_middleware, serve
 from simulator.http.requests import receive_body
@@ -45,7 +46,7 @@ from simulator.http.server import Application, ConnectionHandler, log_refused
 CREDENTIAL_IN_BODY = frozenset({"/api/v1/auth/token", "/api/v1/auth/refresh"})
 AUTH_PATHS = "/api/v1/auth/"
 # aiohttp's own request handling, called without `super()` (one object less per request).
-_OWN_HANDLE = web.Application._handle
+_OWN_HANDLE = AIOHTTP_HANDLE
 
 with warnings.catch_warnings():  # see simulator/http/server.py: aiohttp warns on subclasses
     warnings.simplefilter("ignore", DeprecationWarning)
@@ -61,14 +62,16 @@ with warnings.catch_warnings():  # see simulator/http/server.py: aiohttp warns o
             # `request_middleware` alone (as `create_app` makes it): `_in_default` calls it
             # itself, without aiohttp's chain of partials and its middleware of its own (which
             # sets `match_info.current_app`, already this app when there are no sub-apps).
-            self._direct = tuple(self._middlewares) == (request_middleware,) and not self._subapps
+            self._direct = tuple(self.middlewares) == (request_middleware,) and not has_subapps(
+                self
+            )
             # The route the router found for a method and a path that names no variable (a
             # plain resource: POST /api/v1/payments), by method and path. The router's answer
             # depends on nothing else (no sub-app matches on the host here), and the routes
             # are frozen: the walk over the URL's parts and two coroutines are made once.
             self._plain_routes: dict[tuple[str, str], AbstractRoute] = {}
 
-        def _handle(self, request: web.Request) -> Coroutine[Any, Any, web.StreamResponse]:
+        def dispatch(self, request: web.Request) -> Coroutine[Any, Any, web.StreamResponse]:
             """A plain function returning the coroutine to await: `default`'s requests go to
             aiohttp's own `_handle` with no coroutine frame of ours in between."""
             if request.raw_path.startswith(PATH_PREFIX):
@@ -93,18 +96,18 @@ with warnings.catch_warnings():  # see simulator/http/server.py: aiohttp warns o
             match_info = UrlMappingMatchInfo({}, route)
             match_info.add_app(self)
             match_info.freeze()
-            request._match_info = match_info
+            set_match_info(request, match_info)
             return serve(request, match_info.handler)
 
         async def _direct_handle(self, request: web.Request) -> web.StreamResponse:
             """aiohttp's own `_handle` for an app whose one middleware is ours: the route
             resolved, then `request_middleware` called with its handler."""
-            match_info = await self._router.resolve(request)
+            match_info = await self.router.resolve(request)
             if type(match_info) is UrlMappingMatchInfo and not match_info:
                 self._plain_routes[request.method, request.rel_url.path_safe] = match_info.route
             match_info.add_app(self)
             match_info.freeze()
-            request._match_info = match_info
+            set_match_info(request, match_info)
             if request.headers.get(hdrs.EXPECT):
                 response = await match_info.expect_handler(request)
                 await request.writer.drain()
@@ -184,7 +187,7 @@ with warnings.catch_warnings():  # see simulator/http/server.py: aiohttp warns o
             """aiohttp's own `_handle`, with `world` as the request's application."""
             match_info.add_app(world)
             match_info.freeze()
-            request._match_info = match_info  # what aiohttp's own _handle sets
+            set_match_info(request, match_info)  # what aiohttp's own _handle sets
             if request.headers.get(hdrs.EXPECT):
                 response = await match_info.expect_handler(request)
                 await request.writer.drain()

@@ -34,6 +34,7 @@ from simulator.domain.requestlog import (
     logged,
 )
 from simulator.events.bus import EVENTS_OF_REQUEST
+from simulator.http.aiohttp_private import app_state, request_state
 from simulator.http.idempotency import REPLAYED_HEADER
 from simulator.http.keys import (
     AUTHENTICATOR,
@@ -98,7 +99,7 @@ def request_owner(request: web.Request) -> tuple[str | None, str | None]:
     """Who owns the request: the credential's merchant and environment (checked by the route's
     authentication, else now: an unknown route, a route that takes none), else the handler's
     `owned_by` answer, else nobody."""
-    principal = request._state.get(PRINCIPAL)
+    principal = request_state(request).get(PRINCIPAL)
     if principal is not None:
         return principal.merchant.id, principal.environment
     if "Authorization" in request.headers:
@@ -123,7 +124,7 @@ def request_owner(request: web.Request) -> tuple[str | None, str | None]:
 
 
 def principal_of(request: web.Request) -> Principal:
-    principal: Principal = request._state[PRINCIPAL]  # a dict's item: no mapping method call
+    principal: Principal = request_state(request)[PRINCIPAL]  # a dict's item: no method call
     return principal
 
 
@@ -148,9 +149,9 @@ def serve(request: web.Request, handler: Handler) -> Coroutine[Any, Any, web.Str
     the one that answers, logged or not (a tool's request has `_tagged` around it)."""
     # The request's and the app's own dicts, read and written directly: their mapping methods
     # are Python calls (and `request.get` of a missing key raises and catches a KeyError).
-    state: dict[Any, Any] = request._state
+    state: dict[Any, Any] = request_state(request)
     # `request.app` is three calls deep in aiohttp: taken once, handed to each step.
-    services: dict[Any, Any] = request.app._state
+    services: dict[Any, Any] = app_state(request.app)
     seeded = services[REQUEST_IDS]
     request_id = "req_" + (token_hex(12) if seeded is None else seeded.randbytes(12).hex())
     state[REQUEST_ID] = request_id

@@ -15,6 +15,7 @@ from aiohttp import web
 from simulator.domain.auth import Principal, resolve_shop
 from simulator.domain.payment_request import PaymentRequest, check_payment_rules
 from simulator.domain.payments import PaymentService
+from simulator.http.aiohttp_private import app_state
 from simulator.http.idempotency import NO_KEY, Attempt, Stored
 from simulator.http.keys import CATALOG, PAYMENTS, STORE
 from simulator.jsonio import dumps
@@ -32,7 +33,7 @@ async def create_payment(
     """Make the payment and its answer; the key's response joins the payment's own commit, so
     no crash can keep one without the other."""
     check_payment_rules(payment)
-    services: dict[Any, Any] = app._state  # a dict's items: no mapping method calls
+    services: dict[Any, Any] = app_state(app)  # a dict's items: no mapping method calls
     shop = resolve_shop(principal, services[CATALOG], payment.shop_id)
     payments: PaymentService = services[PAYMENTS]
     with services[STORE].batch():

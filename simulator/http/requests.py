@@ -17,11 +17,11 @@ import re
 from typing import Any, TypeVar
 
 from aiohttp import web
-from aiohttp.http_exceptions import HttpProcessingError
 from aiohttp.streams import StreamReader
 
 from simulator.domain.checkout import buyer_ip
 from simulator.domain.errors import ApiError
+from simulator.http.aiohttp_private import HttpProcessingError, buffered_body, request_state
 from simulator.http.keys import BODY, BODY_TOO_LARGE, RAW_BODY, REQUEST_URL_PREFIX, SETTINGS
 from simulator.jsonio import JSONDecodeError, loads
 from simulator.openapi.validation import QUERY_INTEGER
@@ -76,7 +76,7 @@ async def read_body(request: web.Request, *, optional: bool = False) -> dict[str
     raw = body_at_hand(request)
     if raw is None:
         _refuse_encoding(request)
-        if request._state.get(BODY_TOO_LARGE):
+        if request_state(request).get(BODY_TOO_LARGE):
             raise _too_large(request)
         try:
             raw = await request.read()  # read already by `receive_body`: its cached bytes
@@ -95,18 +95,17 @@ def body_at_hand(request: web.Request) -> bytes | None:
     connection's parser on an empty chunk and resumes the transport (its flow control, which a
     body this small never paused; one at or above the stream's low-water mark is read the
     usual way), a twentieth of a payment's creation between them. Reads aiohttp's
-    `StreamReader` state, whose class is checked first; tests/api/test_body_at_hand.py holds
-    it."""
+    `StreamReader` state (`buffered_body`), whose class is checked first;
+    tests/api/test_body_at_hand.py holds it."""
     content = request.content
     if type(content) is not StreamReader:  # no body (EMPTY_PAYLOAD), or not aiohttp's own
         return None
-    buffer = content._buffer
-    if not (content._eof and buffer) or content._cursor or content._size >= content._low_water:
+    raw = buffered_body(content)
+    if raw is None:
         return None
     if request.headers.get("Content-Encoding", "") != "":
         return None  # `read_body` tells an accepted one (identity) from a refused one
-    raw = buffer[0] if len(buffer) == 1 else b"".join(buffer)
-    limit = request._client_max_size  # the bound `read` applies (the server's body limit)
+    limit = request.client_max_size  # the bound `read` applies (the server's body limit)
     if limit and len(raw) > limit:
         return None
     return raw
@@ -127,7 +126,7 @@ def _refuse_encoding(request: web.Request) -> None:
 
 def parse_body(request: web.Request, raw: bytes, *, optional: bool = False) -> dict[str, Any]:
     """The JSON object of a body read (`read_body`, `body_at_hand`); kept for the request log."""
-    request._state[RAW_BODY] = raw
+    request_state(request)[RAW_BODY] = raw
     if not raw.strip():
         if optional:
             return {}
@@ -209,7 +208,7 @@ async def read_json(request: web.Request, *, optional: bool = False) -> dict[str
 def checked_body(request: web.Request, kind: type[T]) -> T:
     """The typed body the validation middleware made of an operation's checked body (its
     reader in `simulator.openapi.validation.BODY_READERS`)."""
-    body: object = request._state.get(BODY)
+    body: object = request_state(request).get(BODY)
     if not isinstance(body, kind):
         raise TypeError(f"{request.method} {request.path}: no checked {kind.__name__} body")
     return body
@@ -329,7 +328,8 @@ def base_url(request: web.Request) -> str:
     back to it. Read from the request's own dict: `request.get` of a missing key raises and
     catches a KeyError, and `request.app[...]` is two calls more, on every `default` request
     (docs/performance.md, namespaces)."""
-    return f"{request.scheme}://{request.host}{request._state.get(REQUEST_URL_PREFIX, '')}"
+    prefix = request_state(request).get(REQUEST_URL_PREFIX, "")
+    return f"{request.scheme}://{request.host}{prefix}"
 
 
 def page_params(request: web.Request, *, max_limit: int = 100) -> tuple[int, int]:

@@ -17,8 +17,9 @@ closes the connection within a second instead of letting aiohttp read the rest o
 ten.
 
 aiohttp builds that protocol itself, with no setting to pick another class, so `Application`
-(what `create_app` returns) makes the server that builds it. Both hooks are aiohttp internals
-(`Application._make_handler`, `Server.__call__`); tests/api/test_connections.py holds them.
+(what `create_app` returns) makes the server that builds it. The hooks, and the protocol's state
+the deadline reads, are aiohttp internals, kept in simulator/http/aiohttp_private.py with every
+other; tests/api/test_connections.py holds them.
 """
 
 from __future__ import annotations
@@ -30,11 +31,11 @@ import warnings
 from typing import Any
 
 from aiohttp import web
-from aiohttp.web_protocol import RequestHandler
-from aiohttp.web_request import BaseRequest
 
 from simulator.domain.errors import ApiError
 from simulator.domain.ids import token_hex
+from simulator.http import aiohttp_private
+from simulator.http.aiohttp_private import HeadDeadlineProtocol
 from simulator.http.responses import REQUEST_ID_HEADER, error_response
 from simulator.jsonio import dumps
 
@@ -49,8 +50,31 @@ OVER_LIMIT_RETRY_SECONDS = 1
 OVER_LIMIT_LOG_INTERVAL_SECONDS = 10.0
 
 
-class ConnectionHandler(RequestHandler):
-    """One connection: aiohttp's protocol, with a deadline on each request head."""
+class OverLimitLog:
+    """One server's log of connections refused over the limit: one line per interval, with how
+    many were refused since the last one (3,000 silent connections wrote 150,000 lines)."""
+
+    def __init__(self) -> None:
+        self.logged: float | None = None
+        self.missed = 0
+
+    def refused(self, limit: int) -> None:
+        now = time.monotonic()
+        if self.logged is not None and now - self.logged < OVER_LIMIT_LOG_INTERVAL_SECONDS:
+            self.missed += 1
+            return
+        log.warning(
+            "refused a connection over the limit of %d open connections (and %d more since the "
+            "last line); the open-files limit (ulimit -n) sets it",
+            limit,
+            self.missed,
+        )
+        self.logged, self.missed = now, 0
+
+
+class ConnectionHandler(HeadDeadlineProtocol):
+    """One connection: aiohttp's protocol, with a deadline on each request head, refused with
+    503 when the server already holds all the connections its open files allow."""
 
     def __init__(
         self,
@@ -60,24 +84,21 @@ class ConnectionHandler(RequestHandler):
         max_connections: int = 0,
         **kwargs: Any,
     ) -> None:
-        super().__init__(manager, **kwargs)
-        self.header_timeout = header_timeout
+        super().__init__(manager, header_timeout=header_timeout, **kwargs)
         self.max_connections = max_connections
-        self._head_timer: asyncio.TimerHandle | None = None
+        self.server = manager
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         super().connection_made(transport)
-        limit, manager = self.max_connections, self._manager
-        # aiohttp's own table of the server's connections (this one included).
-        if limit and manager is not None and len(manager._connections) > limit:
+        limit = self.max_connections
+        if limit and aiohttp_private.open_connections(self.server) > limit:
             self._refuse_over_limit(transport, limit)
-            return
-        self._arm_head_timer()  # the first request's head, byte one included
 
     def _refuse_over_limit(self, transport: asyncio.BaseTransport, limit: int) -> None:
         """One connection more than the open files allow (simulator/http/openfiles.py): 503
         with `Retry-After`, written before its request is read, and closed; one log line per
         interval, however many there are."""
+        self.disarm_head_deadline()
         request_id = "req_" + token_hex(12)
         error = ApiError(
             "service_unavailable",
@@ -92,26 +113,14 @@ class ConnectionHandler(RequestHandler):
         assert isinstance(transport, asyncio.WriteTransport)
         transport.write(head.encode() + body)
         transport.close()
-        manager = self._manager
-        if isinstance(manager, Server):
-            manager.over_limit(limit)
-
-    def connection_lost(self, exc: BaseException | None) -> None:
-        self._disarm_head_timer()
-        super().connection_lost(exc)
-
-    def data_received(self, data: bytes) -> None:
-        heads = self._request_count
-        RequestHandler.data_received(self, data)
-        if self._request_count != heads:
-            if self._head_timer is not None:
-                self._disarm_head_timer()  # a whole head arrived: its handler takes over
-        elif data and self._head_timer is None and self._awaiting_head():
-            self._arm_head_timer()  # the start of the next head on a kept-alive connection
+        over_limit = getattr(self.server, "over_limit_log", None)
+        if over_limit is None:
+            over_limit = self.server.over_limit_log = OverLimitLog()  # type: ignore[attr-defined]  # one per server, made on first use
+        over_limit.refused(limit)
 
     def handle_error(
         self,
-        request: BaseRequest,
+        request: web.BaseRequest,
         status: int = 500,
         exc: BaseException | None = None,
         message: str | None = None,
@@ -139,32 +148,12 @@ class ConnectionHandler(RequestHandler):
         response.force_close()  # what follows on the connection cannot be trusted either
         return response
 
-    def drop_after_response(self) -> None:
+    def drop_after_response(self, seconds: float = REFUSED_LINGER_SECONDS) -> None:
         """Close the connection soon after the current response is written. aiohttp reads and
         drops an unread body for up to 10 s after the answer (its "lingering" close: a socket
         closed with unread bytes sends a reset, which can cost the client the answer), which
         would give a client trickling a body that long again; here it gets 1 s."""
-        self._lingering_time = min(self._lingering_time, REFUSED_LINGER_SECONDS)
-
-    def _awaiting_head(self) -> bool:
-        """No request is being handled: the connection waits for the next request's head.
-        (Body bytes arrive while a handler runs, so they never start the deadline.)"""
-        waiter = self._waiter
-        return waiter is not None and not waiter.done()
-
-    def _arm_head_timer(self) -> None:
-        if self.header_timeout > 0:
-            self._head_timer = self._loop.call_later(self.header_timeout, self._head_overdue)
-
-    def _disarm_head_timer(self) -> None:
-        if self._head_timer is not None:
-            self._head_timer.cancel()
-            self._head_timer = None
-
-    def _head_overdue(self) -> None:
-        self._head_timer = None
-        if self._awaiting_head():  # still no whole head: a client this slow gets no more time
-            self.force_close()
+        super().drop_after_response(seconds)
 
 
 def log_refused(remote: str | None, status: int, reason: str, request_id: str) -> None:
@@ -180,41 +169,11 @@ def _printable(text: str, limit: int = 200) -> str:
     return "".join(c if " " <= c <= "~" else "?" for c in line)[:limit]
 
 
-class Server(web.Server):
-    """aiohttp's server, making `ConnectionHandler`s."""
-
-    # Connections refused over the limit: when last logged, and how many since (set on first use:
-    # aiohttp builds the server, whose class is swapped afterwards, so no __init__ of ours runs).
-    _over_limit_logged: float | None = None
-    _over_limit_missed = 0
-
-    def __call__(self) -> RequestHandler:
-        return ConnectionHandler(self, loop=self._loop, **self._kwargs)
-
-    def over_limit(self, limit: int) -> None:
-        now = time.monotonic()
-        last = self._over_limit_logged
-        if last is not None and now - last < OVER_LIMIT_LOG_INTERVAL_SECONDS:
-            self._over_limit_missed += 1
-            return
-        log.warning(
-            "refused a connection over the limit of %d open connections (and %d more since the "
-            "last line); the open-files limit (ulimit -n) sets it",
-            limit,
-            self._over_limit_missed,
-        )
-        self._over_limit_logged, self._over_limit_missed = now, 0
-
-
-# aiohttp discourages subclassing its Application (it warns at class creation); this one only
-# swaps the server class, which aiohttp offers no other way to do.
+# aiohttp warns on subclasses of its Application (aiohttp_private.Application says why it is one).
 with warnings.catch_warnings():
     warnings.simplefilter("ignore", DeprecationWarning)
 
-    class Application(web.Application):
+    class Application(aiohttp_private.Application):
         """`web.Application` whose connections are `ConnectionHandler`s."""
 
-        def _make_handler(self, **kwargs: Any) -> web.Server:
-            server = super()._make_handler(**kwargs)
-            server.__class__ = Server
-            return server
+        protocol = ConnectionHandler
