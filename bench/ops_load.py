@@ -103,11 +103,11 @@ def wrk(binary: str, url: str, lua: str, seconds: int) -> tuple[float, float, in
         ).stdout
     finally:
         os.unlink(handle.name)
-    rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))  # type: ignore[union-attr]
+    rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))  # type: ignore[union-attr]  # wrk prints it
     p99 = re.search(r"99%\s+([\d.]+)(us|ms|s)\b", out)
     scale = {"us": 0.001, "ms": 1.0, "s": 1000.0}[p99.group(2)] if p99 else 0.0
     bad = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
-    made = int(re.search(r"(\d+) requests in", out).group(1))  # type: ignore[union-attr]
+    made = int(re.search(r"(\d+) requests in", out).group(1))  # type: ignore[union-attr]  # wrk prints it
     latency = float(p99.group(1)) * scale if p99 else 0.0
     return rps, latency, int(bad.group(1)) if bad else 0, made
 
@@ -178,7 +178,7 @@ def main() -> None:
     report(rows, args)
 
 
-def run(binary, plans, args, ours, bare, prism, prism_port) -> list[dict]:  # type: ignore[no-untyped-def]
+def run(binary, plans, args, ours, bare, prism, prism_port) -> list[dict]:  # type: ignore[no-untyped-def]  # a script
     servers = {"payorch": ours, "bare": bare}
     if prism is not None:
         servers["prism"] = (prism, prism_port)

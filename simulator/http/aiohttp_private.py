@@ -207,14 +207,14 @@ with warnings.catch_warnings():
             if own is not None:
                 # _handle: what aiohttp's server calls for each request (bound when the server
                 # is made); a subclass's `dispatch` becomes it, with no frame in between.
-                cls._handle = own  # type: ignore[method-assign]
+                cls._handle = own  # type: ignore[method-assign]  # the hook aiohttp calls
 
         def _make_handler(self, **kwargs: Any) -> web.Server:
             # _make_handler: where aiohttp's runner makes the server; the only place its class
             # can be chosen (AppRunner takes no server or protocol class).
             server = super()._make_handler(**kwargs)
             server.__class__ = _ProtocolServer
-            server.protocol = self.protocol  # type: ignore[attr-defined]
+            server.protocol = self.protocol  # type: ignore[attr-defined]  # the swapped class has it
             return server
 
 
