@@ -213,6 +213,17 @@ def filters_line(status: str | None, method: str | None) -> Text:
     )
 
 
+def merged_keys(rows: list[tuple[str, str, str]]) -> list[tuple[str, str, str]]:
+    """(where, key, what) rows with the keys of one action merged, in first-seen order:
+    `s` and `S` (Status, forwards and back) become one `s S` row."""
+    merged: dict[tuple[str, str], list[str]] = {}
+    for where, key, what in rows:
+        keys = merged.setdefault((where, what), [])
+        if key not in keys:
+            keys.append(key)
+    return [(where, " ".join(keys), what) for (where, what), keys in merged.items()]
+
+
 def cell_width(value: Any) -> int:
     """Cells a table cell's value takes (a str or rich Text), on one line."""
     from rich.cells import cell_len
