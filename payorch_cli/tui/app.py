@@ -480,7 +480,8 @@ class PayorchApp(App[None]):
             if name is not None and name != (self.backend.namespace or "default"):
                 self._open_namespace(name)
 
-        self.push_screen(NamespaceDialog(self.backend.namespace), chosen)
+        backend = self.backend
+        self.push_screen(NamespaceDialog(backend.namespace, backend.namespaces), chosen)
 
     @work(thread=True, group="namespace", exit_on_error=False)
     def _open_namespace(self, name: str) -> None:

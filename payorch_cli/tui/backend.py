@@ -174,6 +174,24 @@ class Backend:
         """A reader of `GET /_sim/events` for this key (read it in a worker)."""
         return EventStreamReader(self.base_url, self.api_key)
 
+    def namespaces(self) -> list[str]:
+        """The server's namespaces (GET /_sim/namespaces, outside any namespace's prefix), asked
+        with the key as given: one of `default`'s sees every namespace, a namespace's own key
+        only its namespace."""
+        client = Client(self.root_url, self.given_key, timeout=self.timeout, tool="tui")
+        try:
+            data = _dict(client.namespace_call("GET"), "GET /_sim/namespaces")
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise bad_response(f"not JSON ({exc})") from None
+        except (http.client.HTTPException, OSError) as exc:
+            raise ApiError(
+                "connection_failed", f"Cannot talk to {self.root_url}: {exc!r}", 0
+            ) from None
+        finally:
+            client.close()
+        rows = _list(data.get("data"), "GET /_sim/namespaces data")
+        return [str(row["name"]) for row in rows if isinstance(row.get("name"), str)]
+
     # -- identity and clock ----------------------------------------------------------------------
 
     def ping(self) -> Identity:
