@@ -46,6 +46,7 @@ from payorch_cli.tui.screens.dialogs import (
     KeySwitcher,
     NamespaceDialog,
 )
+from payorch_cli.tui.screens.help import HELP_KEYS, HelpScreen, screen_keys, screen_name
 from payorch_cli.tui.screens.main import MAIN_SCREENS
 from payorch_cli.tui.screens.transactions import TransactionsScreen
 from payorch_cli.tui.stream import Envelope, EventStreamReader, Garbled, Opened
@@ -77,6 +78,7 @@ class PayorchApp(App[None]):
         Binding("n", "switch_namespace", "Namespace", show=False),  # in the palette too
         Binding("r", "refresh", "Refresh", show=False),
         Binding("q", "quit", "Quit"),
+        Binding(HELP_KEYS, "help", "Keys", show=False),
     ]
 
     def __init__(
@@ -478,7 +480,8 @@ class PayorchApp(App[None]):
             if name is not None and name != (self.backend.namespace or "default"):
                 self._open_namespace(name)
 
-        self.push_screen(NamespaceDialog(self.backend.namespace), chosen)
+        backend = self.backend
+        self.push_screen(NamespaceDialog(backend.namespace, backend.namespaces), chosen)
 
     @work(thread=True, group="namespace", exit_on_error=False)
     def _open_namespace(self, name: str) -> None:
@@ -506,6 +509,11 @@ class PayorchApp(App[None]):
         base = self.screen_stack[0] if self.screen_stack else None
         if base is not None and self.screen is not base:
             base.pop_until_active()
+
+    def action_help(self) -> None:
+        screen = self.screen
+        if not isinstance(screen, HelpScreen):
+            self.push_screen(HelpScreen(screen_name(screen), screen_keys(screen)))
 
     def action_refresh(self) -> None:
         self._load_identity()

@@ -26,6 +26,8 @@ from payorch_cli.tui import present
 from payorch_cli.tui.stream import EventStreamReader
 
 PAGE_SIZE = 50  # rows per transactions page: one request, well under the API's 100 cap
+SCAN_PAGE = 100  # the API's cap: a search reads the list this many rows a request
+SEARCH_SCAN = 2_000  # the newest transactions a search looks through for a part of an id
 DELIVERIES_PER_WEBHOOK = 100
 
 SIMULATE_ACTIONS = PAYMENT_SIMULATE_ACTIONS
@@ -174,6 +176,24 @@ class Backend:
         """A reader of `GET /_sim/events` for this key (read it in a worker)."""
         return EventStreamReader(self.base_url, self.api_key)
 
+    def namespaces(self) -> list[str]:
+        """The server's namespaces (GET /_sim/namespaces, outside any namespace's prefix), asked
+        with the key as given: one of `default`'s sees every namespace, a namespace's own key
+        only its namespace."""
+        client = Client(self.root_url, self.given_key, timeout=self.timeout, tool="tui")
+        try:
+            data = _dict(client.namespace_call("GET"), "GET /_sim/namespaces")
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise bad_response(f"not JSON ({exc})") from None
+        except (http.client.HTTPException, OSError) as exc:
+            raise ApiError(
+                "connection_failed", f"Cannot talk to {self.root_url}: {exc!r}", 0
+            ) from None
+        finally:
+            client.close()
+        rows = _list(data.get("data"), "GET /_sim/namespaces data")
+        return [str(row["name"]) for row in rows if isinstance(row.get("name"), str)]
+
     # -- identity and clock ----------------------------------------------------------------------
 
     def ping(self) -> Identity:
@@ -216,6 +236,36 @@ class Backend:
         pagination = present.obj(data.get("pagination"))
         rows = _list(data.get("data"), "GET /payments data")
         return Page(rows, _int(pagination.get("total"), len(rows)), offset, limit)
+
+    def search_payments(
+        self, text: str, *, status: str | None = None, method: str | None = None
+    ) -> Page:
+        """The transactions whose id or merchantOrderId contains `text` (any case), newest
+        first, at most a page of them. The API matches only whole values, so a whole id is
+        fetched and a whole merchantOrderId filtered on the server; anything else is looked
+        for in the newest SEARCH_SCAN transactions (with the filters), SCAN_PAGE a request."""
+        text = text.strip()
+        if text.upper().startswith("TXN-"):
+            try:
+                tx = self.payment(text.upper())
+            except ApiError as exc:
+                if exc.code != "transaction_not_found":
+                    raise
+            else:
+                if present.search_matches(tx, text, status=status, method=method):
+                    return Page([tx], 1, 0, PAGE_SIZE)
+        exact = self.payments(status=status, method=method, merchant_order_id=text)
+        if exact.rows:
+            return exact
+        found: list[dict[str, Any]] = []
+        offset = 0
+        while offset < SEARCH_SCAN and len(found) < PAGE_SIZE:
+            page = self.payments(offset=offset, limit=SCAN_PAGE, status=status, method=method)
+            found.extend(tx for tx in page.rows if present.search_matches(tx, text))
+            offset += SCAN_PAGE
+            if offset >= page.total or not page.rows:
+                break
+        return Page(found[:PAGE_SIZE], len(found[:PAGE_SIZE]), 0, PAGE_SIZE)
 
     def payment(self, transaction_id: str) -> dict[str, Any]:
         return _dict(self.call("GET", f"/payments/{transaction_id}"), "GET /payments/{id}")

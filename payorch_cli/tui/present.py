@@ -148,6 +148,22 @@ def transaction_id(tx: dict[str, Any]) -> str:
     return text(tx.get("id") or tx.get("transactionId"))
 
 
+def search_matches(
+    tx: dict[str, Any], text: str, *, status: str | None = None, method: str | None = None
+) -> bool:
+    """Whether `text` (any case) is part of the transaction's id or merchantOrderId, and the
+    transaction passes the status and method filters (None: any)."""
+    needle = text.strip().casefold()
+    if status is not None and tx.get("status") != status:
+        return False
+    if method is not None and tx.get("paymentMethod") != method:
+        return False
+    values = (tx.get("id") or tx.get("transactionId"), tx.get("merchantOrderId"))
+    return bool(needle) and any(
+        isinstance(value, str) and needle in value.casefold() for value in values
+    )
+
+
 def fx_rows(tx: dict[str, Any]) -> list[tuple[str, str]]:
     """The conversion chain: presentment -> USD headline -> the buyer's local currency."""
     rows: list[tuple[str, str]] = []
@@ -211,6 +227,17 @@ def filters_line(status: str | None, method: str | None) -> Text:
         " method:",
         (method or "all", "bold" if method else "dim"),
     )
+
+
+def merged_keys(rows: list[tuple[str, str, str]]) -> list[tuple[str, str, str]]:
+    """(where, key, what) rows with the keys of one action merged, in first-seen order:
+    `s` and `S` (Status, forwards and back) become one `s S` row."""
+    merged: dict[tuple[str, str], list[str]] = {}
+    for where, key, what in rows:
+        keys = merged.setdefault((where, what), [])
+        if key not in keys:
+            keys.append(key)
+    return [(where, " ".join(keys), what) for (where, what), keys in merged.items()]
 
 
 def cell_width(value: Any) -> int:

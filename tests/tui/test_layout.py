@@ -12,7 +12,7 @@ from payorch_cli.tui.app import PayorchApp
 from payorch_cli.tui.screens.transactions import TransactionsScreen
 from payorch_cli.tui.widgets.footer import FittingFooter
 from payorch_cli.tui.widgets.transactions import TransactionsTable
-from tests.tui.fakes import CHARGEBACK_ID, REQUESTS, TRANSACTIONS, FakeBackend
+from tests.tui.fakes import CHARGEBACK_ID, DELIVERIES, REQUESTS, TRANSACTIONS, FakeBackend
 from tests.tui.helpers import screen_text, settle
 
 SIZES = ((80, 24), (120, 35), (200, 50))
@@ -239,8 +239,9 @@ async def test_at_80_columns_every_request_shows_its_status() -> None:
         for request in REQUESTS:
             [line] = [line for line in lines if f"{request['durationMs']:.1f}" in line]
             assert line[status_at : status_at + 3] == str(request["status"]), line
-        # The long path is cut in the middle: its start and its end (ids, last filters) show.
-        [long] = [line for line in lines if "/api/v1/payme…" in line]
+        # The long path's query is cut in the middle: the path, the query's start and its end
+        # (the last filters) show.
+        [long] = [line for line in lines if "/api/v1/payments?status=" in line]
         assert long and long.split("…")[1].split()[0].endswith("limit=50")
 
 
@@ -254,3 +255,32 @@ def test_the_order_id_outlasts_the_columns_that_give_way() -> None:
     assert fitting_columns(widths, 60, give_way) == ["id", "status", "method", "order"]
     assert fitting_columns(widths, 10, give_way) == ["id", "status", "order"]  # ids stay
     assert fitting_columns(widths, 0, give_way) == list(widths)  # not laid out yet
+
+
+async def test_at_80_columns_every_delivery_id_shows_whole() -> None:
+    app = fixed_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await press(pilot, "3")
+        text = screen_text(app)
+        for delivery in DELIVERIES:
+            assert f" {delivery['id']} " in text, delivery["id"]
+
+
+async def test_at_120_columns_merchant_path_and_endpoint_show_whole() -> None:
+    app = fixed_app()
+    async with app.run_test(size=(120, 35)) as pilot:
+        await press(pilot, "4")
+        lines = screen_text(app).splitlines()
+        for request in REQUESTS:
+            [line] = [line for line in lines if f"{request['durationMs']:.1f}" in line]
+            path = request["path"] + ("?" if request["query"] else " ")
+            assert f" {path}" in line, line  # the path whole (a long query is cut after it)
+            who = f"{request['merchantId']}/sandbox" if request["merchantId"] else "(no credential)"
+            assert f" {who} " in line, line
+            if request["errorCode"]:
+                assert f" {request['errorCode']} " in line, line
+        await press(pilot, "3")
+        text = screen_text(app)
+        assert text.count(" http://127.0.0.1:3000/webhooks ") == 2, text
+        for delivery in DELIVERIES:
+            assert f" {delivery['id']} " in text, delivery["id"]

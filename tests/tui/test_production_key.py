@@ -83,3 +83,21 @@ async def test_every_screen_opened_then_a_production_key(server: LiveServer) -> 
             pilot, lambda: app.screen.query_one(RequestsTable).row_count > 0, what="the log"
         )
         assert not app.screen.query_one("#requests-notice", Static).display
+
+
+async def test_the_request_count_is_the_keys_own(server: LiveServer) -> None:
+    # The filter bar counted the sandbox key's log on under a production key, whose log the
+    # sandbox-only control plane does not show.
+    await server.pay()
+    app = PayorchApp(Backend(server.url, KEYS.sandbox_sk))
+    async with app.run_test(size=(120, 35)) as pilot:
+        await settle(pilot)
+        await pilot.press("4")
+        bar = lambda: app.screen.query_one("#request-filters", Static)  # noqa: E731
+        await until(pilot, lambda: "1 logged" in str(bar().render()), what="the sandbox count")
+        app.switch_key(KEYS.live_sk)
+        await until(pilot, lambda: "The request log " + NEEDS_SANDBOX in shown(app), what="why")
+        await settle(pilot)
+        assert "logged" not in str(bar().render())
+        app.switch_key(KEYS.sandbox_sk)  # its own count again
+        await until(pilot, lambda: "1 logged" in str(bar().render()), what="the count")

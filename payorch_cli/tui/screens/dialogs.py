@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import ClassVar
 
@@ -107,21 +108,58 @@ class AdvanceClockDialog(ModalScreen[float | None]):
 
 
 class NamespaceDialog(ModalScreen[str | None]):
-    """The namespace to watch: a name, or empty for `default`."""
+    """The namespace to watch: one of the server's (listed on open), or a name typed; empty
+    for `default`. Down (or tab) goes from the name to the list."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Cancel")]
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "cancel", "Cancel"),
+        Binding("down", "to_list", "Namespaces", show=False),
+    ]
 
-    def __init__(self, current: str | None) -> None:
+    def __init__(self, current: str | None, load: Callable[[], list[str]] | None = None) -> None:
         super().__init__()
         self.current = current or "default"
+        self.load = load
+        self.names: list[str] = []
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
             yield Label(f"Switch namespace (now: {self.current})", classes="dialog-title")
             yield Input(placeholder="a namespace name; empty: default", id="namespace")
+            yield OptionList(Option("loading the server's namespaces …", disabled=True), id="names")
 
     def on_mount(self) -> None:
         self.query_one("#namespace", Input).focus()
+        if self.load is not None:
+            self._load(self.load)
+
+    @work(thread=True, exit_on_error=False)
+    def _load(self, load: Callable[[], list[str]]) -> None:
+        try:
+            names, problem = load(), None
+        except Exception as exc:  # refused (a production key), unreachable: a name is typed
+            names, problem = [], str(exc)
+        self.app.call_from_thread(self._show, names, problem)
+
+    def _show(self, names: list[str], problem: str | None) -> None:
+        self.names = names
+        options = self.query_one("#names", OptionList)
+        options.clear_options()
+        for name in names:
+            marker = "● " if name == self.current else "  "
+            options.add_option(Option(marker + name, id=name))
+        if problem or not names:
+            options.add_option(Option(f"no list ({problem or 'none'}): type a name", disabled=True))
+        if self.current in names:
+            options.highlighted = names.index(self.current)
+
+    def action_to_list(self) -> None:
+        self.query_one("#names", OptionList).focus()
+
+    @on(OptionList.OptionSelected, "#names")
+    def _picked(self, event: OptionList.OptionSelected) -> None:
+        if event.option.id is not None:
+            self.dismiss(event.option.id)
 
     @on(Input.Submitted, "#namespace")
     def _submitted(self, event: Input.Submitted) -> None:

@@ -118,9 +118,14 @@ class RequestsScreen(LiveScreen):
         self.deliver(self._show, generation, query, page)
 
     def _needs_sandbox(self) -> None:
-        # Under a production key the previous key's log must not stay on screen either.
+        # Under a production key the previous key's log must not stay on screen either, nor its
+        # count in the filter bar.
         self.page = None
         self.query_one(RequestsTable).show([])
+        query = self.query_state
+        self.query_one(RequestFilterBar).show(
+            query.status, query.method, None, tools=query.include_tools
+        )
         notice = self.query_one("#requests-notice", Static)
         notice.update(needs_sandbox_text("The request log"))
         notice.display = True

@@ -38,11 +38,7 @@ class Query:
     page: int = 0
     status: str | None = None
     method: str | None = None
-    search: str | None = None  # a TXN- id (exact) or a merchantOrderId (exact, server-side)
-
-    @property
-    def by_id(self) -> bool:
-        return bool(self.search and self.search.upper().startswith("TXN-"))
+    search: str | None = None  # part of an id or of a merchantOrderId (Backend.search_payments)
 
 
 def _cycle(options: tuple[str, ...], current: str | None, step: int) -> str | None:
@@ -123,21 +119,13 @@ class TransactionsScreen(LiveScreen):
     def _fetch(self, query: Query, generation: int) -> None:
         backend = self.payorch.backend
         try:
-            if query.by_id:
-                assert query.search is not None
-                try:
-                    rows = [backend.payment(query.search.strip())]
-                except ApiError as exc:
-                    if exc.code != "transaction_not_found":
-                        raise
-                    rows = []
-                page = Page(rows, len(rows), 0, PAGE_SIZE)
+            if query.search:
+                page = backend.search_payments(
+                    query.search, status=query.status, method=query.method
+                )
             else:
                 page = backend.payments(
-                    offset=query.page * PAGE_SIZE,
-                    status=query.status,
-                    method=query.method,
-                    merchant_order_id=query.search,
+                    offset=query.page * PAGE_SIZE, status=query.status, method=query.method
                 )
         except ApiError as exc:
             self.payorch.post_message(Failed("Loading transactions", exc))
@@ -180,24 +168,22 @@ class TransactionsScreen(LiveScreen):
         table.update_row(tx, chargeback=tx_id in self.payorch.chargebacks)
         self.refresh_bindings()
         query = self.query_state
-        if query.status or query.by_id:
+        if query.status:
             # The row may have left (or joined) the filtered set: the page says which.
             self.mark_stale(STALE_AFTER["filtered_row_changed"])
 
     def _probe_tick(self) -> None:
         if self._probing or not self.is_current or not self.payorch.online:
             return
-        if self.query_state.by_id:
-            return
+        if self.query_state.search:
+            return  # a search's rows are fixed; events update them in place
         self._probing = True
         self._probe(self.query_state)
 
     @work(thread=True, group="probe", exit_on_error=False)
     def _probe(self, query: Query) -> None:
         try:
-            head = self.payorch.backend.payments(
-                limit=1, status=query.status, method=query.method, merchant_order_id=query.search
-            )
+            head = self.payorch.backend.payments(limit=1, status=query.status, method=query.method)
         except ApiError:
             head = None  # the header shows a lost server; nothing to say per probe
         self.deliver(self._probed, query, head)

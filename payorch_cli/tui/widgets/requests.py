@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from rich.cells import cell_len
 from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
@@ -14,9 +15,9 @@ from textual.widgets import Static
 from payorch_cli.tui import present
 from payorch_cli.tui.widgets.keyed_table import KeyedTable
 
-# (key, label). The path is cut in the middle to what the width leaves after the time, method,
-# status and duration, so the status always shows (a long path pushed it off at 80 columns);
-# error code, merchant and id spill to the right.
+# (key, label). The path takes what the width leaves after the time, method, status and duration
+# (so the status always shows), and after the error code and merchant where they fit beside the
+# path: its query is cut in the middle first, so the path itself, ids and all, stays whole.
 COLUMNS = (
     ("at", "Time"),
     ("method", "Method"),
@@ -27,11 +28,13 @@ COLUMNS = (
     ("who", "Merchant / env"),
     ("id", "Request id"),
 )
-# The columns beside the path that must show whole; the path's width when not every column
-# fits (a typical path with its query whole), and its least.
+# The columns beside the path that must show whole; those after it shown whole where they fit,
+# in this order (the request id spills off the right edge first); the path's least width.
 BESIDE_PATH = ("at", "method", "status", "ms")
-PATH_PREFERRED = 40
+AFTER_PATH = ("error", "who")
 PATH_MIN = 16
+API_PREFIX = "/api/v1"
+WIDE = 100  # from this many columns the time shows its date
 
 
 def status_text(status: Any) -> Text:
@@ -54,6 +57,26 @@ def path_text(summary: dict[str, Any]) -> str:
     return f"{path}?{query}" if isinstance(query, str) and query else path
 
 
+def fit_path(summary: dict[str, Any], width: int) -> str:
+    """The path and query in `width` cells: whole if they fit; else the path whole (or, if not
+    even that, without its `/api/v1` prefix, shown as `…`) and the query cut in the middle; a
+    path too long for either is cut in the middle too."""
+    whole = path_text(summary)
+    if cell_len(whole) <= width:
+        return whole
+    path = present.text(summary.get("path"))
+    query = summary.get("query") if isinstance(summary.get("query"), str) else ""
+    shorter = "…" + path[len(API_PREFIX) :] if path.startswith(API_PREFIX + "/") else None
+    for shown in (path, shorter):
+        if shown is None or cell_len(shown) > width:
+            continue
+        rest = width - cell_len(shown) - 1  # after the `?`
+        if not query or rest < 1:
+            return shown
+        return shown + "?" + (present.squeeze(query, rest) if rest >= 5 else "…")
+    return present.squeeze(whole, width)
+
+
 def who(summary: dict[str, Any]) -> str:
     merchant = summary.get("merchantId")
     if not merchant:
@@ -61,15 +84,17 @@ def who(summary: dict[str, Any]) -> str:
     return f"{merchant}/{present.text(summary.get('environment'))}"
 
 
-def request_cells(summary: dict[str, Any], path_width: int | None = None) -> list[Any]:
+def request_cells(
+    summary: dict[str, Any], path_width: int | None = None, *, dated: bool = True
+) -> list[Any]:
     duration = present.decimal(summary.get("durationMs"))
     error = present.text(summary.get("errorCode")) if summary.get("errorCode") else ""
     replay = " ↺" if summary.get("idempotentReplayed") else ""
-    path = path_text(summary)
+    at = present.when(summary.get("at"))
     return [
-        present.when(summary.get("at")),
+        at if dated else at.split(" ")[-1],
         present.text(summary.get("method")),
-        path if path_width is None else present.squeeze(path, path_width),
+        path_text(summary) if path_width is None else fit_path(summary, path_width),
         status_text(summary.get("status")),
         Text("" if duration is None else f"{duration:.1f}", justify="right"),
         error + replay,
@@ -83,35 +108,44 @@ class RequestsTable(KeyedTable):
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.records: list[dict[str, Any]] = []
         self.path_width: int | None = None
+        self.dated = True
 
     def cells(self, record: dict[str, Any]) -> list[Any]:
-        return request_cells(record, self.path_width)
+        return request_cells(record, self.path_width, dated=self.dated)
 
-    def _path_width(self, records: list[dict[str, Any]]) -> int | None:
-        """The path's width: whole where every column fits; else what the others leave, at
-        least PATH_PREFERRED, but never so wide that the status and duration leave the screen."""
+    def _layout(self, records: list[dict[str, Any]]) -> tuple[int | None, bool]:
+        """The path's width (None: whole, every column fits) and whether the time shows its
+        date (not at 80 columns, where the path needs the room)."""
         room = self.size.width - self.styles.scrollbar_size_vertical - 2 * self.cell_padding
         if room <= 0:
-            return None
-        rows = [request_cells(record) for record in records]
+            return None, True
+        dated = self.size.width >= WIDE
+        rows = [request_cells(record, dated=dated) for record in records]
         widths = {
             key: max([present.cell_width(label), *(present.cell_width(r[i]) for r in rows)])
             + 2 * self.cell_padding
             for i, (key, label) in enumerate(COLUMNS)
         }
-        others = sum(width for key, width in widths.items() if key != "path")
+        if sum(widths.values()) - 2 * self.cell_padding <= room:
+            return None, dated
         beside = sum(widths[key] for key in BESIDE_PATH)
-        return max(PATH_MIN, min(room - beside, max(room - others, PATH_PREFERRED)))
+        paths = [cell_len(present.text(r.get("path"))) for r in records]
+        need = min(max([PATH_MIN, *paths]), room - beside)
+        after = 0
+        for key in AFTER_PATH:
+            if beside + need + after + widths[key] > room:
+                break
+            after += widths[key]
+        whole = widths["path"] - 2 * self.cell_padding
+        return max(PATH_MIN, min(whole, room - beside - after)), dated
 
     def show(self, records: list[dict[str, Any]]) -> None:
-        self.records = list(records)
-        self.path_width = self._path_width(self.records)
-        super().show(self.records)
+        self.path_width, self.dated = self._layout(list(records))
+        super().show(records)
 
     def on_resize(self) -> None:
-        if self.records and self._path_width(self.records) != self.path_width:
+        if self.records and self._layout(self.records) != (self.path_width, self.dated):
             self.show(self.records)
 
 
