@@ -46,6 +46,7 @@ from simulator.domain.webhooks import SECRET_EXPIRY_JOB, WebhookService
 from simulator.domain.withdrawals import JOB as WITHDRAWAL_JOB
 from simulator.domain.withdrawals import WithdrawalService
 from simulator.events.bus import EventBus
+from simulator.events.egress import RESOLVER, ResolverFactory
 from simulator.events.engine import DeliveryEngine
 from simulator.events.stream import EventStream
 from simulator.fixture_loader import load_catalog, static_dir
@@ -91,9 +92,11 @@ def create_app(
     clock: SimClock | None = None,
     store: Store | None = None,
     catalog: Catalog | None = None,
+    resolver: ResolverFactory | None = None,
 ) -> web.Application:
     """The server: the front application, which is the world `default` too, with the registry
-    of the other namespaces' worlds (built by `_namespace_world` when first used)."""
+    of the other namespaces' worlds (built by `_namespace_world` when first used). `resolver`
+    makes the resolver webhook deliveries look names up with (tests; None: aiohttp's own)."""
     catalog = catalog or load_catalog(settings.fixtures_dir)
     if store is None:
         store = _open_store(settings)
@@ -114,6 +117,7 @@ def create_app(
     )
     # Compiled once per process: every world validates requests against the same document.
     operations = compiled_operations()
+    app[RESOLVER] = resolver
     _compose(app, settings, store, catalog, operations, asyncio.Event(), clock=clock)
     # One URL table for every world: the front resolves each request with it, then hands it to
     # the request's world (simulator/http/front.py).
@@ -146,6 +150,7 @@ def _namespace_world(
     compiled operations and stopping flag. It has no routes of its own (the front resolves)."""
     settings = replace(front[keys.SETTINGS], data_dir=data_dir)
     world = web.Application(middlewares=[request_middleware])
+    world[RESOLVER] = front[RESOLVER]
     store = _open_store(settings)
     _compose(
         world,
@@ -385,6 +390,8 @@ def _wire_event_flows(
         store.table("jobs").__contains__,
         loopback_only=app[keys.SETTINGS].webhooks_loopback_only,
         namespace=None if app[keys.NAMESPACE] == DEFAULT else app[keys.NAMESPACE],
+        egress=app[keys.SETTINGS].egress,
+        resolver=app[RESOLVER],
     )
     stream = app[keys.STREAM]
     settlements = SettlementService(
