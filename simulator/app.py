@@ -7,7 +7,9 @@ import random
 import secrets
 import warnings
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from aiohttp import web
 
@@ -68,6 +70,9 @@ from simulator.store.saved import Loaded, SavedStates
 from simulator.store.snapshot import compact_bytes
 from simulator.worlds import Worlds
 
+if TYPE_CHECKING:
+    from simulator.http.metrics import Metrics
+
 
 def _signing_doc() -> dict[str, str]:
     # From the OS's CSPRNG even under a seed: a secret key (it signs access tokens), which no
@@ -118,6 +123,7 @@ def create_app(
     # Compiled once per process: every world validates requests against the same document.
     operations = compiled_operations()
     app[RESOLVER] = resolver
+    app[keys.METRICS] = _metrics(settings)
     _compose(app, settings, store, catalog, operations, asyncio.Event(), clock=clock)
     # One URL table for every world: the front resolves each request with it, then hands it to
     # the request's world (simulator/http/front.py).
@@ -131,9 +137,22 @@ def create_app(
     app[keys.WORLDS] = Worlds(
         settings, catalog, build_world, lambda world: world[keys.IN_FLIGHT].keys()
     )
+    if (metrics := app[keys.METRICS]) is not None:
+        metrics.watch(
+            lambda: [(DEFAULT, app), *((w[keys.NAMESPACE], w) for w in app[keys.WORLDS].loaded())]
+        )
     app.cleanup_ctx.append(app[keys.WORLDS].lifecycle)
     app.on_cleanup.append(_close_store)
     return app
+
+
+def _metrics(settings: Settings) -> Metrics | None:
+    """Team mode's figures (GET /metrics); prometheus_client is imported only then."""
+    if not settings.team:
+        return None
+    from simulator.http.metrics import Metrics
+
+    return Metrics(settings.admin_token, settings.data_dir)
 
 
 def _open_store(settings: Settings) -> Store:
@@ -151,6 +170,7 @@ def _namespace_world(
     settings = replace(front[keys.SETTINGS], data_dir=data_dir)
     world = web.Application(middlewares=[request_middleware])
     world[RESOLVER] = front[RESOLVER]
+    world[keys.METRICS] = front[keys.METRICS]
     store = _open_store(settings)
     _compose(
         world,
@@ -392,6 +412,9 @@ def _wire_event_flows(
         namespace=None if app[keys.NAMESPACE] == DEFAULT else app[keys.NAMESPACE],
         egress=app[keys.SETTINGS].egress,
         resolver=app[RESOLVER],
+        observe=None
+        if (metrics := app[keys.METRICS]) is None
+        else partial(metrics.delivery, app[keys.NAMESPACE]),
     )
     stream = app[keys.STREAM]
     settlements = SettlementService(

@@ -90,6 +90,7 @@ class DeliveryEngine:
         namespace: str | None = None,
         egress: EgressPolicy | None = None,
         resolver: ResolverFactory | None = None,
+        observe: Callable[[str], None] | None = None,
     ) -> None:
         self._deliveries = deliveries
         # A namespace's deliveries name it (X-Service-Namespace); `default`'s stay as they were.
@@ -113,6 +114,7 @@ class DeliveryEngine:
         # Team mode's webhook egress policy (simulator/events/egress.py); None: any address.
         self._egress = egress
         self._resolver = resolver
+        self._observe = observe  # each attempt's outcome, for GET /metrics
 
     # -- wiring ----------------------------------------------------------------------------------
 
@@ -263,6 +265,9 @@ class DeliveryEngine:
             if plan is None:
                 return self._deliveries.find(delivery_id)
             result = await self._send(plan, at)
+            if self._observe is not None:
+                outcome = "refused" if result.refused else "failed"
+                self._observe("succeeded" if result.succeeded else outcome)
             with self._batch():
                 return self._deliveries.record(plan, result)
         finally:
