@@ -25,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import hmac
 import os
+import secrets
 from collections.abc import Awaitable, Callable, Coroutine, Iterable, Iterator
 from pathlib import Path
 from time import perf_counter
@@ -42,6 +43,9 @@ from simulator.cluster.peers import PEER_HEADER, TIMEOUT_SECONDS
 from simulator.domain.errors import ApiError
 
 PATH = "/metrics"
+# Names the server that answered a scrape: a worker listed among its own peers (a deployment may
+# give every worker the same --peer list) skips its own answer instead of counting it twice.
+INSTANCE_HEADER = "X-Payorch-Instance"
 UNMATCHED = "unmatched"
 LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 
@@ -55,6 +59,7 @@ class Metrics:
 
     def __init__(self, admin_token: str | None, data_dir: Path | None) -> None:
         self.registry = CollectorRegistry(auto_describe=True)
+        self.instance = secrets.token_hex(8)
         self._admin = (admin_token or "").encode()
         self._data_dir = data_dir
         self._requests = Counter(
@@ -128,20 +133,23 @@ class Metrics:
     def exposition(self, accept: str, peers: tuple[str, ...] = ()) -> Awaitable[tuple[bytes, str]]:
         """The figures in the format the scraper accepts (the library's negotiation: the text
         format, or OpenMetrics when asked for), summed with `peers`' when given."""
-        return _exposition(self.registry, accept, peers, self._admin.decode())
+        return _exposition(self.registry, accept, peers, self._admin.decode(), self.instance)
 
 
 async def _exposition(
-    registry: CollectorRegistry, accept: str, peers: tuple[str, ...], token: str
+    registry: CollectorRegistry, accept: str, peers: tuple[str, ...], token: str, instance: str
 ) -> tuple[bytes, str]:
     encoder, content_type = choose_encoder(accept)
     if peers:
-        registry = await merged(generate_latest(registry), peers, token)
+        registry = await merged(generate_latest(registry), peers, token, instance)
     return encoder(registry), content_type
 
 
-async def merged(own: bytes, peers: Iterable[str], self_token: str) -> CollectorRegistry:
-    """This worker's figures and each sibling's, summed per series (the earliest `_created`)."""
+async def merged(
+    own: bytes, peers: Iterable[str], self_token: str, instance: str
+) -> CollectorRegistry:
+    """This worker's figures and each sibling's, summed per series (the earliest `_created`);
+    its own answer, if it is among its peers, once."""
     headers = {hdrs.AUTHORIZATION: f"Bearer {self_token}", PEER_HEADER: "1"}
     timeout = aiohttp.ClientTimeout(total=TIMEOUT_SECONDS)
     async with aiohttp.ClientSession(timeout=timeout) as session:
@@ -150,6 +158,8 @@ async def merged(own: bytes, peers: Iterable[str], self_token: str) -> Collector
             async with session.get(peer.rstrip("/") + PATH, headers=headers) as response:
                 if response.status != 200:
                     raise ApiError("service_unavailable", f"A worker answered {response.status}.")
+                if response.headers.get(INSTANCE_HEADER) == instance:
+                    return ""  # this server itself
                 return await response.text()
 
         try:

@@ -3,6 +3,7 @@ namespace; summed over the workers of `--workers` (siblings asked as `Settings.p
 
 from __future__ import annotations
 
+import socket
 from pathlib import Path
 from typing import Any
 
@@ -127,7 +128,14 @@ async def test_two_servers_in_one_process_keep_their_own_figures_and_workers_sum
     registry."""
     sibling = await aiohttp_client(create_app(team_settings(tmp_path / "b")))
     peer_url = str(sibling.make_url("")).rstrip("/")
-    first = await aiohttp_client(create_app(team_settings(tmp_path / "a", peers=(peer_url,))))
+    # Listed among its own peers too (a deployment may give every worker one list): once.
+    with socket.socket() as free:
+        free.bind(("127.0.0.1", 0))
+        port = free.getsockname()[1]
+    peers = (peer_url, f"http://127.0.0.1:{port}")
+    first = await aiohttp_client(
+        create_app(team_settings(tmp_path / "a", peers=peers)), server_kwargs={"port": port}
+    )
     for _ in range(2):
         await Api(sibling).get("/ping", KEYS.sandbox_sk)
     await Api(first).get("/ping", KEYS.sandbox_sk)
