@@ -19,7 +19,9 @@ from aiohttp.test_utils import TestClient
 
 from simulator.app import create_app
 from simulator.domain.egress import EgressPolicy
+from simulator.http.keys import ENGINE, WORLDS
 from simulator.settings import Settings
+from tests.api.test_namespaces import create
 from tests.api.webhook_receiver import deliveries, drain, paid_payment, subscribe
 from tests.conftest import Api
 
@@ -265,3 +267,23 @@ async def test_local_mode_keeps_loopback_receivers(
     )
     assert_refused(await delivered(ruled, f"http://127.0.0.1:{listener.port}/h"), "loopback")
     assert listener.connections == 2
+
+
+async def test_a_namespace_is_held_to_the_same_policy(
+    aiohttp_client: Any, tmp_path: Path, listeners: Callable[..., Any]
+) -> None:
+    listener = await listeners("127.0.0.1")
+    api = await team_api(aiohttp_client, tmp_path)
+    space = await create(api, "tenant-a")
+    rows = await delivered_as(api, space.sk, f"http://127.0.0.1:{listener.port}/h")
+    assert_refused(rows, "127.0.0.1 (loopback)")
+    assert listener.connections == 0
+
+
+async def delivered_as(api: Api, key: str, url: str) -> list[dict[str, Any]]:
+    sub = await subscribe(api, url, key=key)
+    await paid_payment(api, key)
+    await drain(api.client)  # default's engine; the namespace's is drained below
+    for world in api.client.server.app[WORLDS].loaded():
+        await world[ENGINE].drain()
+    return await deliveries(api, sub["id"], key)
