@@ -4,7 +4,8 @@ One `CollectorRegistry` per server (the front application's, never the library's
 so two servers in one process (tests) keep their own figures. What it exposes:
 
 - `payorch_http_requests_total{namespace, method, route, status}`: requests answered, by the
-  route's template (`/api/v1/payments/{id}`, `unmatched` for no route), counted once answered;
+  route's template (`/api/v1/payments/{id}`, `unmatched` for no route; a method outside the
+  usual seven is `OTHER`), counted once answered;
 - `payorch_http_request_duration_seconds{namespace, route}`: their latency, a histogram;
 - `payorch_webhook_deliveries_total{namespace, outcome}`: delivery attempts by outcome
   (`succeeded`, `failed`, `refused` by the egress policy);
@@ -47,6 +48,9 @@ PATH = "/metrics"
 # give every worker the same --peer list) skips its own answer instead of counting it twice.
 INSTANCE_HEADER = "X-Payorch-Instance"
 UNMATCHED = "unmatched"
+# Methods named as they are; any other (a client may send any token) as OTHER, so that no client
+# can make series at will. Routes are templates and statuses a few: bounded too.
+METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
 LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 
 # (namespace name, its world) for every world in memory, `default` first.
@@ -103,11 +107,13 @@ class Metrics:
         response = await answer
         resource = request.match_info.route.resource
         route = resource.canonical if resource is not None else UNMATCHED
-        key = (namespace, request.method, route, response.status)
+        method = request.method
+        key = (namespace, method, route, response.status)
         counter = self._counted.get(key)
         if counter is None:
+            shown = method if method in METHODS else "OTHER"
             counter = self._counted[key] = self._requests.labels(
-                namespace, request.method, route, str(response.status)
+                namespace, shown, route, str(response.status)
             )
         counter.inc()
         timer = self._timed.get((namespace, route))

@@ -89,6 +89,7 @@ async def test_figures_per_namespace(
     )
     assert status == 200
     await api.get("/payments/pay_nope", KEYS.sandbox_sk)
+    await client.request("PROPFIND", "/no/such/path/42")  # no series of its own
     await drain(client)
     samples = await scrape(client)
     requests = "payorch_http_requests_total"
@@ -106,6 +107,13 @@ async def test_figures_per_namespace(
         )
         == 1
     )
+    other = {"method": "OTHER", "route": "unmatched", "namespace": "default"}
+    assert (
+        value(samples, requests, status="405", **other)
+        + value(samples, requests, status="404", **other)
+        == 1
+    )
+    assert not any("/no/such" in str(labels) for _, labels in samples)
     latency = "payorch_http_request_duration_seconds_count"
     assert value(samples, latency, namespace="ci-1", route="/api/v1/payments") == 1
     bucket = "payorch_http_request_duration_seconds_bucket"
