@@ -139,7 +139,10 @@ def create_app(
     )
     if (metrics := app[keys.METRICS]) is not None:
         metrics.watch(
-            lambda: [(DEFAULT, app), *((w[keys.NAMESPACE], w) for w in app[keys.WORLDS].loaded())]
+            lambda: [
+                (world[keys.NAMESPACE], world[keys.SCHEDULER].pending())
+                for world in (app, *app[keys.WORLDS].loaded())
+            ]
         )
     app.cleanup_ctx.append(app[keys.WORLDS].lifecycle)
     app.on_cleanup.append(_close_store)

@@ -53,8 +53,8 @@ UNMATCHED = "unmatched"
 METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
 LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 
-# (namespace name, its world) for every world in memory, `default` first.
-LoadedWorlds = Callable[[], Iterable[tuple[str, web.Application]]]
+# (namespace name, jobs waiting in its scheduler) for every world in memory, `default` first.
+LoadedWorlds = Callable[[], Iterable[tuple[str, int]]]
 
 
 class Metrics:
@@ -218,17 +218,15 @@ class _WorldsCollector(Collector):
         return []  # read at each scrape; described then
 
     def collect(self) -> Iterator[Metric]:
-        from simulator.http.keys import SCHEDULER
-
         jobs = GaugeMetricFamily(
             "payorch_scheduler_jobs",
             "Jobs waiting in the scheduler, per loaded namespace.",
             labels=["namespace"],
         )
         loaded = 0
-        for name, world in self._worlds():
+        for name, pending in self._worlds():
             loaded += 1
-            jobs.add_metric([name], world[SCHEDULER].pending())
+            jobs.add_metric([name], pending)
         yield jobs
         yield GaugeMetricFamily(
             "payorch_worlds_loaded", "Namespaces' worlds in memory, default included.", loaded
