@@ -13,12 +13,14 @@ from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
+import aiohttp
 import pytest
 from aiohttp.abc import AbstractResolver, ResolveResult
 from aiohttp.test_utils import TestClient
 
 from simulator.app import create_app
 from simulator.domain.egress import EgressPolicy
+from simulator.events.egress import guarded_connector, refusal_in
 from simulator.http.keys import ENGINE, WORLDS
 from simulator.settings import Settings
 from tests.api.test_namespaces import create
@@ -287,3 +289,17 @@ async def delivered_as(api: Api, key: str, url: str) -> list[dict[str, Any]]:
     for world in api.client.server.app[WORLDS].loaded():
         await world[ENGINE].drain()
     return await deliveries(api, sub["id"], key)
+
+
+async def test_the_socket_factory_refuses_an_address_that_skipped_the_other_checks(
+    listeners: Callable[..., Any],
+) -> None:
+    """The last check alone: an IP literal never reaches the resolver, and a bare session has no
+    engine to judge the URL first; the connector's socket factory still refuses it."""
+    listener = await listeners("127.0.0.1")
+    connector = guarded_connector(EgressPolicy.parse(), None, limit=1, limit_per_host=1)
+    async with aiohttp.ClientSession(connector=connector) as session:
+        with pytest.raises(aiohttp.ClientConnectorError) as caught:
+            await session.post(f"http://127.0.0.1:{listener.port}/h", data=b"{}")
+    assert refusal_in(caught.value) == "refused by the egress policy: 127.0.0.1 (loopback)"
+    assert listener.connections == 0
