@@ -303,3 +303,46 @@ async def test_the_socket_factory_refuses_an_address_that_skipped_the_other_chec
             await session.post(f"http://127.0.0.1:{listener.port}/h", data=b"{}")
     assert refusal_in(caught.value) == "refused by the egress policy: 127.0.0.1 (loopback)"
     assert listener.connections == 0
+
+
+class RebindingResolver(NamesResolver):
+    """A name that answers an allowed address first, then an internal one (DNS rebinding)."""
+
+    def __init__(self) -> None:
+        super().__init__({"rebind.test": ["127.0.0.1"]})
+
+    async def resolve(
+        self, host: str, port: int = 0, family: socket.AddressFamily = socket.AF_INET
+    ) -> list[ResolveResult]:
+        answer = await super().resolve(host, port, family)
+        self.names["rebind.test"] = ["127.0.0.2"]
+        return answer
+
+
+async def test_a_name_that_rebinds_is_judged_on_its_new_answer(
+    aiohttp_client: Any, tmp_path: Path, listeners: Callable[..., Any]
+) -> None:
+    outside = await listeners("127.0.0.1")
+    inside = await listeners("127.0.0.2")
+    settings = Settings(
+        data_dir=tmp_path / "data",
+        tick_seconds=0,
+        seed=1234,
+        rate_limit=False,
+        team=True,
+        egress_policy=EgressPolicy.parse(allow=("127.0.0.1",)),
+    )
+    resolver = RebindingResolver()
+    api = Api(await aiohttp_client(create_app(settings, resolver=lambda: resolver)))
+    # https:// for a name (design.md 1.4): the plain listener fails the handshake, but was
+    # connected to, which is what is counted.
+    first = await delivered(api, f"https://rebind.test:{outside.port}/h")
+    assert all(not row["attempts"][0]["error"].startswith("refused") for row in first), first
+    assert outside.connections >= 1
+    # Another port is another connection pool: the name is resolved again, and now answers
+    # the internal address.
+    assert_refused(
+        await delivered(api, f"https://rebind.test:{inside.port}/h"),
+        "rebind.test resolves to 127.0.0.2 (loopback)",
+    )
+    assert inside.connections == 0
