@@ -7,7 +7,9 @@ import random
 import secrets
 import warnings
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from aiohttp import web
 
@@ -46,6 +48,7 @@ from simulator.domain.webhooks import SECRET_EXPIRY_JOB, WebhookService
 from simulator.domain.withdrawals import JOB as WITHDRAWAL_JOB
 from simulator.domain.withdrawals import WithdrawalService
 from simulator.events.bus import EventBus
+from simulator.events.egress import RESOLVER, ResolverFactory
 from simulator.events.engine import DeliveryEngine
 from simulator.events.stream import EventStream
 from simulator.fixture_loader import load_catalog, static_dir
@@ -66,6 +69,9 @@ from simulator.store import Encoded, Store
 from simulator.store.saved import Loaded, SavedStates
 from simulator.store.snapshot import compact_bytes
 from simulator.worlds import Worlds
+
+if TYPE_CHECKING:
+    from simulator.http.metrics import Metrics
 
 
 def _signing_doc() -> dict[str, str]:
@@ -91,9 +97,11 @@ def create_app(
     clock: SimClock | None = None,
     store: Store | None = None,
     catalog: Catalog | None = None,
+    resolver: ResolverFactory | None = None,
 ) -> web.Application:
     """The server: the front application, which is the world `default` too, with the registry
-    of the other namespaces' worlds (built by `_namespace_world` when first used)."""
+    of the other namespaces' worlds (built by `_namespace_world` when first used). `resolver`
+    makes the resolver webhook deliveries look names up with (tests; None: aiohttp's own)."""
     catalog = catalog or load_catalog(settings.fixtures_dir)
     if store is None:
         store = _open_store(settings)
@@ -115,6 +123,8 @@ def create_app(
     )
     # Compiled once per process: every world validates requests against the same document.
     operations = compiled_operations()
+    app[RESOLVER] = resolver
+    app[keys.METRICS] = _metrics(settings)
     _compose(app, settings, store, catalog, operations, asyncio.Event(), clock=clock)
     # One URL table for every world: the front resolves each request with it, then hands it to
     # the request's world (simulator/http/front.py).
@@ -128,9 +138,25 @@ def create_app(
     app[keys.WORLDS] = Worlds(
         settings, catalog, build_world, lambda world: world[keys.IN_FLIGHT].keys()
     )
+    if (metrics := app[keys.METRICS]) is not None:
+        metrics.watch(
+            lambda: [
+                (world[keys.NAMESPACE], world[keys.SCHEDULER].pending())
+                for world in (app, *app[keys.WORLDS].loaded())
+            ]
+        )
     app.cleanup_ctx.append(app[keys.WORLDS].lifecycle)
     app.on_cleanup.append(_close_store)
     return app
+
+
+def _metrics(settings: Settings) -> Metrics | None:
+    """Team mode's figures (GET /metrics); prometheus_client is imported only then."""
+    if not settings.team:
+        return None
+    from simulator.http.metrics import Metrics
+
+    return Metrics(settings.admin_token, settings.data_dir)
 
 
 def _open_store(settings: Settings) -> Store:
@@ -147,6 +173,8 @@ def _namespace_world(
     compiled operations and stopping flag. It has no routes of its own (the front resolves)."""
     settings = replace(front[keys.SETTINGS], data_dir=data_dir)
     world = web.Application(middlewares=[request_middleware])
+    world[RESOLVER] = front[RESOLVER]
+    world[keys.METRICS] = front[keys.METRICS]
     store = _open_store(settings)
     _compose(
         world,
@@ -398,6 +426,11 @@ def _wire_event_flows(
         store.table("jobs").__contains__,
         loopback_only=app[keys.SETTINGS].webhooks_loopback_only,
         namespace=None if app[keys.NAMESPACE] == DEFAULT else app[keys.NAMESPACE],
+        egress=app[keys.SETTINGS].egress,
+        resolver=app[RESOLVER],
+        observe=None
+        if (metrics := app[keys.METRICS]) is None
+        else partial(metrics.delivery, app[keys.NAMESPACE]),
     )
     stream = app[keys.STREAM]
     settlements = SettlementService(

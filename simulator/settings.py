@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from simulator.domain.egress import EgressPolicy
+
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8080
 DEFAULT_DATA_DIR = Path(".payorch")
@@ -62,3 +64,17 @@ class Settings:
     # (index, count) of this worker among its siblings: it holds only the namespaces placed on
     # it (simulator/domain/placement.py) and refuses others. None: every name is its own.
     worker: tuple[int, int] | None = None
+    # Team mode (design.md 1.10): a server shared by a team; the admin's token (GET /metrics).
+    team: bool = False
+    admin_token: str | None = None
+    # The webhook egress policy (simulator/domain/egress.py): None is today's behaviour (any
+    # address) outside team mode and the built-in denials in team mode; `payorch serve
+    # --egress-allow/--egress-deny` sets one, which applies in either mode.
+    egress_policy: EgressPolicy | None = None
+
+    @property
+    def egress(self) -> EgressPolicy | None:
+        """The policy deliveries go by, or None when any address is allowed."""
+        if self.egress_policy is not None:
+            return self.egress_policy
+        return EgressPolicy.parse() if self.team else None

@@ -8,13 +8,16 @@ import signal
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from payorch_cli.options import DEFAULT_DATA, DataDir, Fixtures
 from simulator.cluster import SECRET_ENV, WORKER_ENV
 from simulator.settings import BODY_TIMEOUT_SECONDS, DEFAULT_HOST, DEFAULT_PORT, REQUEST_LOG_SIZE
+
+if TYPE_CHECKING:
+    from simulator.domain.egress import EgressPolicy
 
 # On SIGINT/SIGTERM, requests in flight get this long to finish; past it they are answered 503
 # service_unavailable (never dropped mid-write), so the process is gone well within 10 s.
@@ -124,6 +127,25 @@ def serve(
             "is answered 408 request_timeout and its connection closed. 0: no limit.",
         ),
     ] = BODY_TIMEOUT_SECONDS,
+    egress_allow: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--egress-allow",
+            metavar="CIDR|HOST",
+            help="Let webhook deliveries reach this range, address or host (*.domain for "
+            "every name under it) that the egress policy refuses; repeatable. Any egress rule "
+            "turns the policy on, as team mode does (docs/deploy.md).",
+        ),
+    ] = None,
+    egress_deny: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--egress-deny",
+            metavar="CIDR|HOST",
+            help="Refuse webhook deliveries to this range, address or host; repeatable. The "
+            "most specific rule decides.",
+        ),
+    ] = None,
 ) -> None:
     """Serve the API, checkout pages and the /_sim control plane.
 
@@ -143,10 +165,13 @@ def serve(
             err=True,
         )
         raise typer.Exit(2)
+    egress = _egress_policy(egress_allow or [], egress_deny or [])
     count = worker_count_of(workers)
     if count > 1:
         options = _forwarded(fixtures, no_rate_limit, fsync, loopback_webhooks, request_log)
         options += ["--body-timeout", str(body_timeout)]
+        options += [f"--egress-allow={rule}" for rule in egress_allow or []]
+        options += [f"--egress-deny={rule}" for rule in egress_deny or []]
         if log_requests:
             options.append("--log-requests")
         steps = Output(
@@ -187,6 +212,7 @@ def serve(
                 public_url=public_url,
                 output=output,
                 body_timeout=body_timeout,
+                egress=egress,
             )
         )
     except StoreLockedError as exc:
@@ -268,6 +294,7 @@ async def _serve(
     public_url: str | None = None,
     output: Output,
     body_timeout: float,
+    egress: EgressPolicy | None = None,
 ) -> None:
     import asyncio
     import os
@@ -299,6 +326,7 @@ async def _serve(
         namespace_secret=_namespace_secret(os.environ.get(SECRET_ENV)),
         worker=_worker_place(os.environ.get(WORKER_ENV)),
         body_timeout=body_timeout,
+        egress_policy=egress,
     )
     app = create_app(settings)
     # drain() has already finished or answered every request when cleanup() runs: the short
@@ -356,6 +384,20 @@ def _worker_place(given: str | None) -> tuple[int, int] | None:
         typer.echo(f"payorch serve: {WORKER_ENV} is not INDEX/COUNT: {given!r}", err=True)
         raise typer.Exit(2)
     return int(index), int(count)
+
+
+def _egress_policy(allow: list[str], deny: list[str]) -> EgressPolicy | None:
+    """The egress rules as one policy (None without any), or exit 2 with the first rule that
+    does not parse: nothing is served with half the rules."""
+    if not allow and not deny:
+        return None
+    from simulator.domain.egress import EgressPolicy, EgressRuleError
+
+    try:
+        return EgressPolicy.parse(tuple(allow), tuple(deny))
+    except EgressRuleError as exc:
+        typer.echo(f"payorch serve: {exc}", err=True)
+        raise typer.Exit(2) from None
 
 
 def _namespace_secret(given: str | None) -> bytes | None:

@@ -5,6 +5,7 @@ One delivery (`dlv_...`) per (event, subscription). Its life:
     pending --2xx--> succeeded
     pending --failure--> pending (retry job at +1m, +5m, +30m, +2h, +6h, +12h, +24h) --> failed
     pending --410 Gone--> failed, and the subscription is deactivated
+    pending --refused by the egress policy (team mode: never sent)--> failed
     pending --subscription deleted or inactive when an attempt is due--> cancelled
     stored: a managed-inbox delivery, kept and listed, never sent
 
@@ -70,6 +71,8 @@ class AttemptResult:
     response_body: str | None = None
     # The X-Service-Signature header sent, shown so an integrator can compare it with their check.
     signature: str | None = None
+    # Refused by the egress policy, never sent: the delivery fails at once, with no retry.
+    refused: bool = False
 
     @property
     def succeeded(self) -> bool:
@@ -271,6 +274,9 @@ class DeliveryService:
             self._webhooks.deactivate(plan.webhook_id, "410 Gone")
             if delivery["status"] != "succeeded":
                 delivery["status"] = "failed"
+            self._drop_retry(delivery)
+        elif result.refused and delivery["status"] == "pending":
+            delivery["status"] = "failed"
             self._drop_retry(delivery)
         elif result.trigger in AUTOMATIC and delivery["status"] == "pending":
             made = 1 + sum(1 for a in delivery["attempts"] if a["trigger"] in AUTOMATIC)

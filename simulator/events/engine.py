@@ -41,9 +41,11 @@ from simulator.domain.deliveries import (
     DeliveryService,
 )
 from simulator.domain.webhooks import is_loopback
+from simulator.events.egress import ResolverFactory, guarded_connector, refusal_in, refusal_of_url
 from simulator.events.signing import NAMESPACE_HEADER, SIGNATURE_HEADER, delivery_headers
 
 if TYPE_CHECKING:
+    from simulator.domain.egress import EgressPolicy
     from simulator.domain.records import DeliveryRecord, EventRecord
 
 log = logging.getLogger(__name__)
@@ -86,6 +88,9 @@ class DeliveryEngine:
         wall: Callable[[], float] = time.time,
         loopback_only: bool = False,
         namespace: str | None = None,
+        egress: EgressPolicy | None = None,
+        resolver: ResolverFactory | None = None,
+        observe: Callable[[str], None] | None = None,
     ) -> None:
         self._deliveries = deliveries
         # A namespace's deliveries name it (X-Service-Namespace); `default`'s stay as they were.
@@ -106,6 +111,10 @@ class DeliveryEngine:
         self._wait_until = 0.0  # monotonic deadline of their waiting for local receivers
         self._session: aiohttp.ClientSession | None = None
         self._loopback_only = loopback_only
+        # Team mode's webhook egress policy (simulator/events/egress.py); None: any address.
+        self._egress = egress
+        self._resolver = resolver
+        self._observe = observe  # each attempt's outcome, for GET /metrics
 
     # -- wiring ----------------------------------------------------------------------------------
 
@@ -154,8 +163,11 @@ class DeliveryEngine:
     async def lifecycle(self, _app: Any) -> AsyncIterator[None]:
         """aiohttp cleanup_ctx: the client session, the lane workers, re-queueing after a crash."""
         self._session = aiohttp.ClientSession(
-            connector=aiohttp.TCPConnector(
-                limit=CONNECTIONS_TOTAL, limit_per_host=CONNECTIONS_PER_HOST
+            connector=guarded_connector(
+                self._egress,
+                self._resolver,
+                limit=CONNECTIONS_TOTAL,
+                limit_per_host=CONNECTIONS_PER_HOST,
             ),
         )
         self._started = True
@@ -253,6 +265,9 @@ class DeliveryEngine:
             if plan is None:
                 return self._deliveries.find(delivery_id)
             result = await self._send(plan, at)
+            if self._observe is not None:
+                outcome = "refused" if result.refused else "failed"
+                self._observe("succeeded" if result.succeeded else outcome)
             with self._batch():
                 return self._deliveries.record(plan, result)
         finally:
@@ -276,11 +291,17 @@ class DeliveryEngine:
         status: int | None = None
         error: str | None = None
         text: str | None = None
+        refused = False
         assert self._session is not None, "the engine is not started"
         started = time.perf_counter()
         try:
             if self._loopback_only and not is_loopback(host := urlsplit(plan.url).hostname or ""):
                 raise _NotSent(f"not sent: {host} is not a loopback host (loopback-only server)")
+            if self._egress is not None and (
+                refusal := refusal_of_url(self._egress, urlsplit(plan.url).hostname or "")
+            ):
+                refused = True
+                raise _NotSent(refusal)
             async with self._session.post(
                 plan.url,
                 data=plan.body,
@@ -291,12 +312,18 @@ class DeliveryEngine:
                 status = response.status
                 raw = await response.content.read(RESPONSE_KEPT * 4)
                 text = raw.decode("utf-8", "replace")
+                if self._egress is not None and 300 <= status < 400:
+                    # Never followed (allow_redirects=False): no hop escapes the policy.
+                    where = response.headers.get("Location", "")
+                    error = f"redirect not followed (deliveries never follow one): {where}"
         except TimeoutError:
             status, error = None, f"timeout: no answer within {self.timeout:g} s"
         except _NotSent as exc:
             status, error = None, str(exc)
         except (aiohttp.ClientError, OSError, ValueError) as exc:
             status, error = None, f"{type(exc).__name__}: {exc}".rstrip(": ")
+            if self._egress is not None and (refusal := refusal_in(exc)) is not None:
+                refused, error = True, refusal
         duration_ms = (time.perf_counter() - started) * 1000
         if duration_ms > self._retry_wait * 1000:
             self._slow.add(plan.webhook_id)
@@ -312,4 +339,5 @@ class DeliveryEngine:
             error=error,
             response_body=text,
             signature=headers[SIGNATURE_HEADER],
+            refused=refused,
         )

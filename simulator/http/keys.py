@@ -62,6 +62,7 @@ class WorldGate(Protocol):
 
 
 if TYPE_CHECKING:  # it imports nothing of this module
+    from simulator.http.metrics import Metrics  # noqa: F401 (named in a type argument below)
     from simulator.worlds import Worlds  # noqa: F401 (named in a type argument below)
 
 SETTINGS = web.AppKey("settings", Settings)
@@ -135,3 +136,6 @@ NAMESPACE = web.AppKey("namespace", str)
 WORLDS = web.AppKey["Worlds"]("worlds")
 URL_PREFIX = web.AppKey("url_prefix", str)
 REQUEST_URL_PREFIX = web.RequestKey("url_prefix", str)
+# Team mode's figures for GET /metrics (simulator/http/metrics.py), one for the server, shared
+# by every world; None outside team mode (nothing is counted).
+METRICS = web.AppKey["Metrics | None"]("metrics")

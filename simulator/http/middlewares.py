@@ -42,6 +42,8 @@ from simulator.http.keys import (
     CLOCK,
     CONTEXT,
     IN_FLIGHT,
+    METRICS,
+    NAMESPACE,
     OPERATIONS,
     PRINCIPAL,
     RATE_LIMITER,
@@ -160,6 +162,9 @@ def serve(request: web.Request, handler: Handler) -> Coroutine[Any, Any, web.Str
     tool = tag[:MAX_TOOL] if tag else None
     journal = request_log if request_log.capacity and logged(request.method, request.path) else None
     answer = _answer(request, state, services, handler, request_id, journal, tool)
+    metrics = services[METRICS]
+    if metrics is not None:  # team mode: counted and timed (GET /metrics)
+        answer = metrics.timed(request, services[NAMESPACE], answer)
     return _tagged(tool, answer) if tool is not None else answer
 
 

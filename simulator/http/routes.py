@@ -24,6 +24,8 @@ from simulator.http.handlers import (
     webhooks,
 )
 from simulator.http.handlers import auth as auth_handlers
+from simulator.http.keys import SETTINGS
+from simulator.http.metrics_endpoint import metrics_endpoint
 from simulator.http.pages import checkout as checkout_pages
 from simulator.http.pages import provider
 
@@ -133,6 +135,10 @@ def setup_routes(app: web.Application, static_dir: str) -> None:
     r.add_put("/_sim/namespaces/{name}", namespaces.create_namespace)
     r.add_get("/_sim/namespaces/{name}", namespaces.get_namespace)
     r.add_delete("/_sim/namespaces/{name}", namespaces.delete_namespace)
+
+    # Team mode's Prometheus scrape, admin only (simulator/http/metrics.py); 404 otherwise.
+    if app[SETTINGS].team:
+        r.add_get("/metrics", metrics_endpoint)
 
     _alias_control_plane(r)
 
