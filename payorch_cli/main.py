@@ -10,6 +10,7 @@ from __future__ import annotations
 from payorch_cli.commands import balance as balance_command
 from payorch_cli.commands import clock, keys, openapi, scenario, serve, simulate, trigger, tui
 from payorch_cli.commands import coverage as coverage_command
+from payorch_cli.commands import drift as drift_command
 from payorch_cli.commands import listen as listen_command
 from payorch_cli.commands import logs as logs_command
 from payorch_cli.commands import mcp as mcp_command
@@ -52,6 +53,7 @@ app.command("mcp")(mcp_command.mcp)
 app.add_typer(payments_command.app, name="payments")
 app.add_typer(payouts_command.app, name="payouts")
 app.command("balance")(balance_command.balance)
+app.command("drift")(drift_command.drift)
 
 
 if __name__ == "__main__":  # pragma: no cover

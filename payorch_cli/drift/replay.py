@@ -1,0 +1,326 @@
+"""The replay (the I/O half of drift): a fresh namespace of a payorch server, the recording's
+requests sent in order with ids and credentials mapped, the simulated clock moved by the
+recording's own time, payorch's events collected, and every answer handed to compare.py.
+
+Memory: records are read one at a time (reader.py) and dropped once compared; what stays is
+the id map (one entry per object the recording made), the upstream's webhooks and payorch's
+events (compared at the end, object by object: events.py), and at most MAX_KEPT differences
+(the rest are counted).
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import secrets
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+from urllib.parse import quote, urlsplit
+
+from payorch_cli.drift.compare import Difference, compare_answers
+from payorch_cli.drift.events import Event, compare_events
+from payorch_cli.drift.ids import IdMap
+
+MAX_KEPT = 1000  # differences kept for the report; more are counted
+SENT_HEADERS = frozenset({"content-type", "idempotency-key", "sandbox-simulate", "accept"})
+CLOCK_SLACK = 1.0  # seconds the simulated clock may lag the recording's before it is moved
+QUIET = 0.5  # seconds without a new event that end the wait for payorch's last events
+TRANSIENT = frozenset({429, 500, 502, 503, 504})
+
+
+@dataclass
+class Outcome:
+    """What a replay found: the figures and the differences (the first MAX_KEPT)."""
+
+    upstream: str
+    target: str
+    compared: int = 0
+    skipped: int = 0
+    differing: set[int] = field(default_factory=set)
+    differences: list[Difference] = field(default_factory=list)
+    total_differences: int = 0
+
+    @property
+    def matched(self) -> int:
+        return self.compared - len(self.differing)
+
+    @property
+    def parity(self) -> float:
+        return 1.0 if self.compared == 0 else self.matched / self.compared
+
+    def add(self, found: Iterable[Difference]) -> None:
+        for difference in found:
+            self.differing.add(difference.seq)
+            self.total_differences += 1
+            if len(self.differences) < MAX_KEPT:
+                self.differences.append(difference)
+
+
+class Target:
+    """A namespace of a payorch server, spoken to with http.client (raw answers, errors
+    included: the client of client.py turns an error answer into an exception)."""
+
+    def __init__(self, base_url: str, admin_key: str) -> None:
+        parts = urlsplit(base_url)
+        self.base_url = base_url.rstrip("/")
+        self._host, self._port = parts.hostname or "127.0.0.1", parts.port
+        self._https = parts.scheme == "https"
+        self._root = parts.path.rstrip("/")
+        self._admin_key = admin_key
+        self._conn: http.client.HTTPConnection | None = None
+        self.namespace = f"drift-{secrets.token_hex(6)}"
+        self.keys: list[dict[str, Any]] = []
+
+    def _open(self) -> http.client.HTTPConnection:
+        if self._conn is None:
+            cls = http.client.HTTPSConnection if self._https else http.client.HTTPConnection
+            self._conn = cls(self._host, self._port, timeout=60)
+        return self._conn
+
+    def send(
+        self, method: str, path: str, headers: dict[str, str], body: bytes | None
+    ) -> tuple[int, Any, str]:
+        """(status, parsed JSON body or None, body text) of one request under `path`."""
+        for attempt in (1, 2):
+            conn = self._open()
+            try:
+                conn.request(method, self._root + path, body=body, headers=headers)
+                response = conn.getresponse()
+                raw = response.read()
+                break
+            except (http.client.HTTPException, OSError):
+                conn.close()
+                self._conn = None
+                if attempt == 2:
+                    raise
+        text = raw.decode("utf-8", "replace")
+        try:
+            return response.status, (json.loads(raw) if raw else None), text
+        except ValueError:
+            return response.status, None, text
+
+    def call(self, method: str, path: str, key: str, body: Any = None) -> tuple[int, Any]:
+        headers = {"Authorization": f"Bearer {key}", "X-Payorch-Tool": "drift"}
+        payload = None
+        if body is not None:
+            headers["Content-Type"] = "application/json"
+            payload = json.dumps(body).encode()
+        status, data, _ = self.send(method, path, headers, payload)
+        return status, data
+
+    def create(self) -> None:
+        status, data = self.call("PUT", f"/_sim/namespaces/{self.namespace}", self._admin_key)
+        if status >= 300 or not isinstance(data, dict):
+            error = (data or {}).get("error", {}) if isinstance(data, dict) else {}
+            raise RuntimeError(
+                f"{self.base_url} refused a namespace for the replay: {status} "
+                f"{error.get('code', '')} {error.get('message', '')}".rstrip()
+            )
+        self.keys = list(data.get("keys") or [])
+
+    def delete(self) -> None:
+        path = f"/_sim/namespaces/{self.namespace}"
+        for key in (self._admin_key, *[str(k["secretKey"]) for k in self.keys[:1]]):
+            try:
+                if self.call("DELETE", path, key)[0] < 300:
+                    return
+            except OSError:
+                return
+
+    def prefixed(self, path: str) -> str:
+        return f"/ns/{quote(self.namespace, safe='')}{path}"
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+
+
+class EventCollector:
+    """payorch's events (GET /_sim/events), one stream per sandbox secret key the replay uses;
+    each event is stamped with the seq of the record replayed last before it arrived."""
+
+    def __init__(self, target: Target) -> None:
+        self._target = target
+        self._streams: set[str] = set()
+        self._lock = threading.Lock()
+        self.events: list[Event] = []
+        self._ids: set[str] = set()
+        self.seq = 0
+        self.last_arrival = time.monotonic()
+
+    def watch(self, key: str) -> None:
+        if key in self._streams:
+            return
+        self._streams.add(key)
+        opened = threading.Event()
+        thread = threading.Thread(target=self._run, args=(key, opened), daemon=True)
+        thread.start()
+        opened.wait(5)
+
+    def _run(self, key: str, opened: threading.Event) -> None:
+        from payorch_cli.client import ApiError, Client
+
+        base = self._target.base_url + self._target.prefixed("")
+        client = Client(base, key, tool="drift")
+        try:
+            for envelope in client.stream("/_sim/events", on_open=opened.set):
+                with self._lock:
+                    event_id = str(envelope.get("id"))
+                    if event_id in self._ids:
+                        continue
+                    self._ids.add(event_id)
+                    self.events.append(Event(self.seq, str(envelope.get("type")), envelope))
+                    self.last_arrival = time.monotonic()
+        except (ApiError, OSError, ValueError):
+            pass
+        finally:
+            opened.set()
+
+    def drain(self, limit: float = 5.0) -> list[Event]:
+        """The events, once none has arrived for QUIET seconds (or after `limit`)."""
+        started = time.monotonic()
+        while time.monotonic() - started < limit:
+            time.sleep(0.1)
+            with self._lock:
+                if time.monotonic() - self.last_arrival >= QUIET:
+                    break
+        with self._lock:
+            return list(self.events)
+
+
+def _instant(text: Any) -> float | None:
+    if not isinstance(text, str):
+        return None
+    try:
+        return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None
+
+
+def _where(request: dict[str, Any]) -> str:
+    return f"{request.get('method', '?')} {request.get('path', '?')}"
+
+
+@dataclass
+class _Clock:
+    """Keeps payorch's simulated clock up with the recording's wall-clock time."""
+
+    target: Target
+    ids: IdMap
+    first: float | None = None
+    started: float = 0.0
+    advanced: float = 0.0
+
+    def follow(self, at: float | None) -> None:
+        if at is None:
+            return
+        if self.first is None:
+            self.first, self.started = at, time.monotonic()
+            return
+        behind = (at - self.first) - (time.monotonic() - self.started + self.advanced)
+        key = self.ids.any_sandbox_secret()
+        if behind > CLOCK_SLACK and key is not None:
+            path = self.target.prefixed("/_sim/clock/advance")
+            if self.target.call("POST", path, key, {"seconds": round(behind, 3)})[0] < 300:
+                self.advanced += behind
+
+
+@dataclass
+class _Subscriptions:
+    """Which event types the recording's webhook receiver subscribed to (None: all)."""
+
+    seen: bool = False
+    types: set[str] | None = field(default_factory=set)
+
+    def note(self, request: dict[str, Any], status: int) -> None:
+        body = request.get("body")
+        path = str(request.get("path", ""))
+        if request.get("method") != "POST" or not path.endswith("/webhooks") or status >= 300:
+            return
+        if not isinstance(body, dict) or not body.get("url"):
+            return
+        self.seen = True
+        wanted = body.get("events")
+        if not isinstance(wanted, list) or "*" in wanted or self.types is None:
+            self.types = None
+        else:
+            self.types.update(str(t) for t in wanted)
+
+    def keep(self, event: Event) -> bool:
+        return self.types is None or event.type in self.types
+
+
+class Replay:
+    """One replay of one recording's records against one target namespace."""
+
+    def __init__(self, target: Target, upstream: str) -> None:
+        self.target = target
+        self.ids = IdMap(target.keys)
+        self.events = EventCollector(target)
+        self.clock = _Clock(target, self.ids)
+        self.outcome = Outcome(upstream, target.base_url)
+        self.upstream_events: list[Event] = []
+        self.subscriptions = _Subscriptions()
+
+    def run(self, records: Iterable[dict[str, Any]], progress: Callable[[int], None]) -> Outcome:
+        for record in records:
+            kind = record.get("kind")
+            if kind == "end":
+                continue
+            self.clock.follow(_instant(record.get("at")))
+            seq = int(record.get("seq") or 0)
+            if kind == "webhook":
+                self.upstream_events.append(
+                    Event(seq, str(record.get("eventType") or ""), record.get("body"))
+                )
+                self.outcome.compared += 1
+            else:
+                self.exchange(seq, record)
+            self.events.seq = seq
+            progress(seq)
+        self.finish()
+        return self.outcome
+
+    def exchange(self, seq: int, record: dict[str, Any]) -> None:
+        request, response = record.get("request") or {}, record.get("response")
+        if not record.get("comparable", True) or response is None:
+            self.outcome.skipped += 1
+            return
+        hint = response.get("body")
+        headers = {
+            name: self.ids.text(str(value), hint)
+            for name, value in (request.get("headers") or {}).items()
+            if name in SENT_HEADERS or name == "authorization"
+        }
+        headers["X-Payorch-Tool"] = "drift-replay"
+        for name, value in headers.items():
+            if name == "authorization" and value.startswith("Bearer sk_test_"):
+                self.events.watch(value.removeprefix("Bearer "))
+        body: bytes | None = None
+        if request.get("body") is not None:
+            body = json.dumps(self.ids.apply(request["body"], hint)).encode()
+        elif request.get("bodyText"):
+            body = self.ids.text(str(request["bodyText"]), hint).encode()
+        path, unknown = self.ids.path(str(request.get("path") or "/"))
+        query = self.ids.query(str(request.get("query") or ""))
+        target = self.target.prefixed(path) + (f"?{query}" if query else "")
+        status, answer, text = self.target.send(str(request.get("method")), target, headers, body)
+        fix = "payorch"
+        if unknown or response.get("status") in TRANSIENT or request.get("truncated"):
+            fix = "recording"
+        mine = {"status": status, "body": answer, "bodyText": None if answer else text}
+        self.outcome.compared += 1
+        self.outcome.add(compare_answers(seq, _where(request), response, mine, fix))
+        self.ids.learn(response.get("body"), answer)
+        self.subscriptions.note(request, status)
+
+    def finish(self) -> None:
+        if not self.upstream_events and not self.subscriptions.seen:
+            return  # the recording holds no webhook traffic: nothing to compare events with
+        events = [e for e in self.events.drain() if self.subscriptions.keep(e)]
+        self.outcome.add(compare_events(self.upstream_events, events, self.ids))
+        self.outcome.differences.sort(key=lambda d: d.seq)
