@@ -93,9 +93,10 @@ def drift(
 ) -> None:
     """Replay a recording against payorch and list where it differs.
 
-    Each answer of payorch is compared with the upstream's answer in the recording. Without --base-url the replay runs on an embedded payorch; with it, on that server, in a
-    fresh namespace deleted afterwards. Exit 0 at or above --min-parity, 1 below, 2 for a
-    bad recording or usage, 3 when the server cannot be reached."""
+    Each answer of payorch is compared with the upstream's answer in the recording. Without
+    --base-url the replay runs on an embedded payorch; with it, on that server, in a fresh
+    namespace deleted afterwards. Exit 0 at or above --min-parity, 1 below, 2 for a bad
+    recording or usage, 3 when the server cannot be reached."""
     from payorch_cli.recording.reader import RecordingError, open_recording
     from payorch_cli.render.drift import document, html_page, text_lines
 
