@@ -42,7 +42,7 @@ def _replay(recording: Recording, base_url: str | None, api_key: str | None) -> 
 
         simulator = host().start()
         base_url = simulator.base_url
-    target = Target(base_url, api_key or DEFAULT_API_KEY)
+    target = Target(base_url, api_key or DEFAULT_API_KEY, own=simulator is not None)
     try:
         target.create()
         try:

@@ -41,11 +41,11 @@ def object_of(body: Any) -> str | None:
 
 
 def _longest_in_order(positions: list[int]) -> set[int]:
-    """Indexes (into `positions`) of one longest increasing run: the pairs in order."""
+    """Indexes (into `positions`) of one longest non-decreasing run: the pairs in order."""
     best: list[list[int]] = []
     for index, position in enumerate(positions):
         # Quadratic, and an object has a handful of events.
-        earlier = [c for c in best if positions[c[-1]] < position]
+        earlier = [c for c in best if positions[c[-1]] <= position]
         chain = max(earlier, key=lambda c: len(c)) if earlier else []
         best.append([*chain, index])
     longest: list[int] = max(best, key=lambda c: len(c)) if best else []
@@ -66,7 +66,17 @@ def compare_events(upstream: list[Event], payorch: list[Event], ids: IdMap) -> l
     return sorted(found, key=lambda d: (d.seq, d.field))
 
 
+def created(event: Event) -> str:
+    at = event.body.get("createdAt") if isinstance(event.body, dict) else None
+    return at if isinstance(at, str) else ""
+
+
 def _compare_object(ups: list[Event], pays: list[Event]) -> list[Difference]:
+    # In the order each side says it emitted them (`createdAt`, then arrival): deliveries are
+    # not ordered, and events of one instant (payment.completed and payment.captured) have no
+    # order between them, so only a pair whose instants are in the other order differs.
+    ups, pays = sorted(ups, key=created), sorted(pays, key=created)
+    instants = sorted({created(event) for event in pays})
     found: list[Difference] = []
     seen: dict[str, int] = defaultdict(int)
     slots: dict[tuple[str, int], int] = {}
@@ -87,7 +97,7 @@ def _compare_object(ups: list[Event], pays: list[Event]) -> list[Difference]:
         paired.append((event, slot))
         for field, a, b in compare_values(event.body, pays[slot].body):
             found.append(Difference(event.seq, where, f"webhook.{field}", shown(a), shown(b)))
-    in_order = _longest_in_order([slot for _, slot in paired])
+    in_order = _longest_in_order([instants.index(created(pays[slot])) for _, slot in paired])
     for index, (event, slot) in enumerate(paired):
         if index not in in_order:
             before = [e.type for e, s in paired if s < slot]

@@ -14,6 +14,7 @@ answers: the value at the same place in payorch's answer.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qsl, quote, urlencode
 
@@ -25,6 +26,17 @@ ENVIRONMENTS = {"test": "sandbox", "live": "production"}
 TOKEN_KEYS = frozenset({"accessToken", "refreshToken"})
 
 
+@dataclass(frozen=True, slots=True)
+class Hint:
+    """What the recording tells about the credential of an exchange before it is replayed:
+    the recorded answer (its status, the merchant it names) and the credentials (placeholders)
+    that made the objects the request names."""
+
+    answer: Any = None
+    status: int = 200
+    owners: tuple[str, ...] = ()
+
+
 class IdMap:
     """Upstream value -> payorch value, for ids and credentials; applied to later requests."""
 
@@ -32,10 +44,11 @@ class IdMap:
         self._keys = keys
         self.values: dict[str, str] = {}
         self._given: dict[str, dict[str, Any]] = {}  # key placeholder -> namespace key row
+        self.owner: dict[str, str] = {}  # upstream id -> the key placeholder that made it
 
     # -- credentials ----------------------------------------------------------------------
 
-    def credential(self, placeholder: str, hint: Any = None) -> str | None:
+    def credential(self, placeholder: str, hint: Hint | None = None) -> str | None:
         """The payorch key for a key placeholder (given on first sight); None when payorch has
         no credential of that kind and environment left."""
         if placeholder in self.values:
@@ -45,14 +58,14 @@ class IdMap:
             return None
         kind, env = match.group(1), ENVIRONMENTS[match.group(2)]
         field = "secretKey" if kind == "sk" else "publishableKey"
-        row = self._choose(field, env, _merchant_hint(hint))
+        row = self._choose(field, env, hint or Hint())
         if row is None:
             return None
         self._given[placeholder] = row
         self.values[placeholder] = str(row[field])
         return self.values[placeholder]
 
-    def _choose(self, field: str, env: str, merchant: str | None) -> dict[str, Any] | None:
+    def _choose(self, field: str, env: str, hint: Hint) -> dict[str, Any] | None:
         used = {id(row) for row in self._given.values()}
         taken = {self.values[name] for name in self._given}
         free = [
@@ -62,6 +75,7 @@ class IdMap:
         ]
         if not free:
             return None
+        merchant = _merchant_hint(hint.answer)
         if merchant is not None:
             named = [row for row in free if row.get("merchantId") == merchant]
             if named:
@@ -70,6 +84,12 @@ class IdMap:
         pairs = [row for row in free if id(row) in used]  # the other half of a given pair
         if pairs:
             return pairs[0]
+        owners = [self._given[o] for o in hint.owners if o in self._given]
+        owners = [row for row in owners if row.get("environment") == env]
+        if owners and hint.status < 400:  # it sees another key's objects: the same merchant
+            kin = [row for row in free if row.get("merchantId") == owners[0].get("merchantId")]
+            if kin:
+                return min(kin, key=lambda row: row.get("shopId") is not None)
         if not same_env and self._given:  # the same shop, in the other environment
             shops = {row.get("shopId") for row in self._given.values()}
             for row in free:
@@ -101,16 +121,17 @@ class IdMap:
 
     # -- ids --------------------------------------------------------------------------------
 
-    def learn(self, upstream: Any, payorch: Any, key: str = "") -> None:
+    def learn(self, upstream: Any, payorch: Any, maker: str | None = None, key: str = "") -> None:
         """Walk two answers side by side; an id (or token) the upstream returned maps to the
-        value at the same place in payorch's answer."""
+        value at the same place in payorch's answer. `maker`: the key placeholder of the
+        request, kept as the ids' owner."""
         if isinstance(upstream, dict) and isinstance(payorch, dict):
             for name, value in upstream.items():
                 if name in payorch:
-                    self.learn(value, payorch[name], name)
+                    self.learn(value, payorch[name], maker, name)
         elif isinstance(upstream, list) and isinstance(payorch, list):
             for left, right in zip(upstream, payorch, strict=False):
-                self.learn(left, right, key)
+                self.learn(left, right, maker, key)
         elif (
             isinstance(upstream, str)
             and isinstance(payorch, str)
@@ -121,11 +142,20 @@ class IdMap:
             )
         ):
             self.values.setdefault(upstream, payorch)
+            if maker is not None:
+                self.owner.setdefault(upstream, maker)
 
-    def known(self, value: str) -> bool:
-        return value in self.values
+    def introduce(self, request_text: str, path: str, hint: Hint) -> str | None:
+        """Give every key placeholder of a request (its headers and body as text) a payorch
+        credential before the request is rewritten; the placeholder of its Authorization."""
+        owners = tuple(self.owner[s] for s in path.split("/") if s in self.owner)
+        hint = Hint(hint.answer, hint.status, owners)
+        for match in KEY_PLACEHOLDER.finditer(request_text):
+            self.credential(match.group(0), hint)
+        found = KEY_PLACEHOLDER.search(request_text)
+        return found.group(0) if found else None
 
-    def apply(self, value: Any, hint: Any = None) -> Any:
+    def apply(self, value: Any, hint: Hint | None = None) -> Any:
         """A request body with every known id and placeholder replaced (whole strings, and
         placeholders inside strings such as `Bearer sk_test_REDACTED_1`)."""
         if isinstance(value, dict):
@@ -136,7 +166,7 @@ class IdMap:
             return self.text(value, hint)
         return value
 
-    def text(self, value: str, hint: Any = None) -> str:
+    def text(self, value: str, hint: Hint | None = None) -> str:
         if value in self.values:
             return self.values[value]
         if "REDACTED" in value:

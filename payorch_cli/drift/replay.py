@@ -22,8 +22,8 @@ from typing import Any
 from urllib.parse import quote, urlsplit
 
 from payorch_cli.drift.compare import Difference, compare_answers
-from payorch_cli.drift.events import Event, compare_events
-from payorch_cli.drift.ids import IdMap
+from payorch_cli.drift.events import Event, compare_events, object_of
+from payorch_cli.drift.ids import Hint, IdMap
 
 MAX_KEPT = 1000  # differences kept for the report; more are counted
 SENT_HEADERS = frozenset({"content-type", "idempotency-key", "sandbox-simulate", "accept"})
@@ -64,7 +64,7 @@ class Target:
     """A namespace of a payorch server, spoken to with http.client (raw answers, errors
     included: the client of client.py turns an error answer into an exception)."""
 
-    def __init__(self, base_url: str, admin_key: str) -> None:
+    def __init__(self, base_url: str, admin_key: str, *, own: bool = False) -> None:
         parts = urlsplit(base_url)
         self.base_url = base_url.rstrip("/")
         self._host, self._port = parts.hostname or "127.0.0.1", parts.port
@@ -72,7 +72,10 @@ class Target:
         self._root = parts.path.rstrip("/")
         self._admin_key = admin_key
         self._conn: http.client.HTTPConnection | None = None
-        self.namespace = f"drift-{secrets.token_hex(6)}"
+        # A server of its own (the embedded one) is fresh already: its `default` namespace
+        # is used, as a recording of the root paths expects (a namespace's prefix answers a
+        # few errors its own way, design.md 1.6).
+        self.namespace = None if own else f"drift-{secrets.token_hex(6)}"
         self.keys: list[dict[str, Any]] = []
 
     def _open(self) -> http.client.HTTPConnection:
@@ -113,7 +116,10 @@ class Target:
         return status, data
 
     def create(self) -> None:
-        status, data = self.call("PUT", f"/_sim/namespaces/{self.namespace}", self._admin_key)
+        if self.namespace is None:
+            status, data = self.call("GET", "/_sim/namespaces/default", self._admin_key)
+        else:
+            status, data = self.call("PUT", f"/_sim/namespaces/{self.namespace}", self._admin_key)
         if status >= 300 or not isinstance(data, dict):
             error = (data or {}).get("error", {}) if isinstance(data, dict) else {}
             raise RuntimeError(
@@ -123,6 +129,8 @@ class Target:
         self.keys = list(data.get("keys") or [])
 
     def delete(self) -> None:
+        if self.namespace is None:
+            return
         path = f"/_sim/namespaces/{self.namespace}"
         for key in (self._admin_key, *[str(k["secretKey"]) for k in self.keys[:1]]):
             try:
@@ -132,6 +140,8 @@ class Target:
                 return
 
     def prefixed(self, path: str) -> str:
+        if self.namespace is None:
+            return path
         return f"/ns/{quote(self.namespace, safe='')}{path}"
 
     def close(self) -> None:
@@ -148,7 +158,11 @@ class EventCollector:
         self._streams: set[str] = set()
         self._lock = threading.Lock()
         self.events: list[Event] = []
+        # Events are kept once the recording shows webhook traffic (a subscription made, or a
+        # delivery recorded): a recording without any needs none, however long it is.
+        self.keeping = False
         self._ids: set[str] = set()
+        self._found: set[int] = set()
         self.seq = 0
         self.last_arrival = time.monotonic()
 
@@ -169,16 +183,33 @@ class EventCollector:
         try:
             for envelope in client.stream("/_sim/events", on_open=opened.set):
                 with self._lock:
+                    self.last_arrival = time.monotonic()
                     event_id = str(envelope.get("id"))
-                    if event_id in self._ids:
+                    if not self.keeping or event_id in self._ids:
                         continue
                     self._ids.add(event_id)
                     self.events.append(Event(self.seq, str(envelope.get("type")), envelope))
-                    self.last_arrival = time.monotonic()
         except (ApiError, OSError, ValueError):
             pass
         finally:
             opened.set()
+
+    def find(self, kind: str, subject: str | None, limit: float = 1.0) -> Event | None:
+        """payorch's event of type `kind` about `subject` (payorch's id; None: an object the
+        replay has not seen, then the first such event not found before), waiting up to
+        `limit` seconds for it to arrive."""
+        deadline = time.monotonic() + limit
+        while True:
+            with self._lock:
+                for event in self.events:
+                    if event.type != kind or id(event) in self._found:
+                        continue
+                    if subject is None or object_of(event.body) == subject:
+                        self._found.add(id(event))
+                        return event
+            if time.monotonic() >= deadline:
+                return None
+            time.sleep(0.02)
 
     def drain(self, limit: float = 5.0) -> list[Event]:
         """The events, once none has arrived for QUIET seconds (or after `limit`)."""
@@ -233,22 +264,22 @@ class _Clock:
 class _Subscriptions:
     """Which event types the recording's webhook receiver subscribed to (None: all)."""
 
-    seen: bool = False
     types: set[str] | None = field(default_factory=set)
 
-    def note(self, request: dict[str, Any], status: int) -> None:
+    def note(self, request: dict[str, Any], status: int) -> bool:
+        """Take in an exchange; True when it made a subscription."""
         body = request.get("body")
         path = str(request.get("path", ""))
         if request.get("method") != "POST" or not path.endswith("/webhooks") or status >= 300:
-            return
+            return False
         if not isinstance(body, dict) or not body.get("url"):
-            return
-        self.seen = True
+            return False
         wanted = body.get("events")
         if not isinstance(wanted, list) or "*" in wanted or self.types is None:
             self.types = None
         else:
             self.types.update(str(t) for t in wanted)
+        return True
 
     def keep(self, event: Event) -> bool:
         return self.types is None or event.type in self.types
@@ -264,6 +295,7 @@ class Replay:
         self.clock = _Clock(target, self.ids)
         self.outcome = Outcome(upstream, target.base_url)
         self.upstream_events: list[Event] = []
+        self.delivered: set[str] = set()
         self.subscriptions = _Subscriptions()
 
     def run(self, records: Iterable[dict[str, Any]], progress: Callable[[int], None]) -> Outcome:
@@ -274,10 +306,7 @@ class Replay:
             self.clock.follow(_instant(record.get("at")))
             seq = int(record.get("seq") or 0)
             if kind == "webhook":
-                self.upstream_events.append(
-                    Event(seq, str(record.get("eventType") or ""), record.get("body"))
-                )
-                self.outcome.compared += 1
+                self.webhook(seq, record)
             else:
                 self.exchange(seq, record)
             self.events.seq = seq
@@ -285,26 +314,54 @@ class Replay:
         self.finish()
         return self.outcome
 
+    def webhook(self, seq: int, record: dict[str, Any]) -> None:
+        """An upstream delivery; a retry or a replay of an event already delivered (the same
+        event id) is the same event, compared once."""
+        body = record.get("body")
+        event_id = body.get("id") if isinstance(body, dict) else None
+        if isinstance(event_id, str):
+            if event_id in self.delivered:
+                return
+            self.delivered.add(event_id)
+        kind = str(record.get("eventType") or "")
+        self.upstream_events.append(Event(seq, kind, body))
+        self.outcome.compared += 1
+        if not self.events.keeping:
+            self.events.keeping = True
+            return
+        # Ids first seen in a webhook (a claim's id in claim.opened) are learnt now, from
+        # payorch's event of the same type about the same object, for the requests to come.
+        subject = object_of(body) or ""
+        mine = self.events.find(kind, self.ids.values.get(subject))
+        if mine is not None:
+            self.ids.learn(body, mine.body)
+
     def exchange(self, seq: int, record: dict[str, Any]) -> None:
         request, response = record.get("request") or {}, record.get("response")
         if not record.get("comparable", True) or response is None:
             self.outcome.skipped += 1
             return
-        hint = response.get("body")
-        headers = {
-            name: self.ids.text(str(value), hint)
+        recorded = {
+            name: str(value)
             for name, value in (request.get("headers") or {}).items()
             if name in SENT_HEADERS or name == "authorization"
         }
+        hint = Hint(response.get("body"), int(response.get("status") or 0))
+        auth = recorded.get("authorization", "")
+        maker = self.ids.introduce(
+            f"{auth} {json.dumps(request.get('body'))}", str(request.get("path")), hint
+        )
+        maker = maker if maker and maker in auth else None
+        headers = {name: self.ids.text(value) for name, value in recorded.items()}
         headers["X-Payorch-Tool"] = "drift-replay"
         for name, value in headers.items():
             if name == "authorization" and value.startswith("Bearer sk_test_"):
                 self.events.watch(value.removeprefix("Bearer "))
         body: bytes | None = None
         if request.get("body") is not None:
-            body = json.dumps(self.ids.apply(request["body"], hint)).encode()
+            body = json.dumps(self.ids.apply(request["body"])).encode()
         elif request.get("bodyText"):
-            body = self.ids.text(str(request["bodyText"]), hint).encode()
+            body = self.ids.text(str(request["bodyText"])).encode()
         path, unknown = self.ids.path(str(request.get("path") or "/"))
         query = self.ids.query(str(request.get("query") or ""))
         target = self.target.prefixed(path) + (f"?{query}" if query else "")
@@ -315,12 +372,15 @@ class Replay:
         mine = {"status": status, "body": answer, "bodyText": None if answer else text}
         self.outcome.compared += 1
         self.outcome.add(compare_answers(seq, _where(request), response, mine, fix))
-        self.ids.learn(response.get("body"), answer)
-        self.subscriptions.note(request, status)
+        self.ids.learn(response.get("body"), answer, maker)
+        if self.subscriptions.note(request, status):
+            self.events.keeping = True
 
     def finish(self) -> None:
-        if not self.upstream_events and not self.subscriptions.seen:
-            return  # the recording holds no webhook traffic: nothing to compare events with
+        if not self.upstream_events:
+            # No delivery reached the recorder: its receiver was not subscribed (deliveries
+            # went straight to the user's endpoint), so there is nothing to compare with.
+            return
         events = [e for e in self.events.drain() if self.subscriptions.keep(e)]
         self.outcome.add(compare_events(self.upstream_events, events, self.ids))
         self.outcome.differences.sort(key=lambda d: d.seq)

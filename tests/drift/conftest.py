@@ -59,7 +59,8 @@ class World:
 def upstream(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     data = tmp_path_factory.mktemp("upstream")
     proc = subprocess.Popen(
-        [*PAYORCH, "serve", "--port", "0", "--data-dir", str(data)],
+        # No rate limit: the bounded-memory test replays thousands of requests in a row.
+        [*PAYORCH, "serve", "--port", "0", "--data-dir", str(data), "--no-rate-limit"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

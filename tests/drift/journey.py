@@ -5,6 +5,7 @@ of test_planted.py: what each changes, in the upstream's answers and webhooks.""
 from __future__ import annotations
 
 import copy
+from datetime import datetime, timedelta
 from typing import Any
 
 from tests.drift.conftest import World, call
@@ -129,6 +130,11 @@ ANSWER_PLANTS: dict[str, tuple[str, Any]] = {
 }
 
 
+def _later(at: str) -> str:
+    moment = datetime.fromisoformat(at.replace("Z", "+00:00")) + timedelta(milliseconds=1)
+    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
 def plant_webhooks(held: list[dict[str, Any]], event: dict[str, Any]) -> list[dict[str, Any]]:
     """A webhook missing (the first payment.captured), two swapped (chargeback.created held
     until claim.opened has gone), a payload changed (payment.failed says `expired`)."""
@@ -141,8 +147,9 @@ def plant_webhooks(held: list[dict[str, Any]], event: dict[str, Any]) -> list[di
         return []
     if kind == "claim.opened":
         waiting = [h for h in held if h.get("type") == "chargeback.created"]
-        for h in waiting:
+        for h in waiting:  # as if emitted after claim.opened: a millisecond later
             held.remove(h)
+            h["createdAt"] = _later(event["createdAt"])
         return [event, *waiting]
     if kind == "payment.failed":
         changed = copy.deepcopy(event)

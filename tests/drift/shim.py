@@ -32,6 +32,10 @@ TOKEN_FIELDS = {"accessToken": "tok", "refreshToken": "rt"}
 WEBHOOK_SECRET = re.compile(r"whsec_[A-Za-z0-9]+")
 HOP = {"host", "content-length", "transfer-encoding", "connection", "accept-encoding"}
 STEP_HEADER = "x-drift-step"
+# `payorch scenario run --namespace auto` through the shim: the prefix is left out of the
+# recorded paths (and the namespace's own making out of the recording), so that the recording
+# reads as the traffic of one fresh world.
+NS_PREFIX = re.compile(r"^/ns/[a-z0-9][a-z0-9-]*(?=/)")
 
 
 def now_iso() -> str:
@@ -147,18 +151,24 @@ class RecordingShim:
 
     async def _forward(self, request: web.Request) -> web.Response:
         started, at = time.perf_counter(), now_iso()
-        raw = await request.read()
+        raw = sent = await request.read()
         headers = {k: v for k, v in request.headers.items() if k.lower() not in HOP}
+        if request.method == "POST" and request.rel_url.path.endswith("/webhooks") and raw:
+            sent = self._relayed(raw)
+        path = NS_PREFIX.sub("", request.rel_url.path)
         async with self.session.request(
             request.method,
             self.upstream + request.rel_url.path,
             params=request.rel_url.query,
-            data=raw or None,
+            data=sent or None,
             headers=headers,
+            allow_redirects=False,
         ) as answer:
             body = await answer.read()
             answer_headers = dict(answer.headers)
             status = answer.status
+        if path.startswith("/_sim/namespaces"):
+            return web.Response(status=status, body=body, content_type="application/json")
         self.seq += 1
         self.exchanges += 1
         recorded_request = _message(headers, raw, self.redactor, self.limit)
@@ -170,7 +180,7 @@ class RecordingShim:
                 "durationMs": round((time.perf_counter() - started) * 1000, 3),
                 "request": {
                     "method": request.method,
-                    "path": request.rel_url.path,
+                    "path": path,
                     "query": request.rel_url.query_string,
                     **recorded_request,
                 },
@@ -186,8 +196,30 @@ class RecordingShim:
         keep.pop("Content-Encoding", None)
         return web.Response(status=status, body=body, headers=keep)
 
+    def _relayed(self, raw: bytes) -> bytes:
+        """A subscription to another URL is made to the shim's receiver, which records each
+        delivery and passes it on, unchanged, to that URL (as `--forward-webhooks-to`)."""
+        try:
+            body = json.loads(raw)
+        except ValueError:
+            return raw
+        url = body.get("url") if isinstance(body, dict) else None
+        if not isinstance(url, str) or url.startswith(f"{self.url}/_receiver"):
+            return raw
+        body["url"] = f"{self.url}/_receiver?to={quote(url, safe='')}"
+        return json.dumps(body).encode()
+
     async def _receive(self, request: web.Request) -> web.Response:
         raw = await request.read()
+        status = 200
+        to = request.query.get("to")
+        if to:
+            headers = {k: v for k, v in request.headers.items() if k.lower() not in HOP}
+            try:
+                async with self.session.post(to, data=raw, headers=headers) as answer:
+                    status = answer.status
+            except OSError:
+                status = 502
         message = _message(request.headers, raw, self.redactor, self.limit)
         self.seq += 1
         self.webhooks += 1
@@ -205,7 +237,7 @@ class RecordingShim:
                 "forwarded": None,
             }
         )
-        return web.Response(status=200)
+        return web.Response(status=status)
 
     def wait_webhooks(self, count: int, timeout: float = 15) -> None:
         deadline = time.monotonic() + timeout
