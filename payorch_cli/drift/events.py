@@ -73,8 +73,8 @@ def created(event: Event) -> str:
 
 def _compare_object(ups: list[Event], pays: list[Event]) -> list[Difference]:
     # In the order each side says it emitted them (`createdAt`, then arrival): deliveries are
-    # not ordered, and events of one instant (payment.completed and payment.captured) have no
-    # order between them, so only a pair whose instants are in the other order differs.
+    # not ordered, and events of one instant have no order between them, so only a pair whose
+    # instants are in the other order differs.
     ups, pays = sorted(ups, key=created), sorted(pays, key=created)
     instants = sorted({created(event) for event in pays})
     found: list[Difference] = []

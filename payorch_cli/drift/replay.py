@@ -28,7 +28,7 @@ from payorch_cli.drift.ids import Hint, IdMap
 MAX_KEPT = 1000  # differences kept for the report; more are counted
 SENT_HEADERS = frozenset({"content-type", "idempotency-key", "sandbox-simulate", "accept"})
 CLOCK_SLACK = 1.0  # seconds the simulated clock may lag the recording's before it is moved
-QUIET = 0.5  # seconds without a new event that end the wait for payorch's last events
+QUIET = 1.0  # seconds without a new event that end the wait for payorch's last events
 TRANSIENT = frozenset({429, 500, 502, 503, 504})
 
 
@@ -194,7 +194,7 @@ class EventCollector:
         finally:
             opened.set()
 
-    def find(self, kind: str, subject: str | None, limit: float = 1.0) -> Event | None:
+    def find(self, kind: str, subject: str | None, limit: float = 2.0) -> Event | None:
         """payorch's event of type `kind` about `subject` (payorch's id; None: an object the
         replay has not seen, then the first such event not found before), waiting up to
         `limit` seconds for it to arrive."""

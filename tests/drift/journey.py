@@ -130,26 +130,30 @@ ANSWER_PLANTS: dict[str, tuple[str, Any]] = {
 }
 
 
-def _later(at: str) -> str:
-    moment = datetime.fromisoformat(at.replace("Z", "+00:00")) + timedelta(milliseconds=1)
+def _earlier(at: str) -> str:
+    moment = datetime.fromisoformat(at.replace("Z", "+00:00")) - timedelta(milliseconds=1)
     return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def plant_webhooks(held: list[dict[str, Any]], event: dict[str, Any]) -> list[dict[str, Any]]:
-    """A webhook missing (the first payment.captured), two swapped (chargeback.created held
-    until claim.opened has gone), a payload changed (payment.failed says `expired`)."""
+    """A webhook missing (the first payment.captured); two swapped (payment C's
+    payment.completed held until its chargeback.created, which says it was emitted a
+    millisecond before it: a state reached in another order); a payload changed (payment.failed
+    says `expired`)."""
     kind = event.get("type")
     if kind == "payment.captured" and not any(h.get("_dropped") for h in held):
         held.append({"_dropped": True})
         return []
+    if kind == "payment.completed":
+        held.append({"_completed": True})
+        if sum(1 for h in held if h.get("_completed")) == 2:  # payment C's
+            held.append(event)
+            return []
     if kind == "chargeback.created":
-        held.append(event)
-        return []
-    if kind == "claim.opened":
-        waiting = [h for h in held if h.get("type") == "chargeback.created"]
-        for h in waiting:  # as if emitted after claim.opened: a millisecond later
+        waiting = [h for h in held if h.get("type") == "payment.completed"]
+        for h in waiting:
             held.remove(h)
-            h["createdAt"] = _later(event["createdAt"])
+            event = {**event, "createdAt": _earlier(h["createdAt"])}
         return [event, *waiting]
     if kind == "payment.failed":
         changed = copy.deepcopy(event)
@@ -160,6 +164,6 @@ def plant_webhooks(held: list[dict[str, Any]], event: dict[str, Any]) -> list[di
 
 WEBHOOK_PLANTS = {
     "payment.captured": "a webhook missing",
-    "chargeback.created": "two webhooks swapped",
+    "chargeback.created": "two webhooks swapped (a state reached in another order)",
     "payment.failed": "a webhook payload field",
 }

@@ -118,43 +118,71 @@ def _message(headers: Any, raw: bytes, redactor: Redactor, limit: int) -> dict[s
     }
 
 
-class RecordingShim:
-    """Forwards to `upstream` (a base URL, maybe with a path) and appends to `out`."""
+class _Track:
+    """One recording file: the traffic of one world (the root paths, or one namespace)."""
 
-    def __init__(self, loop: Loop, upstream: str, out: Path, limit: int = DEFAULT_BODY_LIMIT):
-        self.loop, self.upstream, self.out, self.limit = loop, upstream.rstrip("/"), out, limit
-        self.redactor = Redactor()
+    def __init__(self, path: Path, upstream: str, limit: int) -> None:
+        self.path = path
         self.seq = self.exchanges = self.webhooks = 0
-        self.file = out.open("w", encoding="utf-8")
-        self._write(
+        self.file = path.open("w", encoding="utf-8")
+        self.write(
             {
                 "format": FORMAT,
                 "version": VERSION,
-                "upstream": self.upstream,
+                "upstream": upstream,
                 "startedAt": now_iso(),
                 "bodyLimit": limit,
                 "generator": "tests/drift/shim.py",
             }
         )
+
+    def write(self, record: dict[str, Any]) -> None:
+        self.file.write(json.dumps(record) + "\n")
+        self.file.flush()
+
+    def close(self) -> None:
+        end = {"exchanges": self.exchanges, "webhooks": self.webhooks, "endedAt": now_iso()}
+        self.write({"kind": "end", **end})
+        self.file.close()
+
+
+class RecordingShim:
+    """Forwards to `upstream` (a base URL, maybe with a path) and appends to `out`; the
+    traffic of a namespace (`/ns/NAME/...`) goes to a recording of its own, `out` named
+    `<stem>-NAME.jsonl` (`tracks`), as a proxy in front of one world would have seen it."""
+
+    def __init__(self, loop: Loop, upstream: str, out: Path, limit: int = DEFAULT_BODY_LIMIT):
+        self.loop, self.upstream, self.out, self.limit = loop, upstream.rstrip("/"), out, limit
+        self.redactor = Redactor()
+        self.tracks = {"": _Track(out, self.upstream, limit)}
         app = web.Application()
         app.router.add_post("/_receiver", self._receive)
+        app.router.add_post("/_receiver/{world}", self._receive)
         app.router.add_route("*", "/{tail:.*}", self._forward)
         self.runner, self.url = loop.call(loop.serve(app))
         self.session: ClientSession = loop.call(self._session())
 
+    @property
+    def webhooks(self) -> int:
+        return self.tracks[""].webhooks
+
+    def track(self, world: str) -> _Track:
+        if world not in self.tracks:
+            path = self.out.with_name(f"{self.out.stem}-{world}{self.out.suffix}")
+            self.tracks[world] = _Track(path, f"{self.upstream}/ns/{world}", self.limit)
+        return self.tracks[world]
+
     async def _session(self) -> ClientSession:
         return ClientSession(auto_decompress=True)
-
-    def _write(self, record: dict[str, Any]) -> None:
-        self.file.write(json.dumps(record) + "\n")
-        self.file.flush()
 
     async def _forward(self, request: web.Request) -> web.Response:
         started, at = time.perf_counter(), now_iso()
         raw = sent = await request.read()
         headers = {k: v for k, v in request.headers.items() if k.lower() not in HOP}
+        prefix = NS_PREFIX.match(request.rel_url.path)
+        world = prefix.group(0).split("/")[2] if prefix else ""
         if request.method == "POST" and request.rel_url.path.endswith("/webhooks") and raw:
-            sent = self._relayed(raw)
+            sent = self._relayed(raw, world)
         path = NS_PREFIX.sub("", request.rel_url.path)
         async with self.session.request(
             request.method,
@@ -169,13 +197,14 @@ class RecordingShim:
             status = answer.status
         if path.startswith("/_sim/namespaces"):
             return web.Response(status=status, body=body, content_type="application/json")
-        self.seq += 1
-        self.exchanges += 1
+        track = self.track(world)
+        track.seq += 1
+        track.exchanges += 1
         recorded_request = _message(headers, raw, self.redactor, self.limit)
-        self._write(
+        track.write(
             {
                 "kind": "exchange",
-                "seq": self.seq,
+                "seq": track.seq,
                 "at": at,
                 "durationMs": round((time.perf_counter() - started) * 1000, 3),
                 "request": {
@@ -196,7 +225,7 @@ class RecordingShim:
         keep.pop("Content-Encoding", None)
         return web.Response(status=status, body=body, headers=keep)
 
-    def _relayed(self, raw: bytes) -> bytes:
+    def _relayed(self, raw: bytes, world: str) -> bytes:
         """A subscription to another URL is made to the shim's receiver, which records each
         delivery and passes it on, unchanged, to that URL (as `--forward-webhooks-to`)."""
         try:
@@ -206,7 +235,8 @@ class RecordingShim:
         url = body.get("url") if isinstance(body, dict) else None
         if not isinstance(url, str) or url.startswith(f"{self.url}/_receiver"):
             return raw
-        body["url"] = f"{self.url}/_receiver?to={quote(url, safe='')}"
+        receiver = f"{self.url}/_receiver/{world}" if world else f"{self.url}/_receiver"
+        body["url"] = f"{receiver}?to={quote(url, safe='')}"
         return json.dumps(body).encode()
 
     async def _receive(self, request: web.Request) -> web.Response:
@@ -221,13 +251,14 @@ class RecordingShim:
             except OSError:
                 status = 502
         message = _message(request.headers, raw, self.redactor, self.limit)
-        self.seq += 1
-        self.webhooks += 1
+        track = self.track(request.match_info.get("world", ""))
+        track.seq += 1
+        track.webhooks += 1
         body = message["body"]
-        self._write(
+        track.write(
             {
                 "kind": "webhook",
-                "seq": self.seq,
+                "seq": track.seq,
                 "at": now_iso(),
                 "headers": message["headers"],
                 "body": body,
@@ -246,15 +277,8 @@ class RecordingShim:
         assert self.webhooks >= count, f"{self.webhooks} of {count} webhooks came"
 
     def close(self) -> None:
-        self._write(
-            {
-                "kind": "end",
-                "exchanges": self.exchanges,
-                "webhooks": self.webhooks,
-                "endedAt": now_iso(),
-            }
-        )
-        self.file.close()
+        for track in self.tracks.values():
+            track.close()
         self.loop.call(self.session.close())
         self.loop.call(self.runner.cleanup())
 

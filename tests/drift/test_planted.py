@@ -64,7 +64,7 @@ def test_the_replay_runs_on_a_server_in_a_namespace_it_deletes(
 def _explained(difference: dict[str, Any], planted_seqs: set[int]) -> bool:
     if difference["where"].startswith("webhook "):
         kind = difference["where"].split()[1]
-        return kind in journey.WEBHOOK_PLANTS or kind == "claim.opened"
+        return kind in journey.WEBHOOK_PLANTS or kind == "payment.completed"
     return difference["seq"] in planted_seqs
 
 
