@@ -110,15 +110,6 @@ class IdMap:
                 return str(row["secretKey"])
         return None
 
-    def sandbox_secrets(self) -> list[str]:
-        return sorted(
-            {
-                str(row["secretKey"])
-                for row in self._given.values()
-                if row.get("environment") == "sandbox" and row.get("secretKey")
-            }
-        )
-
     # -- ids --------------------------------------------------------------------------------
 
     def learn(self, upstream: Any, payorch: Any, maker: str | None = None, key: str = "") -> None:
