@@ -223,6 +223,35 @@ class EventCollector:
             return list(self.events)
 
 
+class Receiver:
+    """Where the replay's subscriptions deliver: a loopback endpoint that answers 200 to every
+    delivery. The recorded URL (the proxy's receiver, the user's endpoint) is not running during
+    a replay; without it payorch's delivery attempts would fail, and the delivery lists and
+    traces read back would differ from the recording's for that reason alone."""
+
+    def __init__(self) -> None:
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                self.send_response(200)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        self.url = f"http://127.0.0.1:{self._server.server_address[1]}/hooks"
+
+    def close(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+
 def _instant(text: Any) -> float | None:
     if not isinstance(text, str):
         return None
@@ -296,6 +325,7 @@ class Replay:
         self.outcome = Outcome(upstream, target.base_url)
         self.upstream_events: list[Event] = []
         self.delivered: set[str] = set()
+        self.receiver: Receiver | None = None
         self.subscriptions = _Subscriptions()
 
     def run(self, records: Iterable[dict[str, Any]], progress: Callable[[int], None]) -> Outcome:
@@ -359,7 +389,11 @@ class Replay:
                 self.events.watch(value.removeprefix("Bearer "))
         body: bytes | None = None
         if request.get("body") is not None:
-            body = json.dumps(self.ids.apply(request["body"])).encode()
+            sent = self.ids.apply(request["body"])
+            subscription = "/webhooks" in str(request.get("path", ""))
+            if subscription and isinstance(sent, dict) and isinstance(sent.get("url"), str):
+                sent["url"] = self._receiver().url
+            body = json.dumps(sent).encode()
         elif request.get("bodyText"):
             body = self.ids.text(str(request["bodyText"])).encode()
         path, unknown = self.ids.path(str(request.get("path") or "/"))
@@ -376,11 +410,20 @@ class Replay:
         if self.subscriptions.note(request, status):
             self.events.keeping = True
 
+    def _receiver(self) -> Receiver:
+        if self.receiver is None:
+            self.receiver = Receiver()
+        return self.receiver
+
     def finish(self) -> None:
-        if not self.upstream_events:
-            # No delivery reached the recorder: its receiver was not subscribed (deliveries
-            # went straight to the user's endpoint), so there is nothing to compare with.
-            return
-        events = [e for e in self.events.drain() if self.subscriptions.keep(e)]
-        self.outcome.add(compare_events(self.upstream_events, events, self.ids))
-        self.outcome.differences.sort(key=lambda d: d.seq)
+        try:
+            if not self.upstream_events:
+                # No delivery reached the recorder: its receiver was not subscribed (deliveries
+                # went straight to the user's endpoint), so there is nothing to compare with.
+                return
+            events = [e for e in self.events.drain() if self.subscriptions.keep(e)]
+            self.outcome.add(compare_events(self.upstream_events, events, self.ids))
+            self.outcome.differences.sort(key=lambda d: d.seq)
+        finally:
+            if self.receiver is not None:
+                self.receiver.close()

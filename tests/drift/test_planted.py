@@ -84,7 +84,7 @@ def test_twenty_planted_differences_are_all_found_and_nothing_else(
     missed = [kind for seq, kind in planted.items() if seq not in found_seqs]
     missed += [kind for hook, kind in journey.WEBHOOK_PLANTS.items() if hook not in found_hooks]
     false = [d for d in doc["differences"] if not _explained(d, set(planted))]
-    assert (missed, false) == ([], [])
+    assert (missed, false) == ([], []), doc["differences"]
     assert all(d["fix"] == "payorch" for d in doc["differences"])
     assert doc["matched"] == doc["compared"] - 20
 
