@@ -103,3 +103,9 @@ def test_a_proxy_out_directory_is_read_as_its_exchanges_file(tmp_path: Path):
     assert done.returncode == 0, done.stderr
     doc = json.loads(done.stdout)
     assert (doc["compared"], doc["parity"]) == (1, 1.0)
+
+
+def test_a_server_that_cannot_be_reached_is_exit_3(tmp_path: Path):
+    path = _write(tmp_path / "rec.jsonl", json.dumps(HEADER) + "\n", json.dumps(EXCHANGE) + "\n")
+    done = drift(str(path), "--base-url", "http://127.0.0.1:1")
+    assert done.returncode == 3 and done.stderr.startswith("payorch drift: cannot reach")
