@@ -11,6 +11,7 @@ from payorch_cli.commands import balance as balance_command
 from payorch_cli.commands import clock, keys, openapi, scenario, serve, simulate, trigger, tui
 from payorch_cli.commands import completion as completion_command
 from payorch_cli.commands import coverage as coverage_command
+from payorch_cli.commands import drift as drift_command
 from payorch_cli.commands import listen as listen_command
 from payorch_cli.commands import logs as logs_command
 from payorch_cli.commands import mcp as mcp_command
@@ -60,6 +61,7 @@ app.command("balance")(balance_command.balance)
 app.command("methods")(methods_command.methods)
 app.command("completion")(completion_command.completion)
 app.command("skill")(skill_command.skill)
+app.command("drift")(drift_command.drift)
 
 
 if __name__ == "__main__":  # pragma: no cover
