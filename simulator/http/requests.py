@@ -20,7 +20,7 @@ from aiohttp import web
 from aiohttp.http_exceptions import HttpProcessingError
 from aiohttp.streams import StreamReader
 
-from simulator.domain.checkout import buyer_ip
+from simulator.domain.checkout.service import buyer_ip
 from simulator.domain.errors import ApiError
 from simulator.http.keys import BODY, BODY_TOO_LARGE, RAW_BODY, REQUEST_URL_PREFIX, SETTINGS
 from simulator.jsonio import JSONDecodeError, loads

@@ -109,13 +109,13 @@ def test_the_tui_command_module_is_light() -> None:
 def test_no_domain_service_opens_a_unit_of_work() -> None:
     domain = Path(__file__).resolve().parents[2] / "simulator" / "domain"
     found = []
-    for path in sorted(domain.glob("*.py")):
+    for path in sorted(domain.rglob("*.py")):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             named = (isinstance(node, ast.Attribute) and "batch" in node.attr) or (
                 isinstance(node, ast.arg) and "batch" in node.arg
             )
             if named:
-                found.append(f"{path.name}:{node.lineno}")
+                found.append(f"{path.relative_to(domain)}:{node.lineno}")
     assert found == [], "the handler (or the scheduler) opens the store batch, not the domain"
 
 

@@ -53,7 +53,7 @@ def test_provider_behaviours_are_the_vocabularys_everywhere() -> None:
     from payorch_cli.commands.providers import Behaviour, CallbackMode, CallbackOutcome
     from payorch_cli.scenario.steps.providers import PROVIDER_BEHAVIOURS as SCENARIO_BEHAVIOURS
     from simulator.domain import catalog
-    from simulator.domain.provider_world import ANSWERS
+    from simulator.domain.providers.world import ANSWERS
     from simulator.openapi.document import document
 
     assert PROVIDER_BEHAVIOURS_BY_KIND["payin"] == catalog.PAYIN_BEHAVIOURS
