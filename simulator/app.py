@@ -12,7 +12,6 @@ from pathlib import Path
 from aiohttp import web
 
 from simulator.clock import SimClock
-from simulator.cluster.worker_front import WorkerFront
 from simulator.domain.auth import Authenticator
 from simulator.domain.catalog import Catalog
 from simulator.domain.checkout.service import EXPIRE_JOB as CHECKOUT_EXPIRE_JOB
@@ -58,6 +57,7 @@ from simulator.http.request_tail import RequestTail
 from simulator.http.reset import Background, ServerReset
 from simulator.http.routes import setup_routes
 from simulator.http.server import KEEPALIVE_TIMEOUT
+from simulator.http.worker_front import WorkerFront
 from simulator.openapi.validation import Operations
 from simulator.openapi.validation import compiled as compiled_operations
 from simulator.scheduler import Scheduler
