@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import NoReturn
@@ -11,6 +12,9 @@ import typer
 
 _ADDRESS = re.compile(r"(?:\[[0-9a-fA-F:]+\]|[A-Za-z0-9.-]+):\d{1,5}")
 _LISTEN = re.compile(r"(?:(?:\[[0-9a-fA-F:]+\]|[A-Za-z0-9.-]+):)?\d{1,5}")
+# How the supervisor runs each worker: this CLI's own `serve`, in this interpreter (the
+# supervisor, on the simulator's side, does not name the CLI's modules).
+WORKER_COMMAND = (sys.executable, "-m", "payorch_cli.main", "serve")
 
 
 def worker_count_of(value: str) -> int:
@@ -62,6 +66,7 @@ def serve_workers(
                 port=port,
                 data_dir=data_dir,
                 count=count,
+                worker_command=WORKER_COMMAND,
                 worker_options=options,
                 nginx=nginx,
                 forward_output=log_requests,
