@@ -1,5 +1,5 @@
 """`payorch record`: the request log (GET /_sim/requests) written as a runnable scenario; the
-transformation itself is payorch_cli/record.py."""
+transformation itself is payorch_cli/record/."""
 
 from __future__ import annotations
 
@@ -110,7 +110,7 @@ def _fail(message: str, status: ExitStatus) -> None:
 
 def _cutoff(since: str) -> datetime:
     """--since as an aware datetime: an ISO time, or now minus a duration."""
-    from payorch_cli.scenario.durations import DurationError, parse_duration
+    from payorch_cli.durations import DurationError, parse_duration
 
     try:
         moment = datetime.fromisoformat(since.replace("Z", "+00:00"))

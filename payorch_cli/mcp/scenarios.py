@@ -74,9 +74,9 @@ def record_session(sandbox: Sandbox, last: int | None, name: str) -> tuple[str, 
 def run(
     sandbox: Sandbox, scenario_yaml: str | None, path: str | None
 ) -> tuple[str, dict[str, Any]]:
-    from payorch_cli.render.report import instance_failure_lines, summary_line
     from payorch_cli.scenario.credentials import Credentials
     from payorch_cli.scenario.loader import load_text
+    from payorch_cli.scenario.report import instance_failure_lines, summary_line
     from payorch_cli.scenario.reporters import QuietReporter, result_json
     from payorch_cli.scenario.source import ScenarioFileError
     from payorch_cli.scenario.suite import load_paths, run_instances

@@ -14,8 +14,8 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, OptionList
 from textual.widgets.option_list import Option
 
+from payorch_cli import durations
 from payorch_cli.credentials import Credential
-from payorch_cli.scenario import durations
 from payorch_cli.tui.credentials import switchable
 
 
@@ -66,7 +66,7 @@ NAMESPACE_RULE = "[a-z0-9][a-z0-9-]{0,39}"
 
 def parse_duration(value: str) -> float | None:
     """`90`, `90s`, `15m`, `2h`, `3d`, `1w`, `1d 6h` -> seconds; None if not one. The syntax of
-    `payorch clock advance` and scenarios (payorch_cli.scenario.durations), any case."""
+    `payorch clock advance` and scenarios (payorch_cli.durations), any case."""
     try:
         return durations.parse_duration(value.lower())
     except durations.DurationError:
