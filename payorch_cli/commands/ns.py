@@ -9,6 +9,7 @@ from typing import Annotated, Any
 
 import typer
 
+from payorch.vocabulary import NAMESPACE_NAME_RULE
 from payorch_cli.options import (
     ApiKey,
     BaseUrl,
@@ -25,8 +26,7 @@ app = command_group(
     "providers and request log (sandbox credentials)."
 )
 
-NAME_RULE = "[a-z0-9][a-z0-9-]{0,39}"
-Name = Annotated[str, typer.Argument(help=f"The namespace: {NAME_RULE}.")]
+Name = Annotated[str, typer.Argument(help=f"The namespace: {NAMESPACE_NAME_RULE}.")]
 Idle = Annotated[
     int | None,
     typer.Option(
@@ -39,10 +39,10 @@ Idle = Annotated[
 
 
 def _checked(name: str, command: str) -> str:
-    if not re.fullmatch(NAME_RULE, name):
+    if not re.fullmatch(NAMESPACE_NAME_RULE, name):
         sys.stderr.write(
-            f"payorch ns {command}: {name!r} is not a namespace name: it must match {NAME_RULE} "
-            "(lowercase letters, digits and '-').\n"
+            f"payorch ns {command}: {name!r} is not a namespace name: it must match "
+            f"{NAMESPACE_NAME_RULE} (lowercase letters, digits and '-').\n"
         )
         raise typer.Exit(ExitStatus.USAGE)
     return name

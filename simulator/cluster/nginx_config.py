@@ -34,7 +34,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from payorch.vocabulary import API_PREFIX
+from payorch.vocabulary import API_PREFIX, CREDENTIAL_IN_BODY_PATHS
 from simulator.domain.errors import ApiError
 from simulator.domain.namespaces import (
     AUTHORIZATION_RULE,
@@ -45,8 +45,6 @@ from simulator.domain.namespaces import (
 )
 from simulator.settings import BODY_LIMIT_BYTES
 
-# The two endpoints whose credential is in the body (simulator/http/front.py reads them so too).
-CREDENTIAL_IN_BODY = ("/api/v1/auth/token", "/api/v1/auth/refresh")
 # Long-lived server-sent-event streams: never buffered, read for as long as they last.
 STREAMS = ("/_sim/events", "/_sim/requests/stream")
 MANAGEMENT = "/_sim/namespaces/"
@@ -143,7 +141,7 @@ def routing_maps() -> str:
     name = f"({NAME_RULE})"
     management = "~^" + _control_plane_prefix() + MANAGEMENT + name + r"(?:\?|$)"
     prefix = "~^" + PATH_PREFIX + name + "(?:[/?]|$)"
-    auth_endpoints = "~^POST (?:" + "|".join(CREDENTIAL_IN_BODY) + r")(?:\?|$)"
+    auth_endpoints = "~^POST (?:" + "|".join(CREDENTIAL_IN_BODY_PATHS) + r")(?:\?|$)"
     return f"""
     # The namespace of a request, as simulator/domain/namespaces.py reads it (generated from it).
     map $request_uri $payorch_path_namespace {{

@@ -14,6 +14,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, OptionList
 from textual.widgets.option_list import Option
 
+from payorch.vocabulary import NAMESPACE_NAME_RULE
 from payorch_cli import durations
 from payorch_cli.credentials import Credential
 from payorch_cli.tui.credentials import switchable
@@ -59,9 +60,6 @@ CLOCK_PRESETS = (
     ("2d", "2 days: T+2 settlement"),
     ("7d", "7 days: a chargeback resolves"),
 )
-
-
-NAMESPACE_RULE = "[a-z0-9][a-z0-9-]{0,39}"
 
 
 def parse_duration(value: str) -> float | None:
@@ -126,8 +124,8 @@ class NamespaceDialog(ModalScreen[str | None]):
     @on(Input.Submitted, "#namespace")
     def _submitted(self, event: Input.Submitted) -> None:
         name = event.value.strip() or "default"
-        if not re.fullmatch(NAMESPACE_RULE, name):
-            self.notify(f"Not a namespace name: {name!r} ({NAMESPACE_RULE})", severity="error")
+        if not re.fullmatch(NAMESPACE_NAME_RULE, name):
+            self.notify(f"Not a namespace name: {name!r} ({NAMESPACE_NAME_RULE})", severity="error")
             return
         self.dismiss(name)
 
