@@ -65,20 +65,26 @@ def serve(
         bool,
         typer.Option(
             "--print-proxy-config",
-            help="Print the nginx configuration for the --worker addresses and exit "
-            "(docs/deploy.md).",
+            help="Moved to `payorch deploy-config` (still works here).",
+            hidden=True,
         ),
     ] = False,
     worker_addresses: Annotated[
         list[str] | None,
         typer.Option(
-            "--worker", metavar="HOST:PORT", help="A worker's address (--print-proxy-config)."
+            "--worker",
+            metavar="HOST:PORT",
+            help="A worker's address (--print-proxy-config).",
+            hidden=True,
         ),
     ] = None,
     listen: Annotated[
         str,
         typer.Option(
-            "--listen", metavar="[ADDRESS:]PORT", help="The proxy's port (--print-proxy-config)."
+            "--listen",
+            metavar="[ADDRESS:]PORT",
+            help="The proxy's port (--print-proxy-config).",
+            hidden=True,
         ),
     ] = str(DEFAULT_PORT),
     peers: Annotated[
@@ -131,9 +137,12 @@ def serve(
     open the TUI and the request log, and where the docs are; piped or with --quiet, only the
     Listening line. --log-requests adds one line per request (the `payorch logs tail` layout).
     """
-    from payorch_cli.commands.serve_workers import print_config, serve_workers, worker_count_of
+    from payorch_cli.commands.serve_workers import serve_workers, worker_count_of
 
     if print_proxy_config:
+        from payorch_cli.commands.deploy_config import print_config
+
+        typer.echo("payorch serve: --print-proxy-config is now `payorch deploy-config`", err=True)
         print_config(worker_addresses or [], listen)
         return
     if log_requests and request_log == 0:

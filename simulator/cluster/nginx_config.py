@@ -22,7 +22,7 @@ cannot read, a body over the limit) is answered in the same envelope, as one pay
 (`REFUSALS`), never with nginx's HTML pages.
 
 `render` makes the text both for `payorch serve --workers N` (with `runtime`, the private
-directory of its pid, temp files and logs) and for `payorch serve --print-proxy-config`
+directory of its pid, temp files and logs) and for `payorch deploy-config`
 (docs/deploy.md), so the deployed configuration is the tested one.
 """
 

@@ -221,10 +221,9 @@ CLI_USES_OF_THE_SERVER = {
         "simulator.settings",
         "simulator.store",
     },
-    "payorch_cli.commands.serve_workers": {
-        "simulator.cluster.nginx_config",
-        "simulator.cluster.supervisor",
-    },
+    "payorch_cli.commands.serve_workers": {"simulator.cluster.supervisor"},
+    # `payorch deploy-config` prints the proxy's configuration from the code serve --workers runs.
+    "payorch_cli.commands.deploy_config": {"simulator.cluster.nginx_config", "simulator.settings"},
     # The scenario runner and the pytest plugin host an in-process server (`host:`).
     "payorch_cli.scenario.host": {
         "simulator.app",
