@@ -11,6 +11,18 @@ from __future__ import annotations
 # under it too).
 API_PREFIX = "/api/v1"
 
+# A namespace's name (design.md 1.6). The servers, the proxy's configuration, `payorch ns`, the
+# TUI and the MCP server all check a name by this one pattern, so none accepts a name another
+# refuses (tests/unit/test_vocabulary.py finds a second spelling).
+NAMESPACE_NAME_RULE = "[a-z0-9][a-z0-9-]{0,39}"
+
+# The two endpoints that carry their credential in the JSON body (keys, or a refresh token), not
+# in `Authorization`: the front and the proxy read it there to find the request's namespace.
+CREDENTIAL_IN_BODY_PATHS: tuple[str, ...] = (
+    f"{API_PREFIX}/auth/token",
+    f"{API_PREFIX}/auth/refresh",
+)
+
 EVENT_TYPES: tuple[str, ...] = (
     "payment.completed",
     "payment.failed",

@@ -57,20 +57,12 @@ def environment_of(key: str) -> str | None:
 
 def fixture_rows(fixtures: Path | None = None) -> list[dict[str, Any]]:
     """Every credential of the fixtures (None: the built-in set), as `payorch keys --json` prints
-    it: {merchantId, merchantName, shopId, environment, publishableKey, secretKey}."""
+    it: {merchantId, merchantName, shopId, environment, publishableKey, secretKey}. The rows are
+    the server's (`key_rows`), so a namespace's keys and the fixtures' are listed alike."""
+    from simulator.domain.namespaces import key_rows
     from simulator.fixture_loader import load_catalog
 
-    return [
-        {
-            "merchantId": c.merchant.id,
-            "merchantName": c.merchant.name,
-            "shopId": c.shop.id if c.shop else None,
-            "environment": c.environment,
-            "publishableKey": c.publishable,
-            "secretKey": c.secret,
-        }
-        for c in load_catalog(fixtures).credentials
-    ]
+    return key_rows(load_catalog(fixtures))
 
 
 def namespace_rows(data_dir: Path, fixtures: Path | None, name: str) -> list[dict[str, Any]]:

@@ -11,6 +11,7 @@ from payorch_cli.commands import balance as balance_command
 from payorch_cli.commands import clock, keys, openapi, scenario, serve, simulate, trigger, tui
 from payorch_cli.commands import completion as completion_command
 from payorch_cli.commands import coverage as coverage_command
+from payorch_cli.commands import deploy_config as deploy_config_command
 from payorch_cli.commands import drift as drift_command
 from payorch_cli.commands import listen as listen_command
 from payorch_cli.commands import logs as logs_command
@@ -36,6 +37,7 @@ app = command_group(
 )
 app.callback()(root_options)
 app.command("serve")(serve.serve)
+app.command("deploy-config")(deploy_config_command.deploy_config)
 app.command("keys")(keys.keys)
 app.command("listen")(listen_command.listen)
 app.command("tui")(tui.tui)

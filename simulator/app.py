@@ -14,15 +14,14 @@ from typing import TYPE_CHECKING
 from aiohttp import web
 
 from simulator.clock import SimClock
-from simulator.cluster.worker_front import WorkerFront
 from simulator.domain.auth import Authenticator
 from simulator.domain.catalog import Catalog
-from simulator.domain.checkout import EXPIRE_JOB as CHECKOUT_EXPIRE_JOB
-from simulator.domain.checkout import CheckoutService
+from simulator.domain.checkout.service import EXPIRE_JOB as CHECKOUT_EXPIRE_JOB
+from simulator.domain.checkout.service import CheckoutService
 from simulator.domain.context import DomainContext
 from simulator.domain.coverage import Coverage
 from simulator.domain.deliveries import RETRY_JOB, DeliveryService
-from simulator.domain.deposits import DepositService
+from simulator.domain.deposits.service import DepositService
 from simulator.domain.fx import Fx
 from simulator.domain.ids import BufferedSystemRandom
 from simulator.domain.ledger import Ledger
@@ -32,14 +31,14 @@ from simulator.domain.namespaces import (
     refresh_prefix,
     token_prefix,
 )
-from simulator.domain.payments import PaymentService
-from simulator.domain.payout_ledger import PayoutLedger
-from simulator.domain.payouts import CALLBACK_JOB as PAYOUT_CALLBACK_JOB
-from simulator.domain.payouts import PayoutService
-from simulator.domain.provider_callbacks import CallbackLog
-from simulator.domain.provider_world import ProviderWorld
+from simulator.domain.payins.refunds import RefundService
+from simulator.domain.payins.service import PaymentService
+from simulator.domain.payouts.ledger import PayoutLedger
+from simulator.domain.payouts.service import CALLBACK_JOB as PAYOUT_CALLBACK_JOB
+from simulator.domain.payouts.service import PayoutService
+from simulator.domain.providers.callbacks import CallbackLog
+from simulator.domain.providers.world import ProviderWorld
 from simulator.domain.ratelimit import RateLimiter
-from simulator.domain.refunds import RefundService
 from simulator.domain.requestlog import RequestLog
 from simulator.domain.settlements import SettlementService
 from simulator.domain.trace import TraceLog
@@ -61,6 +60,7 @@ from simulator.http.request_tail import RequestTail
 from simulator.http.reset import Background, ServerReset
 from simulator.http.routes import setup_routes
 from simulator.http.server import KEEPALIVE_TIMEOUT
+from simulator.http.worker_front import WorkerFront
 from simulator.openapi.validation import Operations
 from simulator.openapi.validation import compiled as compiled_operations
 from simulator.scheduler import Scheduler

@@ -32,6 +32,7 @@ from typing import Any
 
 from aiohttp import web
 
+from simulator.cluster.placement import owner
 from simulator.domain.catalog import Catalog
 from simulator.domain.errors import ApiError
 from simulator.domain.namespaces import (
@@ -42,7 +43,6 @@ from simulator.domain.namespaces import (
     keyed_for,
     valid_name,
 )
-from simulator.domain.placement import owner
 from simulator.jsonio import dumps, loads
 from simulator.settings import Settings
 from simulator.store.files import read_or_make_secret

@@ -12,7 +12,7 @@ app = command_group("Read or move the simulated clock (sandbox credentials).")
 
 
 def _duration(value: str) -> float:
-    from payorch_cli.scenario.durations import DurationError, parse_duration
+    from payorch_cli.durations import DurationError, parse_duration
 
     try:
         return parse_duration(value)

@@ -9,6 +9,7 @@ from typing import Annotated, Any
 
 import typer
 
+from payorch.vocabulary import NAMESPACE_NAME_RULE
 from payorch_cli import completion
 from payorch_cli.options import (
     ApiKey,
@@ -26,10 +27,11 @@ app = command_group(
     "providers and request log (sandbox credentials)."
 )
 
-NAME_RULE = "[a-z0-9][a-z0-9-]{0,39}"
 Name = Annotated[
     str,
-    typer.Argument(help=f"The namespace: {NAME_RULE}.", autocompletion=completion.namespaces),
+    typer.Argument(
+        help=f"The namespace: {NAMESPACE_NAME_RULE}.", autocompletion=completion.namespaces
+    ),
 ]
 Idle = Annotated[
     int | None,
@@ -43,10 +45,10 @@ Idle = Annotated[
 
 
 def _checked(name: str, command: str) -> str:
-    if not re.fullmatch(NAME_RULE, name):
+    if not re.fullmatch(NAMESPACE_NAME_RULE, name):
         sys.stderr.write(
-            f"payorch ns {command}: {name!r} is not a namespace name: it must match {NAME_RULE} "
-            "(lowercase letters, digits and '-').\n"
+            f"payorch ns {command}: {name!r} is not a namespace name: it must match "
+            f"{NAMESPACE_NAME_RULE} (lowercase letters, digits and '-').\n"
         )
         raise typer.Exit(ExitStatus.USAGE)
     return name

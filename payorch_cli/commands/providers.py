@@ -59,7 +59,7 @@ NONE_WORDS = ("none", "never", "off", "null")
 
 
 def _duration(value: str) -> float:
-    from payorch_cli.scenario.durations import DurationError, parse_duration
+    from payorch_cli.durations import DurationError, parse_duration
 
     try:
         return parse_duration(value)

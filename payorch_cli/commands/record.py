@@ -1,5 +1,5 @@
 """`payorch record`: the request log (GET /_sim/requests) written as a runnable scenario; the
-transformation itself is payorch_cli/record.py."""
+transformation itself is payorch_cli/record/."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import sys
 from collections import Counter
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -17,15 +17,11 @@ from payorch_cli.options import (
     ExitStatus,
     IncludeTools,
     api_errors,
-    include_tools_query,
     resolve,
 )
 
 if TYPE_CHECKING:
     from payorch_cli.client import Client
-    from payorch_cli.record import Identity
-
-PAGE = 100
 
 
 def record(
@@ -55,8 +51,14 @@ def record(
     Each call a step, ids saved and reused,
     the status and stable fields expected, clock advances and delivered events kept. By default
     everything since the server started or was last reset."""
+    from payorch_cli.record import (
+        delivered_events,
+        identity_of,
+        log_detail,
+        log_summaries,
+        to_yaml,
+    )
     from payorch_cli.record import record as build
-    from payorch_cli.record import to_yaml
 
     if since is not None and last is not None:
         _fail("--since and --last cannot be used together", ExitStatus.USAGE)
@@ -66,12 +68,12 @@ def record(
     options = resolve(ctx, base_url, api_key)
     client = options.client()
     with api_errors("record"):
-        summaries, outside = _summaries(client, cutoff, last, include_tools)
+        summaries, outside = log_summaries(client, cutoff, last, include_tools)
         if not summaries:
             _fail(_empty_reason(client, since, last), ExitStatus.ERROR)
-        details = [_detail(client, summary) for summary in summaries]
-        events = _delivered_events(client)
-    recording = build(details, events, _identity(client.api_key), name, outside)
+        details = [log_detail(client, summary) for summary in summaries]
+        events = delivered_events(client)
+    recording = build(details, events, identity_of(client.api_key), name, outside)
     text = to_yaml(recording.document, recording.comments)
     if output == "-":
         sys.stdout.write(text)
@@ -110,7 +112,7 @@ def _fail(message: str, status: ExitStatus) -> None:
 
 def _cutoff(since: str) -> datetime:
     """--since as an aware datetime: an ISO time, or now minus a duration."""
-    from payorch_cli.scenario.durations import DurationError, parse_duration
+    from payorch_cli.durations import DurationError, parse_duration
 
     try:
         moment = datetime.fromisoformat(since.replace("Z", "+00:00"))
@@ -165,64 +167,6 @@ def _write(path: Path, text: str) -> None:
         _fail(f"cannot write {path}: {exc.strerror or exc}", ExitStatus.ERROR)
 
 
-def _detail(client: Client, summary: dict[str, Any]) -> dict[str, Any]:
-    """One request of the log with its bodies; one the server cannot serve (or that is not
-    JSON Python can read) becomes a comment in the file, not the end of the recording."""
-    from payorch_cli.client import ApiError
-
-    try:
-        detail: dict[str, Any] = client.get(f"/_sim/requests/{summary['id']}")
-    except ApiError as exc:
-        if exc.status == 0:  # the server went away: the recording cannot go on
-            raise
-        return {**summary, "unreadable": f"the server could not serve it ({exc.message})"}
-    return detail
-
-
-def _at(summary: dict[str, Any]) -> datetime:
-    return datetime.fromisoformat(summary["at"].replace("Z", "+00:00"))
-
-
-def _summaries(
-    client: Client, cutoff: datetime | None, last: int | None, include_tools: bool = False
-) -> tuple[list[dict[str, Any]], list[str]]:
-    """The log's requests to record, oldest first (the log lists newest first), and the ids of
-    the events caused by the requests around them that are not recorded (left out with them: to
-    the millisecond, an event can look as if it came with a recorded request).
-
-    `last` counts the requests that become steps, from the newest one: left-out requests
-    between them (webhook reads, such as a previous recording's own) come along uncounted, and
-    those after the newest step are not part of the recording."""
-    from payorch_cli.record import recordable
-
-    kept: list[dict[str, Any]] = []
-    outside: list[str] = []
-    counted = 0
-    offset = 0
-    while True:
-        page = client.get(
-            "/_sim/requests",
-            limit=PAGE,
-            offset=offset,
-            includeTools=include_tools_query(include_tools),
-        )
-        rows = page["data"]
-        for row in rows:
-            becomes_step = recordable(row["method"], row["path"])
-            if cutoff is not None and _at(row) < cutoff:
-                return kept[::-1], [*outside, *(row.get("eventIds") or ())]
-            if last is not None and (counted >= last or (counted == 0 and not becomes_step)):
-                outside.extend(row.get("eventIds") or ())
-                if becomes_step:
-                    return kept[::-1], outside
-                continue
-            kept.append(row)
-            counted += becomes_step
-        offset += len(rows)
-        if not rows or offset >= page["pagination"]["total"]:
-            return kept[::-1], outside
-
-
 def _empty_reason(client: Client, since: str | None, last: int | None) -> str:
     from payorch_cli.client import ApiError
 
@@ -239,48 +183,3 @@ def _empty_reason(client: Client, since: str | None, last: int | None) -> str:
         f"the request log of {client.base_url} holds no request{when} of this credential's "
         "merchant: make the calls to record first (the log starts empty at start and reset)"
     )
-
-
-def _delivered_events(client: Client) -> list[dict[str, Any]]:
-    """Every event delivered to one of the credential's subscriptions, once each."""
-    events: dict[str, dict[str, Any]] = {}
-    hooks = client.list_webhooks()["data"]
-    for hook in hooks:
-        offset = 0
-        while True:
-            page = client.get(f"/webhooks/{hook['id']}/deliveries", limit=PAGE, offset=offset)
-            for delivery in page["data"]:
-                event = delivery.get("event")
-                if isinstance(event, dict):
-                    events.setdefault(event["id"], event)
-            offset += len(page["data"])
-            if not page["data"] or offset >= page["pagination"]["total"]:
-                break
-    return list(events.values())
-
-
-def _identity(api_key: str) -> Identity:
-    """The recording credential's fixture name (`as:`), its production twin, and the fixture
-    secret of each publishable key (to restore `POST /auth/token`'s masked secretKey)."""
-    from payorch_cli.record import Identity
-    from payorch_cli.scenario.credentials import Credentials
-
-    credentials = Credentials.builtin()
-    own = credentials.by_key.get(api_key)
-    if own is None or own.environment is None:
-        return Identity(None, secret_of=lambda publishable: _secret_of(credentials, publishable))
-    owner = own.name.split("/")[0]
-    production = f"{owner}/production"
-    return Identity(
-        owner if own.environment == "sandbox" else own.name,
-        production if production in credentials.by_name else None,
-        lambda publishable: _secret_of(credentials, publishable),
-    )
-
-
-def _secret_of(credentials: Any, publishable: str) -> str | None:
-    found = credentials.by_key.get(publishable)
-    if found is None or not found.publishable:
-        return None
-    secret = credentials.by_name.get(found.name.removesuffix("/publishable"))
-    return secret.key if secret is not None else None

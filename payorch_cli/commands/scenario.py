@@ -76,7 +76,7 @@ def run(
     """Run scenarios. Without --base-url each one gets its own in-process simulator; with it,
     `--namespace auto` runs each one in a fresh namespace of that server (deleted after)."""
     from payorch_cli.render.coverage import merge as merge_coverage
-    from payorch_cli.render.report import summary_line
+    from payorch_cli.scenario.report import summary_line
     from payorch_cli.scenario.reporters import (
         LiveReporter,
         PlainReporter,

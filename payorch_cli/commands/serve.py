@@ -8,13 +8,19 @@ import signal
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 
 from payorch_cli.options import DEFAULT_DATA, DataDir, Fixtures
 from simulator.cluster import SECRET_ENV, WORKER_ENV
-from simulator.settings import BODY_TIMEOUT_SECONDS, DEFAULT_HOST, DEFAULT_PORT, REQUEST_LOG_SIZE
+from simulator.settings import (
+    BODY_TIMEOUT_SECONDS,
+    DEFAULT_HOST,
+    DEFAULT_PORT,
+    REQUEST_LOG_SIZE,
+    Settings,
+)
 
 if TYPE_CHECKING:
     from simulator.domain.egress import EgressPolicy
@@ -22,130 +28,157 @@ if TYPE_CHECKING:
 # On SIGINT/SIGTERM, requests in flight get this long to finish; past it they are answered 503
 # service_unavailable (never dropped mid-write), so the process is gone well within 10 s.
 SHUTDOWN_GRACE_SECONDS = 5.0
+LOG_REQUESTS_WITHOUT_LOG = (
+    "--log-requests prints the request log, which --request-log 0 turns off: drop one of them"
+)
+
+
+# serve's options, one alias each, so that its signature reads as the list of what it takes.
+Host = Annotated[str, typer.Option("--host", help="Interface to bind.")]
+Port = Annotated[int, typer.Option("--port", min=0, max=65535, help="Port; 0 takes a free one.")]
+NoRateLimit = Annotated[
+    bool, typer.Option("--no-rate-limit", help="Turn the per-credential rate limit off.")
+]
+Fsync = Annotated[
+    bool, typer.Option("--fsync", help="fsync every write (survives power loss, slower).")
+]
+LoopbackWebhooks = Annotated[
+    bool,
+    typer.Option(
+        "--loopback-webhooks",
+        help="Deliver webhooks to loopback hosts only; others are recorded as failed, never "
+        "sent (for fuzzing with generated URLs).",
+    ),
+]
+RequestLog = Annotated[
+    int,
+    typer.Option(
+        "--request-log",
+        min=0,
+        metavar="N",
+        help="Keep the last N requests in the request log (GET /_sim/requests, payorch logs "
+        "tail); 0 turns it off.",
+    ),
+]
+Workers = Annotated[
+    str,
+    typer.Option(
+        "--workers",
+        metavar="N|auto",
+        help="Serve through nginx in front of N worker processes (auto: one per core); "
+        "each namespace lives in one of them. 1: one process, no proxy.",
+    ),
+]
+PrintProxyConfig = Annotated[
+    bool,
+    typer.Option(
+        "--print-proxy-config",
+        help="Moved to `payorch deploy-config` (still works here).",
+        hidden=True,
+    ),
+]
+WorkerAddresses = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--worker",
+        metavar="HOST:PORT",
+        help="A worker's address (--print-proxy-config).",
+        hidden=True,
+    ),
+]
+Listen = Annotated[
+    str,
+    typer.Option(
+        "--listen",
+        metavar="[ADDRESS:]PORT",
+        help="The proxy's port (--print-proxy-config).",
+        hidden=True,
+    ),
+]
+Peers = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--peer",
+        metavar="URL",
+        help="A sibling worker's origin, when this server is one worker of several "
+        "(docs/deploy.md).",
+    ),
+]
+PublicUrl = Annotated[
+    str | None,
+    typer.Option(
+        "--public-url",
+        metavar="URL",
+        help="The origin clients reach this server by (a proxy's), for URLs it hands out.",
+    ),
+]
+LogRequests = Annotated[
+    bool,
+    typer.Option(
+        "--log-requests",
+        help="Print one line per request on standard output, after the Listening line "
+        "(not those of payorch's own tools, such as the TUI's polling).",
+    ),
+]
+Quiet = Annotated[
+    bool,
+    typer.Option(
+        "--quiet",
+        "-q",
+        help="Print only the Listening line (the next steps it prints on a terminal go).",
+    ),
+]
+BodyTimeout = Annotated[
+    float,
+    typer.Option(
+        "--body-timeout",
+        min=0,
+        metavar="SECONDS",
+        help="Seconds a request body has to arrive whole once its head is in; a slower one "
+        "is answered 408 request_timeout and its connection closed. 0: no limit.",
+    ),
+]
+EgressAllow = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--egress-allow",
+        metavar="CIDR|HOST",
+        help="Let webhook deliveries reach this range, address or host (*.domain for "
+        "every name under it) that the egress policy refuses; repeatable. Any egress rule "
+        "turns the policy on, as team mode does (docs/deploy.md).",
+    ),
+]
+EgressDeny = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--egress-deny",
+        metavar="CIDR|HOST",
+        help="Refuse webhook deliveries to this range, address or host; repeatable. The "
+        "most specific rule decides.",
+    ),
+]
 
 
 def serve(
-    host: Annotated[str, typer.Option("--host", help="Interface to bind.")] = DEFAULT_HOST,
-    port: Annotated[
-        int, typer.Option("--port", min=0, max=65535, help="Port; 0 takes a free one.")
-    ] = DEFAULT_PORT,
+    host: Host = DEFAULT_HOST,
+    port: Port = DEFAULT_PORT,
     data_dir: DataDir = DEFAULT_DATA,
     fixtures: Fixtures = None,
-    no_rate_limit: Annotated[
-        bool, typer.Option("--no-rate-limit", help="Turn the per-credential rate limit off.")
-    ] = False,
-    fsync: Annotated[
-        bool, typer.Option("--fsync", help="fsync every write (survives power loss, slower).")
-    ] = False,
-    loopback_webhooks: Annotated[
-        bool,
-        typer.Option(
-            "--loopback-webhooks",
-            help="Deliver webhooks to loopback hosts only; others are recorded as failed, never "
-            "sent (for fuzzing with generated URLs).",
-        ),
-    ] = False,
-    request_log: Annotated[
-        int,
-        typer.Option(
-            "--request-log",
-            min=0,
-            metavar="N",
-            help="Keep the last N requests in the request log (GET /_sim/requests, payorch logs "
-            "tail); 0 turns it off.",
-        ),
-    ] = REQUEST_LOG_SIZE,
-    workers: Annotated[
-        str,
-        typer.Option(
-            "--workers",
-            metavar="N|auto",
-            help="Serve through nginx in front of N worker processes (auto: one per core); "
-            "each namespace lives in one of them. 1: one process, no proxy.",
-        ),
-    ] = "1",
-    print_proxy_config: Annotated[
-        bool,
-        typer.Option(
-            "--print-proxy-config",
-            help="Print the nginx configuration for the --worker addresses and exit "
-            "(docs/deploy.md).",
-        ),
-    ] = False,
-    worker_addresses: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--worker", metavar="HOST:PORT", help="A worker's address (--print-proxy-config)."
-        ),
-    ] = None,
-    listen: Annotated[
-        str,
-        typer.Option(
-            "--listen", metavar="[ADDRESS:]PORT", help="The proxy's port (--print-proxy-config)."
-        ),
-    ] = str(DEFAULT_PORT),
-    peers: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--peer",
-            metavar="URL",
-            help="A sibling worker's origin, when this server is one worker of several "
-            "(docs/deploy.md).",
-        ),
-    ] = None,
-    public_url: Annotated[
-        str | None,
-        typer.Option(
-            "--public-url",
-            metavar="URL",
-            help="The origin clients reach this server by (a proxy's), for URLs it hands out.",
-        ),
-    ] = None,
-    log_requests: Annotated[
-        bool,
-        typer.Option(
-            "--log-requests",
-            help="Print one line per request on standard output, after the Listening line "
-            "(not those of payorch's own tools, such as the TUI's polling).",
-        ),
-    ] = False,
-    quiet: Annotated[
-        bool,
-        typer.Option(
-            "--quiet",
-            "-q",
-            help="Print only the Listening line (the next steps it prints on a terminal go).",
-        ),
-    ] = False,
-    body_timeout: Annotated[
-        float,
-        typer.Option(
-            "--body-timeout",
-            min=0,
-            metavar="SECONDS",
-            help="Seconds a request body has to arrive whole once its head is in; a slower one "
-            "is answered 408 request_timeout and its connection closed. 0: no limit.",
-        ),
-    ] = BODY_TIMEOUT_SECONDS,
-    egress_allow: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--egress-allow",
-            metavar="CIDR|HOST",
-            help="Let webhook deliveries reach this range, address or host (*.domain for "
-            "every name under it) that the egress policy refuses; repeatable. Any egress rule "
-            "turns the policy on, as team mode does (docs/deploy.md).",
-        ),
-    ] = None,
-    egress_deny: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--egress-deny",
-            metavar="CIDR|HOST",
-            help="Refuse webhook deliveries to this range, address or host; repeatable. The "
-            "most specific rule decides.",
-        ),
-    ] = None,
+    no_rate_limit: NoRateLimit = False,
+    fsync: Fsync = False,
+    loopback_webhooks: LoopbackWebhooks = False,
+    request_log: RequestLog = REQUEST_LOG_SIZE,
+    workers: Workers = "1",
+    print_proxy_config: PrintProxyConfig = False,
+    worker_addresses: WorkerAddresses = None,
+    listen: Listen = str(DEFAULT_PORT),
+    peers: Peers = None,
+    public_url: PublicUrl = None,
+    log_requests: LogRequests = False,
+    quiet: Quiet = False,
+    body_timeout: BodyTimeout = BODY_TIMEOUT_SECONDS,
+    egress_allow: EgressAllow = None,
+    egress_deny: EgressDeny = None,
 ) -> None:
     """Serve the API, checkout pages and the /_sim control plane.
 
@@ -153,68 +186,70 @@ def serve(
     open the TUI and the request log, and where the docs are; piped or with --quiet, only the
     Listening line. --log-requests adds one line per request (the `payorch logs tail` layout).
     """
-    from payorch_cli.commands.serve_workers import print_config, serve_workers, worker_count_of
+    from payorch_cli.commands.serve_workers import serve_workers, worker_count_of
 
     if print_proxy_config:
-        print_config(worker_addresses or [], listen)
+        _print_proxy_config(worker_addresses or [], listen)
         return
     if log_requests and request_log == 0:
-        typer.echo(
-            "payorch serve: --log-requests prints the request log, which --request-log 0 turns "
-            "off: drop one of them",
-            err=True,
-        )
-        raise typer.Exit(2)
+        _usage(LOG_REQUESTS_WITHOUT_LOG)
     egress = _egress_policy(egress_allow or [], egress_deny or [])
     count = worker_count_of(workers)
+    next_steps = not quiet and sys.stdout.isatty()
     if count > 1:
-        options = _forwarded(fixtures, no_rate_limit, fsync, loopback_webhooks, request_log)
-        options += ["--body-timeout", str(body_timeout)]
+        flags = {"--no-rate-limit": no_rate_limit, "--fsync": fsync}
+        flags["--loopback-webhooks"] = loopback_webhooks
+        options = _forwarded(fixtures, request_log, flags, body_timeout, log_requests)
         options += [f"--egress-allow={rule}" for rule in egress_allow or []]
         options += [f"--egress-deny={rule}" for rule in egress_deny or []]
-        if log_requests:
-            options.append("--log-requests")
-        steps = Output(
-            next_steps=not quiet and sys.stdout.isatty(), log_requests=False, fixtures=fixtures
-        )
+        steps = Output(next_steps=next_steps, log_requests=False, fixtures=fixtures)
+        listening = lambda url: steps.started(None, url)  # noqa: E731
         serve_workers(
-            host,
-            port,
-            data_dir,
-            count,
-            options,
-            log_requests=log_requests,
-            listening=lambda url: steps.started(None, url),
+            host, port, data_dir, count, options, log_requests=log_requests, listening=listening
         )
         return
+    settings = Settings(
+        host=host,
+        port=port,
+        data_dir=data_dir,
+        fixtures_dir=fixtures,
+        rate_limit=not no_rate_limit,
+        fsync=fsync,
+        webhooks_loopback_only=loopback_webhooks,
+        request_log=request_log,
+        peers=tuple(peers or ()),
+        public_url=public_url,
+        namespace_secret=_namespace_secret(),
+        worker=_worker_place(),
+        body_timeout=body_timeout,
+        egress_policy=egress,
+    )
+    _serve_one(settings, Output(next_steps, log_requests=log_requests, fixtures=fixtures))
+
+
+def _print_proxy_config(workers: list[str], listen: str) -> None:
+    """The old spelling of `payorch deploy-config`: it still prints, and says where it went."""
+    from payorch_cli.commands.deploy_config import print_config
+
+    typer.echo("payorch serve: --print-proxy-config is now `payorch deploy-config`", err=True)
+    print_config(workers, listen)
+
+
+def _usage(message: str) -> NoReturn:
+    typer.echo(f"payorch serve: {message}", err=True)
+    raise typer.Exit(2)
+
+
+def _serve_one(settings: Settings, output: Output) -> None:
+    """One process serving on `settings`' port until SIGINT/SIGTERM; a failure to start is one
+    line on stderr and exit 1."""
     import asyncio  # here, not at the top: 30 ms of every other command's start
 
     from simulator.fixture_loader import FixtureError
     from simulator.store import StoreLockedError
 
-    output = Output(
-        next_steps=not quiet and sys.stdout.isatty(),
-        log_requests=log_requests,
-        fixtures=fixtures,
-    )
     try:
-        asyncio.run(
-            _serve(
-                host,
-                port,
-                data_dir,
-                fixtures,
-                rate_limit=not no_rate_limit,
-                fsync=fsync,
-                loopback_webhooks=loopback_webhooks,
-                request_log=request_log,
-                peers=tuple(peers or ()),
-                public_url=public_url,
-                output=output,
-                body_timeout=body_timeout,
-                egress=egress,
-            )
-        )
+        asyncio.run(_serve(settings, output))
     except StoreLockedError as exc:
         typer.echo(f"payorch serve: {exc}", err=True)
         raise typer.Exit(1) from None
@@ -222,7 +257,7 @@ def serve(
         typer.echo(f"payorch serve: bad fixtures: {exc}", err=True)
         raise typer.Exit(1) from None
     except OSError as exc:
-        typer.echo(f"payorch serve: {os_problem(host, port, exc)}", err=True)
+        typer.echo(f"payorch serve: {os_problem(settings.host, settings.port, exc)}", err=True)
         raise typer.Exit(1) from None
 
 
@@ -280,54 +315,25 @@ class Output:
         app[REQUEST_LOG].subscribe(print_row)
 
 
-async def _serve(
-    host: str,
-    port: int,
-    data_dir: Path,
-    fixtures: Path | None,
-    *,
-    rate_limit: bool,
-    fsync: bool,
-    loopback_webhooks: bool,
-    request_log: int,
-    peers: tuple[str, ...] = (),
-    public_url: str | None = None,
-    output: Output,
-    body_timeout: float,
-    egress: EgressPolicy | None = None,
-) -> None:
+async def _serve(settings: Settings, output: Output) -> None:
     import asyncio
-    import os
+    from dataclasses import replace
 
     from aiohttp import web
 
     from simulator.app import create_app
     from simulator.http.openfiles import AcceptLog, budget, open_now, raise_soft_limit
     from simulator.http.shutdown import drain
-    from simulator.settings import NAMESPACES_IN_MEMORY, Settings
+    from simulator.settings import NAMESPACES_IN_MEMORY
 
     # The open files this process may have, raised to the hard limit, then shared between the
     # namespaces' worlds and the connections, so neither ever meets EMFILE (issue 31).
     files = budget(raise_soft_limit(), open_now(), NAMESPACES_IN_MEMORY)
     asyncio.get_running_loop().set_exception_handler(AcceptLog())
-    settings = Settings(
-        namespaces_in_memory=files.worlds,
-        max_connections=files.connections,
-        host=host,
-        port=port,
-        data_dir=data_dir,
-        fixtures_dir=fixtures,
-        rate_limit=rate_limit,
-        fsync=fsync,
-        webhooks_loopback_only=loopback_webhooks,
-        request_log=request_log,
-        peers=peers,
-        public_url=public_url,
-        namespace_secret=_namespace_secret(os.environ.get(SECRET_ENV)),
-        worker=_worker_place(os.environ.get(WORKER_ENV)),
-        body_timeout=body_timeout,
-        egress_policy=egress,
+    settings = replace(
+        settings, namespaces_in_memory=files.worlds, max_connections=files.connections
     )
+    host, port, public_url = settings.host, settings.port, settings.public_url
     app = create_app(settings)
     # drain() has already finished or answered every request when cleanup() runs: the short
     # timeout only bounds closing the connections, before the store is compacted and closed.
@@ -364,25 +370,41 @@ async def _serve(
 
 
 def _forwarded(
-    fixtures: Path | None, no_rate_limit: bool, fsync: bool, loopback_webhooks: bool, log: int
+    fixtures: Path | None, log: int, flags: dict[str, bool], body_timeout: float, log_requests: bool
 ) -> list[str]:
     """The options every worker of `--workers N` is started with (the same as the server's)."""
     options = ["--request-log", str(log)]
     if fixtures is not None:
         options += ["--fixtures", str(fixtures.resolve())]
-    flags = {"--no-rate-limit": no_rate_limit, "--fsync": fsync}
-    flags["--loopback-webhooks"] = loopback_webhooks
-    return options + [flag for flag, on in flags.items() if on]
+    options += [flag for flag, on in flags.items() if on]
+    options += ["--body-timeout", str(body_timeout)]
+    return options + (["--log-requests"] if log_requests else [])
 
 
-def _worker_place(given: str | None) -> tuple[int, int] | None:
+def _namespace_secret() -> bytes | None:
+    """The workers' shared key (from the supervisor or a deployment); None: the data dir's."""
+    import os
+
+    given = os.environ.get(SECRET_ENV)
+    if not given:
+        return None
+    try:
+        return bytes.fromhex(given)
+    except ValueError:
+        typer.echo(f"payorch serve: {SECRET_ENV} is not hexadecimal", err=True)
+        raise typer.Exit(2) from None
+
+
+def _worker_place() -> tuple[int, int] | None:
     """This worker's `INDEX/COUNT` among its siblings (from the supervisor); None: alone."""
+    import os
+
+    given = os.environ.get(WORKER_ENV)
     if not given:
         return None
     index, _, count = given.partition("/")
     if not (index.isdigit() and count.isdigit() and int(index) < int(count)):
-        typer.echo(f"payorch serve: {WORKER_ENV} is not INDEX/COUNT: {given!r}", err=True)
-        raise typer.Exit(2)
+        _usage(f"{WORKER_ENV} is not INDEX/COUNT: {given!r}")
     return int(index), int(count)
 
 
@@ -396,16 +418,4 @@ def _egress_policy(allow: list[str], deny: list[str]) -> EgressPolicy | None:
     try:
         return EgressPolicy.parse(tuple(allow), tuple(deny))
     except EgressRuleError as exc:
-        typer.echo(f"payorch serve: {exc}", err=True)
-        raise typer.Exit(2) from None
-
-
-def _namespace_secret(given: str | None) -> bytes | None:
-    """The workers' shared key (from the supervisor or a deployment); None: the data dir's."""
-    if not given:
-        return None
-    try:
-        return bytes.fromhex(given)
-    except ValueError:
-        typer.echo(f"payorch serve: {SECRET_ENV} is not hexadecimal", err=True)
-        raise typer.Exit(2) from None
+        _usage(str(exc))

@@ -1,16 +1,17 @@
-"""`payorch serve --workers N` and `--print-proxy-config` (simulator/cluster/)."""
+"""`payorch serve --workers N` (simulator/cluster/)."""
 
 from __future__ import annotations
 
-import re
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import NoReturn
 
 import typer
 
-_ADDRESS = re.compile(r"(?:\[[0-9a-fA-F:]+\]|[A-Za-z0-9.-]+):\d{1,5}")
-_LISTEN = re.compile(r"(?:(?:\[[0-9a-fA-F:]+\]|[A-Za-z0-9.-]+):)?\d{1,5}")
+# How the supervisor runs each worker: this CLI's own `serve`, in this interpreter (the
+# supervisor, on the simulator's side, does not name the CLI's modules).
+WORKER_COMMAND = (sys.executable, "-m", "payorch_cli.main", "serve")
 
 
 def worker_count_of(value: str) -> int:
@@ -20,19 +21,6 @@ def worker_count_of(value: str) -> int:
         return worker_count(value)
     except ClusterError as exc:
         _bad(str(exc))
-
-
-def print_config(workers: list[str], listen: str) -> None:
-    from simulator.cluster.nginx_config import render
-
-    if not workers:
-        _bad("--print-proxy-config needs the workers' addresses: --worker HOST:PORT (repeated)")
-    for address in workers:
-        if not _ADDRESS.fullmatch(address):
-            _bad(f"--worker takes HOST:PORT; got {address!r}")
-    if not _LISTEN.fullmatch(listen):
-        _bad(f"--listen takes PORT or ADDRESS:PORT; got {listen!r}")
-    typer.echo(render(workers, listen), nl=False)
 
 
 def serve_workers(
@@ -62,6 +50,7 @@ def serve_workers(
                 port=port,
                 data_dir=data_dir,
                 count=count,
+                worker_command=WORKER_COMMAND,
                 worker_options=options,
                 nginx=nginx,
                 forward_output=log_requests,

@@ -220,8 +220,8 @@ def _human(trigger: Trigger, event: dict[str, Any]) -> Any:
     from rich.console import Group
     from rich.text import Text
 
+    from payorch_cli.durations import format_duration
     from payorch_cli.render.objects import event_renderable, object_table
-    from payorch_cli.scenario.durations import format_duration
 
     made = ", ".join(f"{noun} {ident}" for noun, ident in created(trigger.objects).items())
     parts: list[Any] = [Text(f"created {made}", style="bold")] if made else []

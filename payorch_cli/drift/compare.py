@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from typing import Any
 
-# The same idea as payorch_cli/record_values.py's ID_KEY and TIMESTAMP_KEY (kept here so
+# The same idea as payorch_cli/record/values.py's ID_KEY and TIMESTAMP_KEY (kept here so
 # drift does not depend on the recorder's module layout): a key naming a server-made value.
 ID_KEY = re.compile(r"^(id|token|clabe|reference|barcode|qrCode)$|(Id|Token|_id|_token|Ref)$")
 # A path segment made by a server (record_values.MADE_ID): TXN-…, po_…, a CLABE.

@@ -20,13 +20,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from payorch.vocabulary import NAMESPACE_NAME_RULE
 from payorch_cli.client import ApiError, Client
 from payorch_cli.credentials import environment_of
 
 # Its reads in the request log (X-Payorch-Tool): the agent's server's, not the CLI's.
 MCP_TOOL = "mcp"
 Environment = Literal["sandbox", "production"]
-NAMESPACE_PATTERN = re.compile(r"[a-z0-9][a-z0-9-]{0,39}")
+NAMESPACE_PATTERN = re.compile(NAMESPACE_NAME_RULE)
 
 # What to do next, per error code: an agent reads the envelope's message and this.
 HINTS: dict[str, str] = {

@@ -24,13 +24,19 @@ def _observation(row: dict[str, Any]) -> bool:
 
 def record_session(sandbox: Sandbox, last: int | None, name: str) -> tuple[str, dict[str, Any]]:
     from payorch_cli.client import ApiError, Client
-    from payorch_cli.commands.record import _delivered_events, _detail, _identity, _summaries
     from payorch_cli.mcp.sandbox import MCP_TOOL
-    from payorch_cli.record import record, to_yaml
+    from payorch_cli.record import (
+        delivered_events,
+        identity_of,
+        log_detail,
+        log_summaries,
+        record,
+        to_yaml,
+    )
 
     client = Client(sandbox.api_url, sandbox.key("sandbox"), tool=MCP_TOOL)
     try:
-        summaries, outside = _summaries(client, None, None)
+        summaries, outside = log_summaries(client, None, None)
         observed = [row for row in summaries if _observation(row)]
         summaries = [row for row in summaries if not _observation(row)]
         if last is not None:  # the last N that become steps, as `payorch record --last`
@@ -50,13 +56,13 @@ def record_session(sandbox: Sandbox, last: int | None, name: str) -> tuple[str, 
                 "The request log holds no request to record since the start or the last reset.",
                 hint="Make the calls first (create_payment, simulate_payment...), then record.",
             )
-        details = [_detail(client, row) for row in summaries]
-        events = _delivered_events(client)
+        details = [log_detail(client, row) for row in summaries]
+        events = delivered_events(client)
     except ApiError as exc:
         raise ToolFailure.of(exc) from None
     finally:
         client.close()
-    recording = record(details, events, _identity(sandbox.key("sandbox")), name, outside)
+    recording = record(details, events, identity_of(sandbox.key("sandbox")), name, outside)
     text = to_yaml(recording.document, recording.comments)
     steps = recording.document["steps"]
     data = {
@@ -75,10 +81,10 @@ def run(
     sandbox: Sandbox, access: ScenarioAccess, scenario_yaml: str | None, path: str | None
 ) -> tuple[str, dict[str, Any]]:
     """Runs YAML text, or the scenario files at a path within `access` (access.py says why)."""
-    from payorch_cli.render.report import instance_failure_lines, summary_line
     from payorch_cli.scenario.credentials import Credentials
     from payorch_cli.scenario.interpreter import Runner
     from payorch_cli.scenario.loader import load_text
+    from payorch_cli.scenario.report import instance_failure_lines, summary_line
     from payorch_cli.scenario.reporters import QuietReporter, result_json
     from payorch_cli.scenario.source import ScenarioFileError
 

@@ -74,7 +74,7 @@ def event_renderable(envelope: dict[str, Any]) -> RenderableType:
 
 
 def clock_text(state: dict[str, Any]) -> str:
-    from payorch_cli.scenario.durations import format_duration
+    from payorch_cli.durations import format_duration
 
     offset = float(state.get("offsetSeconds") or 0)
     # Past a minute, the offset's milliseconds are the real time the advance's jobs took.

@@ -24,7 +24,7 @@ def _obj(value: Any) -> dict[str, Any]:
 
 
 def _seconds(value: Any) -> str:
-    from payorch_cli.scenario.durations import format_duration
+    from payorch_cli.durations import format_duration
 
     if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
         return "0s"

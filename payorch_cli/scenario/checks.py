@@ -10,7 +10,7 @@ import re
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from payorch_cli.scenario.durations import DurationError, parse_duration
+from payorch_cli.durations import DurationError, parse_duration
 from payorch_cli.scenario.expressions import ExprError, compile_string, compile_value
 from payorch_cli.scenario.matchers import Matcher, compile_matcher
 from payorch_cli.scenario.model import BUILTINS

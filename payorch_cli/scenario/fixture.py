@@ -21,8 +21,8 @@ from typing import Any
 
 from payorch_cli.client import Client
 from payorch_cli.credentials import Credential
+from payorch_cli.durations import parse_duration
 from payorch_cli.scenario.credentials import Credentials
-from payorch_cli.scenario.durations import parse_duration
 from payorch_cli.scenario.receiver import Delivery, Receiver
 
 
@@ -169,9 +169,9 @@ class Payorch:
     def run_scenario(self, path: str | Path) -> Any:
         """Run a scenario file (every matrix cell) against this simulator; AssertionError with
         the failure report if one fails. Returns the results."""
-        from payorch_cli.render.report import instance_failure_lines
         from payorch_cli.scenario.interpreter import Runner
         from payorch_cli.scenario.loader import load_file
+        from payorch_cli.scenario.report import instance_failure_lines
         from payorch_cli.scenario.reporters import QuietReporter
 
         scenario = load_file(Path(path), self.keys.check)

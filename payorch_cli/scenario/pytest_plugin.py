@@ -132,7 +132,7 @@ class ScenarioItem(pytest.Item):
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
         if isinstance(excinfo.value, ScenarioFailed):
-            from payorch_cli.render.report import instance_failure_lines
+            from payorch_cli.scenario.report import instance_failure_lines
 
             result = excinfo.value.result
             marks = {"passed": "ok  ", "failed": "FAIL", "skipped": "skip"}

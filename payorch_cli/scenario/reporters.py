@@ -9,9 +9,9 @@ from collections.abc import Sequence
 from typing import IO, Any, ClassVar
 from xml.etree import ElementTree as ET
 
-from payorch_cli.render.report import failure_lines, instance_failure_lines
 from payorch_cli.scenario.interpreter import InstanceResult, StepResult
 from payorch_cli.scenario.model import Instance, Step
+from payorch_cli.scenario.report import failure_lines, instance_failure_lines
 
 
 def _ms(seconds: float) -> str:

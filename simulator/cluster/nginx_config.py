@@ -14,7 +14,7 @@ cannot drift), first match wins:
    the upstream, so `$request_body` is set when the hash is computed;
 5. else `default`.
 
-`hash $payorch_namespace` then picks the owner (simulator/domain/placement.py is the same rule
+`hash $payorch_namespace` then picks the owner (simulator/cluster/placement.py is the same rule
 in Python). `max_fails=0` and `proxy_next_upstream off`: a namespace never moves to another
 worker; while its worker is down nginx answers 503 in the API's error envelope with
 `Retry-After`, and every other worker carries on. What nginx refuses itself (a request it
@@ -22,7 +22,7 @@ cannot read, a body over the limit) is answered in the same envelope, as one pay
 (`REFUSALS`), never with nginx's HTML pages.
 
 `render` makes the text both for `payorch serve --workers N` (with `runtime`, the private
-directory of its pid, temp files and logs) and for `payorch serve --print-proxy-config`
+directory of its pid, temp files and logs) and for `payorch deploy-config`
 (docs/deploy.md), so the deployed configuration is the tested one.
 """
 
@@ -34,7 +34,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from payorch.vocabulary import API_PREFIX
+from payorch.vocabulary import API_PREFIX, CREDENTIAL_IN_BODY_PATHS
 from simulator.domain.errors import ApiError
 from simulator.domain.namespaces import (
     AUTHORIZATION_RULE,
@@ -45,8 +45,6 @@ from simulator.domain.namespaces import (
 )
 from simulator.settings import BODY_LIMIT_BYTES
 
-# The two endpoints whose credential is in the body (simulator/http/front.py reads them so too).
-CREDENTIAL_IN_BODY = ("/api/v1/auth/token", "/api/v1/auth/refresh")
 # Long-lived server-sent-event streams: never buffered, read for as long as they last.
 STREAMS = ("/_sim/events", "/_sim/requests/stream")
 MANAGEMENT = "/_sim/namespaces/"
@@ -143,7 +141,7 @@ def routing_maps() -> str:
     name = f"({NAME_RULE})"
     management = "~^" + _control_plane_prefix() + MANAGEMENT + name + r"(?:\?|$)"
     prefix = "~^" + PATH_PREFIX + name + "(?:[/?]|$)"
-    auth_endpoints = "~^POST (?:" + "|".join(CREDENTIAL_IN_BODY) + r")(?:\?|$)"
+    auth_endpoints = "~^POST (?:" + "|".join(CREDENTIAL_IN_BODY_PATHS) + r")(?:\?|$)"
     return f"""
     # The namespace of a request, as simulator/domain/namespaces.py reads it (generated from it).
     map $request_uri $payorch_path_namespace {{

@@ -163,6 +163,7 @@ class Supervisor:
         port: int,
         data_dir: Path,
         count: int,
+        worker_command: Sequence[str],  # the CLI's `payorch serve`: no CLI module is named here
         worker_options: Sequence[str],
         nginx: str,
         forward_output: bool = False,
@@ -184,10 +185,7 @@ class Supervisor:
                 index=i,
                 port=ports[i],
                 argv=[
-                    sys.executable,
-                    "-m",
-                    "payorch_cli.main",
-                    "serve",
+                    *worker_command,
                     "--host",
                     WORKER_HOST,
                     "--port",

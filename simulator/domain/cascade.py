@@ -1,7 +1,7 @@
 """The provider cascade: try each provider configured for a rail, in order, until one accepts.
 
 Sandbox always accepts through the first provider (spec rule 6). Production asks each simulated
-provider's live behaviour (`provider_world.py`: fixture, overrides, incidents), so declines,
+provider's live behaviour (`providers/world.py`: fixture, overrides, incidents), so declines,
 outages, timeouts and `cascade_exhausted` are reachable.
 """
 
@@ -12,7 +12,7 @@ from typing import NamedTuple
 
 from simulator.domain.catalog import CATALOGUE_CARD_DECLINES, Environment, PaymentMethod, Provider
 from simulator.domain.errors import ApiError
-from simulator.domain.provider_world import Answer, CallbackPlan, ProviderWorld
+from simulator.domain.providers.world import Answer, CallbackPlan, ProviderWorld
 
 SANDBOX_PROVIDER = Provider(
     id="sandbox",
@@ -62,7 +62,7 @@ def route(
             return _taken_at_once(answer)
         provider = answer.provider
         if outcome == "unavailable" or outcome == "timed_out":
-            # timed_out: the platform stopped waiting (provider_world.PROVIDER_TIMEOUT_SECONDS).
+            # timed_out: the platform stopped waiting (providers.world.PROVIDER_TIMEOUT_SECONDS).
             attempts.append(Attempt(provider.id, outcome))
             continue
         if outcome == "declined":

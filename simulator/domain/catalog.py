@@ -24,7 +24,7 @@ Tier = Literal["starter", "standard", "premium"]
 Channel = Literal["ONLINE", "CASH", "CREDIT_CARD"]
 Flow = Literal["direct", "hosted"]
 ProviderKind = Literal["payin", "payout"]
-# What a provider does with a production call (provider_world.py explains each): the table is
+# What a provider does with a production call (providers/world.py explains each): the table is
 # payorch.vocabulary's; a provider is scripted only with its own kind's behaviours.
 ProviderBehaviour = str  # one of PROVIDER_BEHAVIOURS
 PAYIN_BEHAVIOURS: tuple[ProviderBehaviour, ...] = PROVIDER_BEHAVIOURS_BY_KIND["payin"]
@@ -207,7 +207,7 @@ class Credential:
 
 
 # Payout rails, and the recipient field types POST /me/payout/send knows how to check
-# (simulator.domain.payouts has one check per type; payout_methods.yaml documents each).
+# (simulator.domain.payouts.rules has one check per type; payout_methods.yaml documents each).
 PAYOUT_RAILS = ("spei", "pix", "bank", "phone_wallet", "email_wallet")
 RECIPIENT_FIELD_TYPES = (
     "text",

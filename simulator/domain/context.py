@@ -13,8 +13,8 @@ from simulator.domain.emitter import Emitter
 from simulator.domain.fx import Fx
 from simulator.domain.ledger import Ledger
 from simulator.domain.ports import Events, Jobs, Table
-from simulator.domain.provider_callbacks import CallbackLog
-from simulator.domain.provider_world import ProviderWorld
+from simulator.domain.providers.callbacks import CallbackLog
+from simulator.domain.providers.world import ProviderWorld
 from simulator.domain.trace import TraceLog
 from simulator.domain.transactions import TransactionRepository
 

@@ -22,11 +22,12 @@ import hmac
 import re
 from typing import Any
 
+from payorch.vocabulary import NAMESPACE_NAME_RULE
 from simulator.domain.catalog import Catalog
 from simulator.domain.errors import ApiError
 
 DEFAULT = "default"
-NAME_RULE = "[a-z0-9][a-z0-9-]{0,39}"
+NAME_RULE = NAMESPACE_NAME_RULE
 _NAME = re.compile(NAME_RULE)
 PATH_PREFIX = "/ns/"
 # Beside the namespaces' directories (<data dir>/namespaces/): the key of their key derivation.

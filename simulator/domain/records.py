@@ -17,7 +17,8 @@ from simulator.domain.catalog import Environment
 
 
 class TransactionRecord(TypedDict):
-    """A pay-in (`TXN-...`): `payment_record.new_record`, moved on by `payments` and `refunds`."""
+    """A pay-in (`TXN-...`): `payins.record.new_record`, moved on by `payins.service` and
+    `payins.refunds`."""
 
     id: str
     merchantId: str
@@ -275,7 +276,7 @@ class MovementRecord(TypedDict):
 
 
 class PayoutMovementRecord(TypedDict):
-    """A payout ledger movement (`pmv_...`): `payout_ledger.PayoutLedger.record`."""
+    """A payout ledger movement (`pmv_...`): `payouts.ledger.PayoutLedger.record`."""
 
     id: str
     merchantId: str
@@ -283,7 +284,7 @@ class PayoutMovementRecord(TypedDict):
     currency: str
     type: str
     amount: str  # signed, in `currency`
-    bucket: str  # payout_ledger.AVAILABLE or RESERVED
+    bucket: str  # payouts.ledger.AVAILABLE or RESERVED
     effectiveAt: float
     createdAt: float
     ref: str | None  # the payout, transfer or swap that caused it

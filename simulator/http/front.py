@@ -24,6 +24,7 @@ from aiohttp import hdrs, web
 from aiohttp.web_urldispatcher import AbstractRoute, UrlMappingMatchInfo
 from yarl import URL
 
+from payorch.vocabulary import CREDENTIAL_IN_BODY_PATHS
 from simulator.domain.errors import ApiError
 from simulator.domain.ids import token_hex
 from simulator.domain.namespaces import (
@@ -43,7 +44,7 @@ from simulator.http.responses import REQUEST_ID_HEADER, error_response
 from simulator.http.server import Application, ConnectionHandler, log_refused
 
 # The two endpoints that carry their credential in the body (keys, or a refresh token).
-CREDENTIAL_IN_BODY = frozenset({"/api/v1/auth/token", "/api/v1/auth/refresh"})
+CREDENTIAL_IN_BODY = frozenset(CREDENTIAL_IN_BODY_PATHS)
 AUTH_PATHS = "/api/v1/auth/"
 # aiohttp's own request handling, called without `super()` (one object less per request).
 _OWN_HANDLE = AIOHTTP_HANDLE

@@ -12,14 +12,14 @@ from aiohttp import web
 from simulator.clock import SimClock
 from simulator.domain.auth import Authenticator, Principal
 from simulator.domain.catalog import Catalog
-from simulator.domain.checkout import CheckoutService
+from simulator.domain.checkout.service import CheckoutService
 from simulator.domain.context import DomainContext
 from simulator.domain.deliveries import DeliveryService
-from simulator.domain.deposits import DepositService
-from simulator.domain.payments import PaymentService
-from simulator.domain.payouts import PayoutService
+from simulator.domain.deposits.service import DepositService
+from simulator.domain.payins.refunds import RefundService
+from simulator.domain.payins.service import PaymentService
+from simulator.domain.payouts.service import PayoutService
 from simulator.domain.ratelimit import RateLimiter
-from simulator.domain.refunds import RefundService
 from simulator.domain.requestlog import RequestLog
 from simulator.domain.settlements import SettlementService
 from simulator.domain.webhooks import WebhookService

@@ -48,8 +48,8 @@ from prometheus_client.parser import text_string_to_metric_families
 from prometheus_client.registry import Collector
 from prometheus_client.utils import floatToGoString
 
-from simulator.cluster.peers import PEER_HEADER, TIMEOUT_SECONDS
 from simulator.domain.errors import ApiError
+from simulator.http.peers import PEER_HEADER, TIMEOUT_SECONDS
 
 PATH = "/metrics"
 # Names the server that answered a scrape: a worker listed among its own peers (a deployment may

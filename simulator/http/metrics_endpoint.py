@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from aiohttp import hdrs, web
 
-from simulator.cluster.peers import PEER_HEADER
 from simulator.http.keys import METRICS, SETTINGS
+from simulator.http.peers import PEER_HEADER
 
 
 async def metrics_endpoint(request: web.Request) -> web.Response:

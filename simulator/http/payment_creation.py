@@ -13,8 +13,8 @@ from typing import Any
 from aiohttp import web
 
 from simulator.domain.auth import Principal, resolve_shop
-from simulator.domain.payment_request import PaymentRequest, check_payment_rules
-from simulator.domain.payments import PaymentService
+from simulator.domain.payins.request import PaymentRequest, check_payment_rules
+from simulator.domain.payins.service import PaymentService
 from simulator.http.aiohttp_private import app_state
 from simulator.http.idempotency import NO_KEY, Attempt, Stored
 from simulator.http.keys import CATALOG, PAYMENTS, STORE

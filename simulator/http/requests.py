@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 from aiohttp import web
 from aiohttp.streams import StreamReader
 
-from simulator.domain.checkout import buyer_ip
+from simulator.domain.checkout.service import buyer_ip
 from simulator.domain.errors import ApiError
 from simulator.http.aiohttp_private import HttpProcessingError, buffered_body, request_state
 from simulator.http.keys import BODY, BODY_TOO_LARGE, RAW_BODY, REQUEST_URL_PREFIX, SETTINGS

@@ -23,7 +23,7 @@ from referencing.jsonschema import DRAFT202012
 
 from payorch.vocabulary import API_PREFIX
 from simulator.domain.errors import ApiError
-from simulator.domain.payment_request import read_payment_request
+from simulator.domain.payins.request import read_payment_request
 from simulator.openapi.document import document, operations
 
 DOC_URI = "urn:payorch:openapi"

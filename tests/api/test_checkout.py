@@ -17,7 +17,7 @@ from aiohttp.test_utils import TestClient
 
 from simulator.app import create_app
 from simulator.clock import parse_iso
-from simulator.domain.checkout import buyer_ip
+from simulator.domain.checkout.service import buyer_ip
 from simulator.domain.instructions import _boleto_general_check_digit, boleto_line
 from simulator.domain.states import SIMULATE_ACTIONS
 from simulator.http.keys import CHECKOUT, CONTEXT, STORE

@@ -22,7 +22,7 @@ import pytest
 
 from simulator.app import create_app
 from simulator.domain.catalog import PayoutMethod
-from simulator.domain.payout_provider import Dispatch, SimulatedPayoutProvider
+from simulator.domain.payouts.provider import Dispatch, SimulatedPayoutProvider
 from simulator.http.keys import PAYOUTS
 from simulator.settings import Settings
 from tests.api.test_payouts import SPEI

@@ -16,12 +16,16 @@ from typer.testing import CliRunner
 
 from payorch.vocabulary import PAYMENT_METHOD_SLUGS
 from payorch_cli.main import app
-from simulator.domain import checkout_request, deposit_request, payment_request, payouts, webhooks
+from simulator.domain import webhooks
+from simulator.domain.checkout import request as checkout_request
 from simulator.domain.deliveries import DELIVERY_STATUSES
+from simulator.domain.deposits import request as deposit_request
 from simulator.domain.errors import CATALOGUE
 from simulator.domain.methods import CHANNELS
+from simulator.domain.payins import request as payment_request
+from simulator.domain.payins.refunds import MAX_REASON
+from simulator.domain.payouts import service as payouts
 from simulator.domain.ratelimit import TIER_QUOTAS
-from simulator.domain.refunds import MAX_REASON
 from simulator.domain.states import (
     PAYOUT_SIMULATE_ACTIONS,
     SIMULATE_ACTIONS,

@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from simulator.domain import payment_request
-from simulator.domain.payment_request import PaymentRequest
+from simulator.domain.payins import request as payment_request
+from simulator.domain.payins.request import PaymentRequest
 from simulator.http.handlers import payments as payment_handlers
 from simulator.openapi.validation import compiled
 from tests.conftest import Api, Keys, assert_error

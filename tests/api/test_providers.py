@@ -15,7 +15,7 @@ from simulator.domain.catalog import (
     PAYOUT_BEHAVIOURS,
     PAYOUT_REJECT_REASONS,
 )
-from simulator.domain.provider_world import COUNTS
+from simulator.domain.providers.world import COUNTS
 from simulator.openapi.document import document
 from simulator.settings import Settings
 from tests.conftest import Api, Keys, assert_error

@@ -1,7 +1,7 @@
 """POST /payments/{id}/refund and GET /claims/{id} through the HTTP API.
 
 A refund is a claim (`CLM-...`) that holds its USD value in `frozen` at once and resolves one
-simulated hour later (refunds.py). Refunds come out of the *available* balance, so most tests
+simulated hour later (payins/refunds.py). Refunds come out of the *available* balance, so most tests
 first let the tier's settlement delay pass (mer_mercadoazul: T+2, 5 % rolling reserve, 3.5 %
 platform fee).
 """

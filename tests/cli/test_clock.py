@@ -9,9 +9,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
+from payorch_cli.durations import DurationError, format_duration, parse_duration
 from payorch_cli.main import app
 from payorch_cli.render.objects import clock_text
-from payorch_cli.scenario.durations import DurationError, format_duration, parse_duration
 from payorch_cli.scenario.fixture import Payorch
 from payorch_cli.tui.screens.dialogs import parse_duration as dialog_duration
 

@@ -1,4 +1,4 @@
-"""`payorch serve --print-proxy-config`, docs/deploy.md's configurations (the generator's output,
+"""`payorch deploy-config`, docs/deploy.md's configurations (the generator's output,
 verbatim), and `--workers` refusing what it cannot run."""
 
 from __future__ import annotations
@@ -35,8 +35,7 @@ def test_the_docs_show_what_the_generator_prints() -> None:
 @needs_nginx
 def test_the_printed_configuration_is_valid_nginx(tmp_path: Path) -> None:
     status, printed, _ = payorch(
-        "serve",
-        "--print-proxy-config",
+        "deploy-config",
         "--worker",
         "127.0.0.1:8081",
         "--worker",
@@ -85,10 +84,17 @@ def test_the_printed_configuration_is_valid_nginx(tmp_path: Path) -> None:
         (["--worker", "a:1", "--listen", "x:y"], "--listen takes PORT or ADDRESS:PORT"),
     ],
 )
-def test_print_proxy_config_refuses_bad_addresses(args: list[str], says: str) -> None:
-    status, printed, errors = payorch("serve", "--print-proxy-config", *args)
+def test_deploy_config_refuses_bad_addresses(args: list[str], says: str) -> None:
+    status, printed, errors = payorch("deploy-config", *args)
     assert status == 2 and printed == ""
     assert errors.count("\n") == 1 and says in errors
+
+
+def test_serve_print_proxy_config_still_prints_it_and_says_where_it_went() -> None:
+    args = ["--listen", "8080", "--worker", "10.0.0.11:8081", "--worker", "10.0.0.12:8081"]
+    status, printed, errors = payorch("serve", "--print-proxy-config", *args)
+    assert (status, printed) == (0, payorch("deploy-config", *args)[1])
+    assert errors == "payorch serve: --print-proxy-config is now `payorch deploy-config`\n"
 
 
 def test_without_nginx_a_one_line_error_says_how_to_install_it(tmp_path: Path) -> None:

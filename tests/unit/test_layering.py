@@ -10,7 +10,13 @@ interpreter and lists which of the forbidden modules got loaded:
 - the unit of work is the caller's (an HTTP handler, or the scheduler for a job): no domain
   service opens a store batch or is given one (docs/decisions.md, issue 14 item 8);
 - no `if TYPE_CHECKING:` import hides an import circle (issue 27): a module that needs the type
-  of one that imports it gets what it needs passed, or names it by a small Protocol.
+  of one that imports it gets what it needs passed, or names it by a small Protocol;
+- the house (issue 33): the server's floors import only downwards (the domain, then the store and
+  the events, then the HTTP layer, then the app), no module imports another that imports it back
+  (at run time, in a function or for the type checker alike), no module imports another's
+  private name, the supervisor's side (`simulator.cluster`) is imported by no part of the server,
+  and the CLI imports the server's modules only where it already must (a list, each entry with
+  its reason). Module size (600 lines) is tests/unit/test_module_size.py's.
 """
 
 from __future__ import annotations
@@ -109,13 +115,13 @@ def test_the_tui_command_module_is_light() -> None:
 def test_no_domain_service_opens_a_unit_of_work() -> None:
     domain = Path(__file__).resolve().parents[2] / "simulator" / "domain"
     found = []
-    for path in sorted(domain.glob("*.py")):
+    for path in sorted(domain.rglob("*.py")):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             named = (isinstance(node, ast.Attribute) and "batch" in node.attr) or (
                 isinstance(node, ast.arg) and "batch" in node.arg
             )
             if named:
-                found.append(f"{path.name}:{node.lineno}")
+                found.append(f"{path.relative_to(domain)}:{node.lineno}")
     assert found == [], "the handler (or the scheduler) opens the store batch, not the domain"
 
 
@@ -179,3 +185,146 @@ def test_no_type_checking_import_closes_an_import_circle() -> None:
         if reaches(target, module)
     ]
     assert circles == [], "pass what is needed, or name it by a Protocol"
+
+
+# The server's floors, lowest first: a module imports its own floor and the ones below. `payorch`
+# is shared with the CLI; clock, jsonio and memory are the small kernels the domain may use.
+FLOORS: tuple[tuple[str, ...], ...] = (
+    ("payorch",),
+    ("simulator.clock", "simulator.jsonio", "simulator.memory"),
+    ("simulator.domain",),
+    (
+        "simulator.store",
+        "simulator.events",
+        "simulator.scheduler",
+        "simulator.settings",
+        "simulator.fixture_loader",
+        "simulator.openapi",
+        "simulator.i18n",
+    ),
+    ("simulator.worlds", "simulator.cluster"),
+    ("simulator.http",),
+    ("simulator.app",),
+    ("payorch_cli",),
+)
+
+# What the CLI imports of the server, and why: anything else it reaches over HTTP.
+CLI_USES_OF_THE_SERVER = {
+    # `payorch serve` runs the server in its process, or the supervisor and nginx (--workers).
+    "payorch_cli.commands.serve": {
+        "simulator.app",
+        "simulator.cluster",
+        "simulator.domain.requestlog",
+        "simulator.fixture_loader",
+        "simulator.http.keys",
+        "simulator.http.shutdown",
+        "simulator.settings",
+        "simulator.store",
+    },
+    "payorch_cli.commands.serve_workers": {"simulator.cluster.supervisor"},
+    # `payorch deploy-config` prints the proxy's configuration from the code serve --workers runs.
+    "payorch_cli.commands.deploy_config": {"simulator.cluster.nginx_config", "simulator.settings"},
+    # The scenario runner and the pytest plugin host an in-process server (`host:`).
+    "payorch_cli.scenario.host": {
+        "simulator.app",
+        "simulator.fixture_loader",
+        "simulator.http.keys",
+        "simulator.settings",
+    },
+    # Keys are listed without a server: the fixtures' and a data dir's namespaces'.
+    "payorch_cli.commands.keys": {"simulator.fixture_loader"},
+    "payorch_cli.credentials": {"simulator.domain.namespaces", "simulator.fixture_loader"},
+    "payorch_cli.mcp.catalogue": {"simulator.domain.catalog"},
+    # The OpenAPI document is printed and served to agents without a server.
+    "payorch_cli.commands.openapi": {"simulator.openapi.document"},
+    "payorch_cli.mcp.server": {"simulator.openapi.document"},
+    # The default data dir (--data-dir) is the server's.
+    "payorch_cli.options": {"simulator.settings"},
+}
+
+
+def _floor(module: str) -> int:
+    for height, names in enumerate(FLOORS):
+        if any(module == name or module.startswith(name + ".") for name in names):
+            return height
+    raise AssertionError(f"{module} is on no floor of FLOORS: give it one")
+
+
+def _all_imports() -> dict[str, set[str]]:
+    runtime, typing_only = _imports()
+    return {name: runtime[name] | typing_only[name] for name in runtime}
+
+
+def test_no_arrow_goes_up_a_floor() -> None:
+    up = [
+        f"{module} -> {target}"
+        for module, targets in _all_imports().items()
+        for target in sorted(targets)
+        if _floor(target) > _floor(module)
+    ]
+    assert up == [], "a lower floor is handed what it needs (or names it by a Protocol)"
+
+
+def test_no_part_of_the_server_imports_the_supervisor_side() -> None:
+    found = [
+        f"{module} -> {target}"
+        for module, targets in _all_imports().items()
+        if module.startswith("simulator.") and not module.startswith("simulator.cluster")
+        for target in sorted(targets)
+        if target.startswith("simulator.cluster")
+    ]
+    assert found == [], "a worker's own code belongs in simulator/http"
+
+
+def test_the_cli_imports_the_server_only_where_it_must() -> None:
+    found = {
+        module: {target for target in targets if target.startswith("simulator")}
+        for module, targets in _all_imports().items()
+        if module.startswith("payorch_cli")
+    }
+    assert {module: uses for module, uses in found.items() if uses} == CLI_USES_OF_THE_SERVER
+
+
+def test_no_import_circle() -> None:
+    graph = _all_imports()
+    circles = []
+    for start in sorted(graph):
+        seen, todo = set(), list(graph[start])
+        while todo:
+            name = todo.pop()
+            if name == start:
+                circles.append(start)
+                break
+            if name not in seen:
+                seen.add(name)
+                todo.extend(graph.get(name, ()))
+    assert circles == [], "these modules reach themselves through their imports"
+
+
+def _of_a_library(node: ast.Import | ast.ImportFrom, name: str) -> bool:
+    module = node.module if isinstance(node, ast.ImportFrom) and node.module else name
+    return module.split(".")[0] not in ("simulator", "payorch", "payorch_cli")
+
+
+def test_no_private_name_of_another_module_is_imported() -> None:
+    found = []
+    for package in ("simulator", "payorch", "payorch_cli"):
+        for path in sorted((ROOT / package).rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if isinstance(node, ast.ImportFrom) and node.module:
+                    names = [node.module, *(alias.name for alias in node.names)]
+                elif isinstance(node, ast.Import):
+                    names = [alias.name for alias in node.names]
+                else:
+                    continue
+                # A library's private names are the library's business.
+                names = [name for name in names if not _of_a_library(node, name)]
+                private = [
+                    part
+                    for name in names
+                    for part in name.split(".")
+                    if part.startswith("_") and not part.startswith("__")
+                ]
+                if private:
+                    found.append(f"{path.relative_to(ROOT)}:{node.lineno} {private}")
+    assert found == [], "make it public where it lives, or move it to the module that needs it"

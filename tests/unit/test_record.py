@@ -1,4 +1,4 @@
-"""payorch_cli/record.py: request-log records to a scenario document, without a server."""
+"""payorch_cli/record/: request-log records to a scenario document, without a server."""
 
 from __future__ import annotations
 
@@ -395,7 +395,7 @@ def test_balance_reads_expect_changes_from_the_first_one() -> None:
 
 
 def test_a_made_id_is_told_from_a_fixture_id_whatever_its_random_tail() -> None:
-    from payorch_cli.record_values import MADE_ID
+    from payorch_cli.record.values import MADE_ID
 
     # A transaction id's tail holds no digit about one time in 260: it is still made.
     made = ("TXN-ABCDEFGHJKLMNPQR", "TXN-0JQ8QPSXYUHGATRW", "CLM-7KQ2M9XW", "po_3f9a1c2d")

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from payorch.vocabulary import EVENT_TYPES, TRANSACTION_STATUSES
 from simulator.app import create_app
-from simulator.domain.payouts import PAYOUT_STATUSES
+from simulator.domain.payouts.service import PAYOUT_STATUSES
 from simulator.domain.states import PAYOUT_SIMULATE_ACTIONS, SIMULATE_ACTIONS
 from simulator.http.keys import PAYMENTS, PAYOUTS, REFUNDS
 from simulator.settings import Settings

@@ -5,7 +5,7 @@ names."""
 
 from __future__ import annotations
 
-from payorch.vocabulary import PAYMENT_SIMULATE_ACTIONS, PAYOUT_SIMULATE_ACTIONS
+from payorch.vocabulary import API_PREFIX, PAYMENT_SIMULATE_ACTIONS, PAYOUT_SIMULATE_ACTIONS
 from payorch_cli.commands.simulate import PaymentAction, PayoutAction
 from payorch_cli.tui.backend import SIMULATE_REQUIRES
 from simulator.domain import states
@@ -53,7 +53,7 @@ def test_provider_behaviours_are_the_vocabularys_everywhere() -> None:
     from payorch_cli.commands.providers import Behaviour, CallbackMode, CallbackOutcome
     from payorch_cli.scenario.steps.providers import PROVIDER_BEHAVIOURS as SCENARIO_BEHAVIOURS
     from simulator.domain import catalog
-    from simulator.domain.provider_world import ANSWERS
+    from simulator.domain.providers.world import ANSWERS
     from simulator.openapi.document import document
 
     assert PROVIDER_BEHAVIOURS_BY_KIND["payin"] == catalog.PAYIN_BEHAVIOURS
@@ -74,3 +74,40 @@ def test_provider_behaviours_are_the_vocabularys_everywhere() -> None:
     # The renderers' and the TUI's outage key's names work on a provider of either kind.
     for behaviours in PROVIDER_BEHAVIOURS_BY_KIND.values():
         assert {ACCEPTING_BEHAVIOUR, OUTAGE_BEHAVIOUR} <= set(behaviours)
+
+
+def test_the_namespace_rule_and_the_credential_in_body_paths_are_spelled_once() -> None:
+    """payorch/vocabulary.py is the one home of the namespace name rule and of the endpoints
+    that carry their credential in the body: the server, the front, the proxy's configuration,
+    `payorch ns`, the TUI and the MCP server import them. A second spelling (a string holding the
+    rule, or one module naming both endpoints) fails here; the URL table names every route,
+    these two included, and the OpenAPI document, which cannot import, is held to the rule."""
+    import ast
+    from pathlib import Path
+
+    from payorch.vocabulary import CREDENTIAL_IN_BODY_PATHS, NAMESPACE_NAME_RULE
+    from simulator.openapi.document import document
+
+    root = Path(__file__).resolve().parents[2]
+    allowed = {root / "payorch" / "vocabulary.py", root / "simulator" / "http" / "routes.py"}
+    endings = tuple(path.removeprefix(API_PREFIX) for path in CREDENTIAL_IN_BODY_PATHS)
+    found = []
+    for package in ("simulator", "payorch", "payorch_cli"):
+        for path in sorted((root / package).rglob("*.py")):
+            if path in allowed:
+                continue
+            strings = [
+                node.value
+                for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+                if isinstance(node, ast.Constant) and isinstance(node.value, str)
+            ]
+            where = str(path.relative_to(root))
+            found += [f"{where}: {s!r}" for s in strings if NAMESPACE_NAME_RULE[:18] in s]
+            named = {
+                end for end in endings for s in strings if s.startswith("/") and s.endswith(end)
+            }
+            if named == set(endings):
+                found.append(f"{where}: names {sorted(named)}")
+    assert found == [], "import them from payorch.vocabulary"
+    schema = document()["components"]["schemas"]["NamespaceName"]
+    assert schema["pattern"] == f"^{NAMESPACE_NAME_RULE}$"

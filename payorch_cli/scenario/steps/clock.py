@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from payorch_cli.scenario.durations import format_duration
+from payorch_cli.durations import format_duration
 from payorch_cli.scenario.model import Step
 from payorch_cli.scenario.results import Failure, StepFailed, StepResult
 from payorch_cli.scenario.source import Node

@@ -7,8 +7,8 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from payorch import vocabulary
+from payorch_cli.durations import format_duration
 from payorch_cli.scenario.checks import did_you_mean
-from payorch_cli.scenario.durations import format_duration
 from payorch_cli.scenario.expressions import ExprError, compile_string
 from payorch_cli.scenario.model import HttpCall, Step
 from payorch_cli.scenario.source import Node

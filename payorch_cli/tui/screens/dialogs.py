@@ -15,8 +15,9 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, OptionList
 from textual.widgets.option_list import Option
 
+from payorch.vocabulary import NAMESPACE_NAME_RULE
+from payorch_cli import durations
 from payorch_cli.credentials import Credential
-from payorch_cli.scenario import durations
 from payorch_cli.tui.credentials import switchable
 
 
@@ -62,12 +63,9 @@ CLOCK_PRESETS = (
 )
 
 
-NAMESPACE_RULE = "[a-z0-9][a-z0-9-]{0,39}"
-
-
 def parse_duration(value: str) -> float | None:
     """`90`, `90s`, `15m`, `2h`, `3d`, `1w`, `1d 6h` -> seconds; None if not one. The syntax of
-    `payorch clock advance` and scenarios (payorch_cli.scenario.durations), any case."""
+    `payorch clock advance` and scenarios (payorch_cli.durations), any case."""
     try:
         return durations.parse_duration(value.lower())
     except durations.DurationError:
@@ -164,8 +162,8 @@ class NamespaceDialog(ModalScreen[str | None]):
     @on(Input.Submitted, "#namespace")
     def _submitted(self, event: Input.Submitted) -> None:
         name = event.value.strip() or "default"
-        if not re.fullmatch(NAMESPACE_RULE, name):
-            self.notify(f"Not a namespace name: {name!r} ({NAMESPACE_RULE})", severity="error")
+        if not re.fullmatch(NAMESPACE_NAME_RULE, name):
+            self.notify(f"Not a namespace name: {name!r} ({NAMESPACE_NAME_RULE})", severity="error")
             return
         self.dismiss(name)
 

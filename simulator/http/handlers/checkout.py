@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from simulator.domain.checkout import select_view
-from simulator.domain.checkout_request import SELECT_HELP, parse_select_request
+from simulator.domain.checkout.request import SELECT_HELP, parse_select_request
+from simulator.domain.checkout.service import select_view
 from simulator.http.keys import CHECKOUT, STORE
 from simulator.http.middlewares import auth, owned_by, principal_of
 from simulator.http.owners import session_owner

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from simulator.domain.deposits import account_view, deposit_view
+from simulator.domain.deposits.service import account_view, deposit_view
 from simulator.domain.errors import invalid_request
 from simulator.http.keys import DEPOSITS, PAYMENTS, STORE
 from simulator.http.middlewares import auth, principal_of

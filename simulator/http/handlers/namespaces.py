@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from simulator.cluster.peers import PEER_HEADER, merged, siblings_namespaces
 from simulator.domain.errors import ApiError
 from simulator.domain.namespaces import DEFAULT, check_name
 from simulator.http.keys import CATALOG, NAMESPACE, SETTINGS, WORLDS
 from simulator.http.middlewares import auth
+from simulator.http.peers import PEER_HEADER, merged, siblings_namespaces
 from simulator.http.requests import read_json
 from simulator.http.responses import json_response
 from simulator.worlds import Namespace, Worlds, not_found
@@ -52,7 +52,7 @@ async def list_namespaces(request: web.Request) -> web.Response:
     data = [worlds.describe(n, keys=False) for n in map(worlds.find, names) if n is not None]
     peers = request.app[SETTINGS].peers
     if caller == DEFAULT and peers and PEER_HEADER not in request.headers:
-        # One worker of several: the siblings hold the rest (simulator/cluster/peers.py).
+        # One worker of several: the siblings hold the rest (simulator/http/peers.py).
         data = merged(data, await siblings_namespaces(peers, request.app[CATALOG]))
     return json_response({"data": data})
 

@@ -7,7 +7,7 @@ from functools import partial
 from aiohttp import web
 
 from simulator.domain.countries import normalize_country
-from simulator.domain.payment_request import PaymentRequest
+from simulator.domain.payins.request import PaymentRequest
 from simulator.domain.states import TRANSACTION_STATUSES
 from simulator.domain.transactions import TransactionFilters
 from simulator.domain.views import claim_view, refund_view

@@ -9,7 +9,7 @@ from typing import Any
 
 from aiohttp import web
 
-from simulator.domain.payouts import PAYOUT_STATUSES, PayoutSend
+from simulator.domain.payouts.service import PAYOUT_STATUSES, PayoutSend
 from simulator.http.idempotency import REPLAYED_HEADER, Attempt, Stored, idempotency_key
 from simulator.http.keys import IDEMPOTENCY, PAYOUTS, STORE
 from simulator.http.middlewares import auth, principal_of

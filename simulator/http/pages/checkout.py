@@ -15,12 +15,12 @@ from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
-from simulator.domain.checkout import MethodOption, Picker, full_name
-from simulator.domain.checkout_request import (
+from simulator.domain.checkout.request import (
     SELECT_CUSTOMER_RULES,
     SELECT_HELP,
     parse_select_request,
 )
+from simulator.domain.checkout.service import MethodOption, Picker, full_name
 from simulator.domain.errors import ApiError
 from simulator.domain.views import icon_path
 from simulator.http.keys import CHECKOUT, CONTEXT, STORE

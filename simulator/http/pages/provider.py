@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from aiohttp import web
 
 from simulator.domain.errors import ApiError
-from simulator.domain.provider_links import hosted_payment
+from simulator.domain.providers.links import hosted_payment
 from simulator.http.keys import CONTEXT, PAYMENTS, STORE
 from simulator.http.middlewares import owned_by
 from simulator.http.owners import payment_owner

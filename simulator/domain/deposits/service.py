@@ -24,11 +24,11 @@ from simulator.domain import instructions
 from simulator.domain.auth import Principal
 from simulator.domain.catalog import DepositMethod, Shop
 from simulator.domain.context import DomainContext
-from simulator.domain.deposit_request import parse_account_request, parse_deposit_request
+from simulator.domain.deposits.request import parse_account_request, parse_deposit_request
 from simulator.domain.errors import ApiError
 from simulator.domain.ids import new_id
 from simulator.domain.money import ZERO, dec, parse_amount, round_to
-from simulator.domain.payments import PaymentService
+from simulator.domain.payins.service import PaymentService
 from simulator.domain.ports import Table
 
 if TYPE_CHECKING:

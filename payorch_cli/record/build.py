@@ -47,9 +47,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from payorch.vocabulary import API_PREFIX
-from payorch_cli.record_steps import Identity, StepsBuilder
-from payorch_cli.record_values import TEST_DOCUMENTS
-from payorch_cli.record_yaml import to_yaml
+from payorch_cli.record.steps import Identity, StepsBuilder
+from payorch_cli.record.values import TEST_DOCUMENTS
+from payorch_cli.record.yaml import to_yaml
 
 __all__ = ["TEST_DOCUMENTS", "Identity", "Recording", "record", "recordable", "to_yaml"]
 

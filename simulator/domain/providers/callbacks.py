@@ -2,10 +2,11 @@
 
 A provider's callback is a job on the simulated clock (`payment.provider_callback`,
 `payout.provider_callback`). When it runs, the owning service decides (`accept_callback` in
-payments.py and payouts.py, the one place each): a callback about a pending pay-in (a processing
-payout) moves it; any other is ignored and kept here with the reason: the second delivery of a
-duplicated callback, or a late one about a payment that already expired or failed. Nothing it
-carries ever changes a terminal record. The cascade trace reads this log (`for_object`).
+payins/service.py and payouts/service.py, the one place each): a callback about a pending
+pay-in (a processing payout) moves it; any other is ignored and kept here with the reason: the
+second delivery of a duplicated callback, or a late one about a payment that already expired or
+failed. Nothing it carries ever changes a terminal record. The cascade trace reads this log
+(`for_object`).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
 from simulator.domain.ports import Table
-from simulator.domain.provider_world import ProviderWorld
+from simulator.domain.providers.world import ProviderWorld
 from simulator.domain.trace import TraceLog
 
 ObjectKind = Literal["payment", "payout"]

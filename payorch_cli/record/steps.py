@@ -9,7 +9,8 @@ from typing import Any
 from urllib.parse import parse_qsl
 
 from payorch.vocabulary import API_PREFIX
-from payorch_cli.record_values import (
+from payorch_cli.durations import format_duration
+from payorch_cli.record.values import (
     ADVANCE_PATH,
     BALANCE_PATH,
     COUNTRY_BY_CURRENCY,
@@ -27,8 +28,7 @@ from payorch_cli.record_values import (
     is_volatile,
     unexpressible,
 )
-from payorch_cli.record_yaml import escape
-from payorch_cli.scenario.durations import format_duration
+from payorch_cli.record.yaml import escape
 
 
 @dataclass(frozen=True, slots=True)

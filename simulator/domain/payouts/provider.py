@@ -11,7 +11,7 @@ from typing import Protocol
 
 from simulator.domain.catalog import PayoutMethod
 from simulator.domain.ids import hex_token
-from simulator.domain.provider_world import CallbackPlan
+from simulator.domain.providers.world import CallbackPlan
 
 SIMULATED_PROVIDER = "simulated"
 

@@ -23,13 +23,13 @@ from aiohttp import hdrs, web
 from yarl import URL
 
 from payorch.vocabulary import API_PREFIX
-from simulator.cluster.peers import PEER_HEADER, RETRY_AFTER_SECONDS, TIMEOUT_SECONDS
 from simulator.domain.errors import ApiError
 from simulator.domain.ids import token_hex
 from simulator.domain.namespaces import DEFAULT, NAME_RULE, PATH_PREFIX, of_authorization
 from simulator.http.front import FrontApplication
 from simulator.http.handlers.namespaces import not_yours
 from simulator.http.keys import CATALOG, SETTINGS, WORLDS
+from simulator.http.peers import PEER_HEADER, RETRY_AFTER_SECONDS, TIMEOUT_SECONDS
 from simulator.http.responses import REQUEST_ID_HEADER, error_response
 
 # With or without a namespace's prefix, and with or without the control plane's /api/v1 alias.

@@ -28,7 +28,7 @@ from simulator.domain.catalog import (
 from simulator.domain.errors import ApiError
 from simulator.domain.ids import new_id
 from simulator.domain.ports import Table
-from simulator.domain.provider_request import parse_incident_request, parse_provider_patch
+from simulator.domain.providers.request import parse_incident_request, parse_provider_patch
 
 # The platform gives a provider this long to answer a call, then records it as timed out and
 # moves to the next provider of the cascade (the spec leaves the figure open).

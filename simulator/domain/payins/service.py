@@ -21,20 +21,20 @@ from simulator.domain.fx import Conversion
 from simulator.domain.ids import new_id
 from simulator.domain.ledger import AVAILABLE, RESERVE
 from simulator.domain.money import dec
-from simulator.domain.payment_record import new_record
-from simulator.domain.payment_request import PaymentRequest
-from simulator.domain.payment_rules import (
+from simulator.domain.payins.record import new_record
+from simulator.domain.payins.refunds import RefundService
+from simulator.domain.payins.request import PaymentRequest
+from simulator.domain.payins.rules import (
     check_amount,
     check_buyer,
     check_cap,
     check_limits,
     resolve_method,
 )
-from simulator.domain.provider_callbacks import Callback, CallbackVerdict, judge
-from simulator.domain.provider_links import form_link
-from simulator.domain.provider_world import DUPLICATE_CALLBACK_GAP, CallbackPlan
+from simulator.domain.providers.callbacks import Callback, CallbackVerdict, judge
+from simulator.domain.providers.links import form_link
+from simulator.domain.providers.world import DUPLICATE_CALLBACK_GAP, CallbackPlan
 from simulator.domain.rails import RAILS, Charge
-from simulator.domain.refunds import RefundService
 from simulator.domain.states import (
     SANDBOX_SIMULATE_VALUES,
     SIMULATE_ACTIONS,
@@ -86,7 +86,7 @@ class PaymentService:
     # -- creation ------------------------------------------------------------------------------
 
     def check_amount(self, method: PaymentMethod, amount: Decimal, currency: str) -> Conversion:
-        """`payment_rules.check_amount` on this world's FX rates (the checkout grid's)."""
+        """`payins.rules.check_amount` on this world's FX rates (the checkout grid's)."""
         return check_amount(self.ctx.fx, method, amount, currency)
 
     def create(
@@ -544,6 +544,6 @@ def next_poll(at: float) -> float:
 def checkout_path(tx_id: str, return_url: str | None, token: str | None = None) -> str:
     """The buyer's link to a checkout payment; a production hosted rail's carries the token of
     its provider page (`/c/<id>.<token>`): only that link leads on to the page that approves it
-    (simulator/domain/provider_links.py)."""
+    (simulator/domain/providers/links.py)."""
     path = buyer_path(tx_id, token)
     return f"{path}?returnUrl={quote(return_url, safe='')}" if return_url else path

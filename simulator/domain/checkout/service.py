@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from simulator.clock import isoformat
 from simulator.domain.auth import Principal, resolve_shop
 from simulator.domain.catalog import Environment, PaymentMethod, RequiredField, Shop
-from simulator.domain.checkout_request import (
+from simulator.domain.checkout.request import (
     CREATE_HELP,
     SELECT_HELP,
     SelectRequest,
@@ -30,10 +30,10 @@ from simulator.domain.errors import ApiError
 from simulator.domain.ids import unused, urlsafe_token
 from simulator.domain.methods import MethodFilters, shop_methods
 from simulator.domain.money import dec
-from simulator.domain.payment_request import PaymentRequest, parse_payment_request
-from simulator.domain.payments import PaymentService, buyer_path, checkout_path
+from simulator.domain.payins.request import PaymentRequest, parse_payment_request
+from simulator.domain.payins.service import PaymentService, buyer_path, checkout_path
 from simulator.domain.ports import Table
-from simulator.domain.provider_links import hosted_payment, opens_from_transaction_page
+from simulator.domain.providers.links import hosted_payment, opens_from_transaction_page
 from simulator.domain.views import absolute
 
 if TYPE_CHECKING:
@@ -319,7 +319,7 @@ class CheckoutService:
     def transaction(self, ref: str) -> tuple[TransactionRecord, bool]:
         """The payment behind a `/c/<id>[.<token>]` link (public by id; it shows what the buyer
         needs to pay and nothing about who they are), and whether the link carried the token
-        of its provider page (`provider_links.hosted_payment`'s rule: a wrong token opens
+        of its provider page (`providers.links.hosted_payment`'s rule: a wrong token opens
         nothing). Only a tokened link may lead on to the page of a payment that has a token."""
         transaction_id, dot, _ = ref.partition(".")
         tx = self.ctx.transactions.get(transaction_id)

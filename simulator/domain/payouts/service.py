@@ -1,7 +1,7 @@
 """Payouts themselves: POST /me/payout/send (its per-rail recipient checks, the debit, the
 provider's answer), the provider's callbacks, simulate, and the reads. The payout account (methods,
-currencies, the balance and its movements) is `payout_account.py`; the provider a payout is sent to
-is `payout_provider.py`.
+currencies, the balance and its movements) is `account.py`; the provider a payout is sent to
+is `provider.py`.
 
 Decisions (docs/decisions.md, "Payouts and deposit accounts"): a real payout debits `available`
 into `reserved` before the provider is called; the provider's rejection, or a later failure, moves
@@ -22,18 +22,18 @@ from simulator.domain.catalog import PayoutMethod
 from simulator.domain.context import DomainContext
 from simulator.domain.errors import ApiError
 from simulator.domain.money import dec, usd
-from simulator.domain.payout_account import PayoutAccount, Scope
-from simulator.domain.payout_ledger import AVAILABLE, RESERVED, PayoutLedger
-from simulator.domain.payout_provider import (
+from simulator.domain.payouts.account import PayoutAccount, Scope
+from simulator.domain.payouts.ledger import AVAILABLE, RESERVED, PayoutLedger
+from simulator.domain.payouts.provider import (
     Dispatch,
     PayoutProvider,
     SimulatedPayoutProvider,
 )
-from simulator.domain.payout_request import parse_send_request
+from simulator.domain.payouts.request import parse_send_request
+from simulator.domain.payouts.rules import check_recipient, mask_account
 from simulator.domain.ports import Table
-from simulator.domain.provider_callbacks import Callback, CallbackVerdict, judge
-from simulator.domain.provider_world import DUPLICATE_CALLBACK_GAP, CallbackPlan
-from simulator.domain.recipients import check_recipient, mask_account
+from simulator.domain.providers.callbacks import Callback, CallbackVerdict, judge
+from simulator.domain.providers.world import DUPLICATE_CALLBACK_GAP, CallbackPlan
 from simulator.domain.states import PAYOUT_SIMULATE_ACTIONS, Transition, payout_transition
 
 if TYPE_CHECKING:

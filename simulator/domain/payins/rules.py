@@ -1,6 +1,6 @@
 """The business rules of a pay-in's charge: which method it charges, the amount's bounds, and the
 buyer data the method needs. The request's shape is the OpenAPI validation's (see
-`payment_request`); these rules read a typed request and the catalogue."""
+`payins.request`); these rules read a typed request and the catalogue."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from simulator.domain.documents import is_valid_document, is_valid_email
 from simulator.domain.errors import ApiError
 from simulator.domain.fx import Conversion, Fx
 from simulator.domain.money import MAX_CHARGE_USD
-from simulator.domain.payment_request import PaymentRequest
+from simulator.domain.payins.request import PaymentRequest
 
 HALF_CENT = Decimal("0.005")
 

@@ -1,6 +1,6 @@
 """The payout account: the payout methods and currencies a merchant may use, and the payout
 balance (fund-sandbox, transfer from the pay-in balance, swap between currencies, with their
-quotes). Payouts themselves (their lifecycle) are `simulator.domain.payouts`.
+quotes). Payouts themselves (their lifecycle) are `simulator.domain.payouts.service`.
 
 Decisions (docs/decisions.md, "Payouts and deposit accounts"): payouts and their balance belong to
 the merchant and environment (like /me/balance), whichever shop's key is used.
@@ -20,13 +20,13 @@ from simulator.domain.errors import ApiError, invalid_request
 from simulator.domain.ledger import AVAILABLE as PAYIN_AVAILABLE
 from simulator.domain.ledger import Ledger
 from simulator.domain.money import ZERO, quantum, usd
-from simulator.domain.payout_ledger import (
+from simulator.domain.payouts.ledger import (
     AVAILABLE,
     CurrencyBalance,
     PayoutLedger,
     sort_currencies,
 )
-from simulator.domain.payout_request import (
+from simulator.domain.payouts.request import (
     amount_invalid,
     parse_fund_request,
     parse_payout_amount,
@@ -289,7 +289,7 @@ class PayoutAccount:
         return currency
 
     def amount(self, raw: Any, currency: str, *, from_query: bool = False) -> Decimal:
-        """`raw` as an amount of `currency` (payout_request.parse_payout_amount says the rules)."""
+        """`raw` as an amount of `currency` (payouts.request.parse_payout_amount says the rules)."""
         decimals = self.ctx.fx.decimals(currency)
         return parse_payout_amount(raw, currency, decimals, from_query=from_query)
 

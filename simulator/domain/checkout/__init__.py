@@ -1,0 +1,1 @@
+"""Hosted checkout sessions: the service and its request bodies."""

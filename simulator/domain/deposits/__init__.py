@@ -1,0 +1,1 @@
+"""Deposit accounts and the transfers received into them: the service and its request bodies."""
