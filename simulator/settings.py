@@ -62,7 +62,7 @@ class Settings:
     public_url: str | None = None
     peers: tuple[str, ...] = ()
     # (index, count) of this worker among its siblings: it holds only the namespaces placed on
-    # it (simulator/cluster/placement.py) and refuses others. None: every name is its own.
+    # it (simulator/domain/placement.py) and refuses others. None: every name is its own.
     worker: tuple[int, int] | None = None
     # Team mode (design.md 1.10): a server shared by a team; the admin's token (GET /metrics).
     team: bool = False

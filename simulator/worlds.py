@@ -32,7 +32,6 @@ from typing import Any
 
 from aiohttp import web
 
-from simulator.cluster.placement import owner
 from simulator.domain.catalog import Catalog
 from simulator.domain.errors import ApiError
 from simulator.domain.namespaces import (
@@ -43,6 +42,7 @@ from simulator.domain.namespaces import (
     keyed_for,
     valid_name,
 )
+from simulator.domain.placement import owner
 from simulator.jsonio import dumps, loads
 from simulator.settings import Settings
 from simulator.store.files import read_or_make_secret

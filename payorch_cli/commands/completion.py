@@ -25,6 +25,7 @@ class Shell(StrEnum):
 
 
 def completion(
+    ctx: typer.Context,
     shell: Annotated[Shell, typer.Argument(help="bash, zsh or fish.", metavar="SHELL")],
 ) -> None:
     """Print the completion script for SHELL (bash, zsh or fish).
@@ -41,12 +42,9 @@ def completion(
 
       payorch completion fish > ~/.config/fish/completions/payorch.fish
     """
-    from typer.main import get_command
-
-    from payorch_cli.main import app
-
+    root = ctx.find_root().command  # the whole CLI, as typer built it for this run
     os.environ[COMPLETE_VAR] = f"source_{shell.value}"
     try:
-        get_command(app).main(args=[], prog_name="payorch", standalone_mode=False)
+        root.main(args=[], prog_name="payorch", standalone_mode=False)
     finally:
         os.environ.pop(COMPLETE_VAR, None)

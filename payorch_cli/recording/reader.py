@@ -95,4 +95,4 @@ def open_recording(path: Path) -> Recording:
             f"{path}: a recording of format version {version}, from a newer payorch; this one "
             f"reads up to version {VERSION} (upgrade payorch)"
         )
-    return Recording(path, header, file)  # type: ignore[arg-type]
+    return Recording(path, header, file)  # type: ignore[arg-type]  # a checked dict, as Header

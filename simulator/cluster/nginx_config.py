@@ -14,7 +14,7 @@ cannot drift), first match wins:
    the upstream, so `$request_body` is set when the hash is computed;
 5. else `default`.
 
-`hash $payorch_namespace` then picks the owner (simulator/cluster/placement.py is the same rule
+`hash $payorch_namespace` then picks the owner (simulator/domain/placement.py is the same rule
 in Python). `max_fails=0` and `proxy_next_upstream off`: a namespace never moves to another
 worker; while its worker is down nginx answers 503 in the API's error envelope with
 `Retry-After`, and every other worker carries on. What nginx refuses itself (a request it

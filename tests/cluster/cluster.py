@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from simulator.cluster.placement import owner
+from simulator.domain.placement import owner
 
 PAYORCH = [sys.executable, "-m", "payorch_cli.main"]
 DEFAULT_SK = "sk_test_19g744zrbw5buqxqpxp5w4gj"

@@ -1,5 +1,5 @@
 """The generated nginx configuration routes as the servers read a request's namespace, and its
-`hash` picks the worker simulator.cluster.placement.owner names: real nginx, whose upstreams are
+`hash` picks the worker simulator.domain.placement.owner names: real nginx, whose upstreams are
 stand-ins (extra nginx servers that answer their own index) so that hundreds of requests cost
 milliseconds."""
 
@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 from simulator.cluster.nginx_config import Runtime, render
-from simulator.cluster.placement import owner
 from simulator.cluster.supervisor import free_ports
+from simulator.domain.placement import owner
 from tests.cluster.cluster import call, needs_nginx, nginx_binary
 
 pytestmark = needs_nginx

@@ -58,7 +58,7 @@ class Loop:
         await runner.setup()
         site = web.TCPSite(runner, "127.0.0.1", 0)
         await site.start()
-        port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]  # a test double
         return runner, f"http://127.0.0.1:{port}"
 
 

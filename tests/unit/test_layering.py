@@ -214,9 +214,11 @@ CLI_USES_OF_THE_SERVER = {
     "payorch_cli.commands.serve": {
         "simulator.app",
         "simulator.cluster",
+        "simulator.domain.egress",  # --egress-allow/--egress-deny parsed before serving
         "simulator.domain.requestlog",
         "simulator.fixture_loader",
         "simulator.http.keys",
+        "simulator.http.openfiles",  # the open-files budget, set before the loop serves
         "simulator.http.shutdown",
         "simulator.settings",
         "simulator.store",
@@ -240,6 +242,12 @@ CLI_USES_OF_THE_SERVER = {
     "payorch_cli.mcp.server": {"simulator.openapi.document"},
     # The default data dir (--data-dir) is the server's.
     "payorch_cli.options": {"simulator.settings"},
+    # Tab completes the fixture merchants without a server.
+    "payorch_cli.completion": {"simulator.fixture_loader"},
+    # The proxy redacts documents into valid synthetic ones (the domain's check digits), and
+    # answers its own refusals with the catalogue's codes.
+    "payorch_cli.proxy.redact": {"simulator.domain", "simulator.domain.documents"},
+    "payorch_cli.proxy.server": {"simulator.domain.errors"},
 }
 
 
