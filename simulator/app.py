@@ -65,6 +65,7 @@ from simulator.settings import Settings
 from simulator.store import Encoded, Store
 from simulator.store.saved import Loaded, SavedStates
 from simulator.store.snapshot import compact_bytes
+from simulator.team.mode import TeamMode, open_team
 from simulator.worlds import Worlds
 
 
@@ -127,9 +128,16 @@ def create_app(
     app[keys.WORLDS] = Worlds(
         settings, catalog, build_world, lambda world: world[keys.IN_FLIGHT].keys()
     )
+    app[keys.WORLDS].team = team = open_team(settings)
+    if team is not None:
+        app.on_cleanup.append(lambda _: _close_audit(team))
     app.cleanup_ctx.append(app[keys.WORLDS].lifecycle)
     app.on_cleanup.append(_close_store)
     return app
+
+
+async def _close_audit(team: TeamMode) -> None:
+    team.audit.close()
 
 
 def _open_store(settings: Settings) -> Store:

@@ -11,6 +11,10 @@ DEFAULT_DATA_DIR = Path(".payorch")
 BODY_LIMIT_BYTES = 1024 * 1024
 REQUEST_LOG_SIZE = 10_000
 BODY_TIMEOUT_SECONDS = 10.0
+# Far above a laptop's or a CI fleet's use, well below what a runaway loop makes in a minute.
+MAX_NAMESPACES = 5000
+NAMESPACE_CREATIONS_PER_MINUTE = 600
+NAMESPACES_PER_OWNER = 100
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,3 +59,12 @@ class Settings:
     namespace_secret: bytes | None = None
     public_url: str | None = None
     peers: tuple[str, ...] = ()
+    # Bounds on namespaces in every mode (issue 31): at most this many besides `default`, and
+    # at most this many created per minute of wall-clock time (429 past it).
+    max_namespaces: int = MAX_NAMESPACES
+    namespace_creations_per_minute: int = NAMESPACE_CREATIONS_PER_MINUTE
+    # Team mode (payorch serve --team, design.md 1.10): the admin token (None outside team
+    # mode; /metrics and every management route read it) and each owner's default quota.
+    team: bool = False
+    admin_token: str | None = None
+    namespaces_per_owner: int = NAMESPACES_PER_OWNER

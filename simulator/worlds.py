@@ -44,6 +44,8 @@ from simulator.domain.namespaces import (
 from simulator.jsonio import dumps, loads
 from simulator.settings import Settings
 from simulator.store.files import read_or_make_secret
+from simulator.team.limits import CreationBounds
+from simulator.team.mode import TeamMode
 
 log = logging.getLogger(__name__)
 
@@ -63,15 +65,19 @@ class Namespace:
     created_at: float  # wall-clock seconds (a namespace is the server's, not a simulated thing)
     idle_seconds: int | None  # deleted after this long without a request; None: kept
     last_used_at: float
+    owner: str | None = None  # team mode: the owner that made it (None: the admin, local mode)
 
     def view(self, *, loaded: bool) -> dict[str, Any]:
-        return {
+        view = {
             "name": self.name,
             "createdAt": _iso(self.created_at),
             "idleSeconds": self.idle_seconds,
             "lastUsedAt": _iso(self.last_used_at),
             "loaded": loaded,
         }
+        if self.owner is not None:  # team mode's (local mode's answers are as they were)
+            view["owner"] = self.owner
+        return view
 
 
 def _iso(seconds: float) -> str:
@@ -110,6 +116,11 @@ class Worlds:
         # since start: the expiry index is filled by a scan in the background).
         self._known: dict[str, Namespace] = {}
         self._scanned = self._root is None
+        self.bounds = CreationBounds(
+            settings.max_namespaces, settings.namespace_creations_per_minute
+        )
+        self.team: TeamMode | None = None  # team mode's owners, tokens and audit (app.py)
+        self._creating = asyncio.Lock()  # one creation at a time: the bounds count, then make
 
     # -- the request path ---------------------------------------------------------------------
 
@@ -141,22 +152,35 @@ class Worlds:
 
     # -- management ---------------------------------------------------------------------------
 
-    async def create(self, name: str, idle_seconds: int | None) -> tuple[Namespace, bool]:
-        """(the namespace, True) once made; (the existing one, False) if it exists: unchanged."""
+    async def create(
+        self,
+        name: str,
+        idle_seconds: int | None,
+        *,
+        owner: str | None = None,
+        admit: Callable[[], None] | None = None,
+    ) -> tuple[Namespace, bool]:
+        """(the namespace, True) once made; (the existing one, False) if it exists: unchanged.
+        A new one must fit the server's bounds and pass `admit` (an owner's quota), which
+        raise; the count is of the namespaces on disk, so a restart cannot make it drift."""
         check_name(name)
         if name == DEFAULT:
             return self._default(), False
-        async with self._lock(name):
+        async with self._creating, self._lock(name):
             existing = self.find(name)
             if existing is not None:
                 return existing, False
             now = self._wall()
-            namespace = Namespace(name, now, idle_seconds, now)
+            self.bounds.check(now, len(self.names()) - 1)
+            if admit is not None:
+                admit()
+            namespace = Namespace(name, now, idle_seconds, now, owner)
             if self._root is not None:
                 directory = self._root / name
                 directory.mkdir(parents=True, exist_ok=True)
                 self._write_meta(namespace)
             self._known[name] = namespace
+            self.bounds.made(now)
             return namespace, True
 
     def find(self, name: str) -> Namespace | None:
@@ -193,6 +217,11 @@ class Worlds:
                     if valid_name(entry.name) and os.path.isfile(Path(entry.path) / META)
                 ]
         return [DEFAULT, *sorted(names)]
+
+    def owned_by(self, owner: str) -> list[Namespace]:
+        """The namespaces `owner` made (team mode), by name."""
+        found = (self.find(name) for name in self.names()[1:])
+        return [n for n in found if n is not None and n.owner == owner]
 
     async def delete(self, name: str) -> bool:
         """Delete namespace `name` (not `default`): its world stopped, its directory removed.
@@ -337,7 +366,11 @@ class Worlds:
         try:
             raw = loads((self._root / name / META).read_bytes())
             return Namespace(
-                name, raw["created_at"], raw["idle_seconds"], raw.get("last_used_at", 0.0)
+                name,
+                raw["created_at"],
+                raw["idle_seconds"],
+                raw.get("last_used_at", 0.0),
+                raw.get("owner"),
             )
         except (OSError, ValueError, KeyError, TypeError):
             return None

@@ -14,7 +14,15 @@ import typer
 
 from payorch_cli.options import DEFAULT_DATA, DataDir, Fixtures
 from simulator.cluster import SECRET_ENV
-from simulator.settings import BODY_TIMEOUT_SECONDS, DEFAULT_HOST, DEFAULT_PORT, REQUEST_LOG_SIZE
+from simulator.settings import (
+    BODY_TIMEOUT_SECONDS,
+    DEFAULT_HOST,
+    DEFAULT_PORT,
+    MAX_NAMESPACES,
+    NAMESPACE_CREATIONS_PER_MINUTE,
+    NAMESPACES_PER_OWNER,
+    REQUEST_LOG_SIZE,
+)
 
 # On SIGINT/SIGTERM, requests in flight get this long to finish; past it they are answered 503
 # service_unavailable (never dropped mid-write), so the process is gone well within 10 s.
@@ -124,6 +132,55 @@ def serve(
             "is answered 408 request_timeout and its connection closed. 0: no limit.",
         ),
     ] = BODY_TIMEOUT_SECONDS,
+    team: Annotated[
+        bool,
+        typer.Option(
+            "--team",
+            help="A team server: owner and admin tokens, quotas, audit trail (README, "
+            '"A team server").',
+        ),
+    ] = False,
+    admin_token_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--admin-token-file",
+            metavar="FILE",
+            help="--team: the admin token (pat_...); without it one is made in the data dir "
+            "(team/admin-token, mode 0600) on first start and printed once.",
+        ),
+    ] = None,
+    insecure_shared: Annotated[
+        bool,
+        typer.Option(
+            "--insecure-shared",
+            help="Serve local mode on a non-loopback --host anyway: anyone who reaches it "
+            "manages every namespace with the public fixture keys.",
+        ),
+    ] = False,
+    max_namespaces: Annotated[
+        int,
+        typer.Option(
+            "--max-namespaces", min=0, metavar="N", help="Namespaces the server holds at most."
+        ),
+    ] = MAX_NAMESPACES,
+    creations_per_minute: Annotated[
+        int,
+        typer.Option(
+            "--namespace-creations-per-minute",
+            min=0,
+            metavar="N",
+            help="Namespaces created per minute at most (429 namespace_rate_limited past it).",
+        ),
+    ] = NAMESPACE_CREATIONS_PER_MINUTE,
+    namespaces_per_owner: Annotated[
+        int,
+        typer.Option(
+            "--namespaces-per-owner",
+            min=0,
+            metavar="N",
+            help="--team: an owner's namespaces at most, unless its own quota says otherwise.",
+        ),
+    ] = NAMESPACES_PER_OWNER,
 ) -> None:
     """Serve the API, checkout pages and the /_sim control plane.
 
@@ -143,7 +200,15 @@ def serve(
             err=True,
         )
         raise typer.Exit(2)
+    _refuse_shared(host, team=team, insecure_shared=insecure_shared)
     count = worker_count_of(workers)
+    if team and count > 1:
+        typer.echo(
+            "payorch serve: --team runs as one process for now (its owners, tokens and audit "
+            "trail are not shared between workers): drop --workers",
+            err=True,
+        )
+        raise typer.Exit(2)
     if count > 1:
         options = _forwarded(fixtures, no_rate_limit, fsync, loopback_webhooks, request_log)
         options += ["--body-timeout", str(body_timeout)]
@@ -167,6 +232,9 @@ def serve(
     from simulator.fixture_loader import FixtureError
     from simulator.store import StoreLockedError
 
+    bounds = Bounds(max_namespaces, creations_per_minute, namespaces_per_owner)
+    admin_token = _admin_token(data_dir, admin_token_file) if team else None
+
     output = Output(
         next_steps=not quiet and sys.stdout.isatty(),
         log_requests=log_requests,
@@ -187,6 +255,9 @@ def serve(
                 public_url=public_url,
                 output=output,
                 body_timeout=body_timeout,
+                team=team,
+                admin_token=admin_token,
+                bounds=bounds,
             )
         )
     except StoreLockedError as exc:
@@ -268,6 +339,9 @@ async def _serve(
     public_url: str | None = None,
     output: Output,
     body_timeout: float,
+    team: bool = False,
+    admin_token: str | None = None,
+    bounds: Bounds | None = None,
 ) -> None:
     import asyncio
     import os
@@ -291,6 +365,9 @@ async def _serve(
         public_url=public_url,
         namespace_secret=_namespace_secret(os.environ.get(SECRET_ENV)),
         body_timeout=body_timeout,
+        team=team,
+        admin_token=admin_token,
+        **(bounds or Bounds()).settings(),
     )
     app = create_app(settings)
     # drain() has already finished or answered every request when cleanup() runs: the short
@@ -350,3 +427,67 @@ def _namespace_secret(given: str | None) -> bytes | None:
     except ValueError:
         typer.echo(f"payorch serve: {SECRET_ENV} is not hexadecimal", err=True)
         raise typer.Exit(2) from None
+
+
+@dataclass(frozen=True, slots=True)
+class Bounds:
+    """The namespace bounds of `serve`'s options (issue 31 item 5; quotas of team mode)."""
+
+    max_namespaces: int = MAX_NAMESPACES
+    creations_per_minute: int = NAMESPACE_CREATIONS_PER_MINUTE
+    per_owner: int = NAMESPACES_PER_OWNER
+
+    def settings(self) -> dict[str, int]:
+        return {
+            "max_namespaces": self.max_namespaces,
+            "namespace_creations_per_minute": self.creations_per_minute,
+            "namespaces_per_owner": self.per_owner,
+        }
+
+
+def loopback(host: str) -> bool:
+    import ipaddress
+
+    if host.lower() in ("localhost", "localhost."):
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False  # a name: it may resolve to anything
+
+
+def _refuse_shared(host: str, *, team: bool, insecure_shared: bool) -> bool:
+    """Whether the server is reachable from elsewhere; exit 2 if so in local mode unasked."""
+    if loopback(host):
+        return False
+    if not team and not insecure_shared:
+        typer.echo(
+            f"payorch serve: --host {host} is reachable from other machines, where the public "
+            "fixture keys would manage every namespace: add --team (owner and admin tokens) or "
+            "--insecure-shared (local mode's rules, knowingly)",
+            err=True,
+        )
+        raise typer.Exit(2)
+    return True
+
+
+def _admin_token(data_dir: Path, given: Path | None) -> str:
+    """The admin token of --team: the file's, else the data dir's (made and printed once)."""
+    from simulator.team.mode import TEAM_DIR
+    from simulator.team.tokens import check_admin_token, read_or_make_admin_token
+
+    try:
+        if given is not None:
+            return check_admin_token(given.read_text().strip())
+        token, made = read_or_make_admin_token(data_dir / TEAM_DIR)
+    except (OSError, ValueError) as exc:
+        where = given if given is not None else data_dir / TEAM_DIR
+        typer.echo(f"payorch serve: bad admin token ({where}): {exc}", err=True)
+        raise typer.Exit(2) from None
+    if made:
+        typer.echo(
+            f"payorch serve: team mode's admin token (printed this once; kept in "
+            f"{data_dir / TEAM_DIR / 'admin-token'}, mode 0600): {token}",
+            err=True,
+        )
+    return token

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 import warnings
-from collections.abc import Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from functools import partial
 from typing import Any
 
@@ -39,6 +39,9 @@ from simulator.http.middlewares import request_middleware, serve
 from simulator.http.requests import receive_body
 from simulator.http.responses import REQUEST_ID_HEADER, error_response
 from simulator.http.server import Application, ConnectionHandler, log_refused
+from simulator.team.mode import audited_control
+from simulator.team.tokens import Caller
+from simulator.worlds import Worlds
 
 # The two endpoints that carry their credential in the body (keys, or a refresh token).
 CREDENTIAL_IN_BODY = frozenset({"/api/v1/auth/token", "/api/v1/auth/refresh"})
@@ -66,6 +69,12 @@ with warnings.catch_warnings():  # see simulator/http/server.py: aiohttp warns o
             # depends on nothing else (no sub-app matches on the host here), and the routes
             # are frozen: the walk over the URL's parts and two coroutines are made once.
             self._plain_routes: dict[tuple[str, str], AbstractRoute] = {}
+
+        def _make_handler(self, **kwargs: Any) -> web.Server:
+            server = super()._make_handler(**kwargs)
+            if self[WORLDS].team is not None:  # team mode: control calls audited, one layer
+                server.request_handler = partial(_audited, self._handle, self[WORLDS])
+            return server
 
         def _handle(self, request: web.Request) -> Coroutine[Any, Any, web.StreamResponse]:
             """A plain function returning the coroutine to await: `default`'s requests go to
@@ -185,6 +194,29 @@ with warnings.catch_warnings():  # see simulator/http/server.py: aiohttp warns o
             for middleware in reversed(world.middlewares):
                 handler = partial(middleware, handler=handler)  # new-style middlewares
             return await handler(request)
+
+
+async def _audited(
+    handle: Callable[[web.Request], Awaitable[web.StreamResponse]],
+    worlds: Worlds,
+    request: web.Request,
+) -> web.StreamResponse:
+    """Team mode: a world-changing control call's audit entry, on disk before it is answered."""
+    response = await handle(request)
+    team = worlds.team
+    path = request.rel_url.raw_path
+    split = split_path(path)
+    if split is not None:
+        name, path = split
+    else:
+        name = of_authorization(request.headers.get(hdrs.AUTHORIZATION)) or DEFAULT
+    if team is not None and audited_control(request.method, path):
+        found = worlds.find(name) if valid_name(name) else None
+        owner = found.owner if found is not None else None
+        caller = Caller(owner, "key", f"key of namespace {name}", namespace=name)
+        request_id = response.headers.get(REQUEST_ID_HEADER)
+        team.record(caller, f"{request.method} {path}", name, response.status, request_id)
+    return response
 
 
 async def _body_namespace(

@@ -20,6 +20,7 @@ from simulator.http.handlers import (
     request_log,
     sim,
     state,
+    team,
     trace,
     webhooks,
 )
@@ -131,6 +132,13 @@ def setup_routes(app: web.Application, static_dir: str) -> None:
     r.add_put("/_sim/namespaces/{name}", namespaces.create_namespace)
     r.add_get("/_sim/namespaces/{name}", namespaces.get_namespace)
     r.add_delete("/_sim/namespaces/{name}", namespaces.delete_namespace)
+    r.add_get("/_sim/audit", team.read_audit)
+    r.add_get("/_sim/team/whoami", team.whoami)
+    r.add_get("/_sim/team/tokens", team.list_tokens)
+    r.add_post("/_sim/team/tokens", team.create_token)
+    r.add_delete("/_sim/team/tokens/{id}", team.revoke_token)
+    r.add_get("/_sim/team/owners", team.list_owners)
+    r.add_put("/_sim/team/owners/{name}", team.set_owner)
 
     _alias_control_plane(r)
 

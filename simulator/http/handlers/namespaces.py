@@ -1,4 +1,5 @@
 """Managing namespaces (design.md 1.6: `/_sim/namespaces`): create, list, show, delete.
+On a team server (design.md 1.10) simulator/http/handlers/team.py answers instead.
 
 Who may do what (docs/decisions.md): any sandbox secret credential creates; `default`'s sees and
 deletes any namespace, another namespace's credential only its own; `default` is never deleted.
@@ -13,6 +14,7 @@ from aiohttp import web
 from simulator.cluster.peers import PEER_HEADER, merged, siblings_namespaces
 from simulator.domain.errors import ApiError
 from simulator.domain.namespaces import DEFAULT, check_name
+from simulator.http.handlers import team
 from simulator.http.keys import CATALOG, NAMESPACE, SETTINGS, WORLDS
 from simulator.http.middlewares import auth
 from simulator.http.requests import read_json
@@ -20,7 +22,7 @@ from simulator.http.responses import json_response
 from simulator.worlds import Namespace, Worlds, not_found
 
 
-@auth("sandbox")
+@auth("team")
 async def create_namespace(request: web.Request) -> web.Response:
     name = check_name(request.match_info["name"])
     body = await read_json(request, optional=True)
@@ -34,6 +36,8 @@ async def create_namespace(request: web.Request) -> web.Response:
             param="idleSeconds",
         )
     worlds = request.app[WORLDS]
+    if worlds.team is not None:
+        return await team.create_namespace(request, idle)
     caller = request.app[NAMESPACE]
     if caller not in (DEFAULT, name) and worlds.find(name) is not None:
         raise not_yours(caller)  # before anything: an existing namespace is GET's business
@@ -43,9 +47,11 @@ async def create_namespace(request: web.Request) -> web.Response:
     return json_response(worlds.describe(namespace, keys=True), status=201 if created else 200)
 
 
-@auth("sandbox")
+@auth("team")
 async def list_namespaces(request: web.Request) -> web.Response:
     worlds = request.app[WORLDS]
+    if worlds.team is not None:
+        return await team.list_namespaces(request)
     await worlds.sweep()  # an expired namespace is never listed, whatever the sweeper's pace
     caller = request.app[NAMESPACE]
     names = worlds.names() if caller == DEFAULT else [caller]
@@ -57,16 +63,20 @@ async def list_namespaces(request: web.Request) -> web.Response:
     return json_response({"data": data})
 
 
-@auth("sandbox")
+@auth("team")
 async def get_namespace(request: web.Request) -> web.Response:
     worlds = request.app[WORLDS]
+    if worlds.team is not None:
+        return await team.get_namespace(request)
     namespace = _visible(request, worlds)
     return json_response(worlds.describe(namespace, keys=True))
 
 
-@auth("sandbox")
+@auth("team")
 async def delete_namespace(request: web.Request) -> web.Response:
     worlds = request.app[WORLDS]
+    if worlds.team is not None:
+        return await team.delete_namespace(request)
     namespace = _visible(request, worlds)
     if namespace.name == DEFAULT:
         raise ApiError(
