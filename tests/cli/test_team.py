@@ -114,3 +114,24 @@ def test_team_cli_end_to_end(data_dir: Path) -> None:
     assert admin in err  # printed on the first start...
     second = TeamServer(data_dir)
     assert admin not in second.stop()  # ...and only then
+
+
+def test_serve_bounds_options(data_dir: Path) -> None:
+    for option in ("--max-namespaces", "--namespace-creations-per-minute"):
+        done = run("serve", option, "-1", "--data-dir", str(data_dir))
+        assert done.returncode == 2 and option in done.stderr
+    proc = subprocess.Popen(
+        [*PAYORCH, "serve", "--port", "0", "--data-dir", str(data_dir), "--max-namespaces", "1"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        url = proc.stdout.readline().split()[-1]
+        assert run("ns", "create", "one", "--base-url", url).returncode == 0
+        two = run("ns", "create", "two", "--base-url", url)
+        assert two.returncode != 0 and "namespace_limit_reached" in two.stderr
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=15)
