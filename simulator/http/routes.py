@@ -132,6 +132,7 @@ def setup_routes(app: web.Application, static_dir: str) -> None:
     r.add_put("/_sim/namespaces/{name}", namespaces.create_namespace)
     r.add_get("/_sim/namespaces/{name}", namespaces.get_namespace)
     r.add_delete("/_sim/namespaces/{name}", namespaces.delete_namespace)
+    r.add_post("/_sim/namespaces/{name}/extend", namespaces.extend_namespace)
     r.add_get("/_sim/audit", team.read_audit)
     r.add_get("/_sim/team/whoami", team.whoami)
     r.add_get("/_sim/team/tokens", team.list_tokens)

@@ -19,6 +19,7 @@ from simulator.http.keys import CATALOG, NAMESPACE, SETTINGS, WORLDS
 from simulator.http.middlewares import auth
 from simulator.http.requests import read_json
 from simulator.http.responses import json_response
+from simulator.team.lifetimes import expiry_of, extended
 from simulator.worlds import Namespace, Worlds, not_found
 
 
@@ -36,12 +37,13 @@ async def create_namespace(request: web.Request) -> web.Response:
             param="idleSeconds",
         )
     worlds = request.app[WORLDS]
+    expires = expiry_of(body, worlds.now())
     if worlds.team is not None:
-        return await team.create_namespace(request, idle)
+        return await team.create_namespace(request, idle, expires)
     caller = request.app[NAMESPACE]
     if caller not in (DEFAULT, name) and worlds.find(name) is not None:
         raise not_yours(caller)  # before anything: an existing namespace is GET's business
-    namespace, created = await worlds.create(name, idle)
+    namespace, created = await worlds.create(name, idle, expires_at=expires)
     if not created and caller not in (DEFAULT, name):
         raise not_yours(caller)  # made by someone else between the look and the creation
     return json_response(worlds.describe(namespace, keys=True), status=201 if created else 200)
@@ -87,6 +89,20 @@ async def delete_namespace(request: web.Request) -> web.Response:
     if not await worlds.delete(namespace.name):
         raise not_found(namespace.name)
     return web.Response(status=204)
+
+
+@auth("team")
+async def extend_namespace(request: web.Request) -> web.Response:
+    """`POST /_sim/namespaces/{name}/extend` `{seconds}` or `{expiresAt}`: a later expiry."""
+    worlds = request.app[WORLDS]
+    body = await read_json(request)
+    if worlds.team is not None:
+        return await team.extend_namespace(request, body)
+    namespace = _visible(request, worlds)
+    if namespace.name == DEFAULT:
+        raise ApiError("forbidden", "The namespace `default` has no expiry.", param="name")
+    extended_at = extended(body, namespace.expires_at, worlds.now())
+    return json_response(worlds.describe(await worlds.extend(namespace, extended_at), keys=True))
 
 
 def _visible(request: web.Request, worlds: Worlds) -> Namespace:

@@ -19,6 +19,7 @@ from simulator.http.keys import NAMESPACE, REQUEST_ID, WORLDS
 from simulator.http.middlewares import auth
 from simulator.http.requests import read_json
 from simulator.http.responses import json_response
+from simulator.team.lifetimes import extended
 from simulator.team.limits import check_owner_quota
 from simulator.team.mode import TeamMode
 from simulator.team.tokens import Caller, check_owner_name, team_token_of
@@ -102,13 +103,15 @@ def require_admin(caller: Caller) -> None:
 # -- namespaces (called by simulator/http/handlers/namespaces.py in team mode) --------------------
 
 
-async def create_namespace(request: web.Request, idle: int | None) -> web.Response:
+async def create_namespace(
+    request: web.Request, idle: int | None, expires: float | None
+) -> web.Response:
     mode = team_of(request)
     caller = caller_of(request, mode)
     name = check_name(request.match_info["name"])
     worlds = request.app[WORLDS]
     try:
-        response = await _create(worlds, mode, caller, name, idle)
+        response = await _create(worlds, mode, caller, name, idle, expires)
     except ApiError as error:
         _record(request, mode, caller, "namespace.create", name, error.status)
         raise
@@ -117,7 +120,12 @@ async def create_namespace(request: web.Request, idle: int | None) -> web.Respon
 
 
 async def _create(
-    worlds: Worlds, mode: TeamMode, caller: Caller, name: str, idle: int | None
+    worlds: Worlds,
+    mode: TeamMode,
+    caller: Caller,
+    name: str,
+    idle: int | None,
+    expires: float | None,
 ) -> web.Response:
     if caller.kind == "key":
         raise ApiError(
@@ -135,7 +143,9 @@ async def _create(
         def admit() -> None:
             check_owner_quota(owner, len(worlds.owned_by(owner)), mode.team.quota_of(owner))
 
-    namespace, created = await worlds.create(name, idle, owner=owner, admit=admit)
+    namespace, created = await worlds.create(
+        name, idle, owner=owner, admit=admit, expires_at=expires
+    )
     if not created and not may_see(caller, namespace):
         raise _taken(name)
     return json_response(worlds.describe(namespace, keys=True), status=201 if created else 200)
@@ -194,6 +204,24 @@ async def delete_namespace(request: web.Request) -> web.Response:
         raise
     _record(request, mode, caller, "namespace.delete", name, 204, owner=namespace.owner)
     return web.Response(status=204)
+
+
+async def extend_namespace(request: web.Request, body: dict[str, Any]) -> web.Response:
+    mode = team_of(request)
+    caller = caller_of(request, mode)
+    name = request.match_info["name"]
+    worlds = request.app[WORLDS]
+    try:
+        namespace = visible(request, mode, caller)
+        if namespace.name == DEFAULT:
+            raise ApiError("forbidden", "The namespace `default` has no expiry.", param="name")
+        at = extended(body, namespace.expires_at, worlds.now())
+        await worlds.extend(namespace, at)
+    except ApiError as error:
+        _record(request, mode, caller, "namespace.extend", name, error.status)
+        raise
+    _record(request, mode, caller, "namespace.extend", name, 200, owner=namespace.owner)
+    return json_response(worlds.describe(namespace, keys=True))
 
 
 # -- owners and tokens ------------------------------------------------------------------------
