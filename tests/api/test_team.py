@@ -165,3 +165,18 @@ async def test_local_mode_knows_no_team_tokens(api: Api) -> None:
     assert_error(status, body, 401, "invalid_token")  # as any unknown token, as before
     status, body, _ = await api.get("/_sim/audit", KEYS.sandbox_sk)
     assert_error(status, body, 400, "team_mode_required")
+
+
+async def test_an_audit_line_cut_by_a_crash_does_not_swallow_the_next(
+    aiohttp_client: Any, tmp_path: Path
+) -> None:
+    api = Api(await aiohttp_client(create_app(team_settings(tmp_path))))
+    await token(api, "alice")
+    await api.client.close()
+    trail = tmp_path / "data" / "team" / "audit.jsonl"
+    with open(trail, "ab") as file:
+        file.write(b'{"at": "2026-11-28T00:00:00.000Z", "who": {"ow')  # kill -9 mid-append
+    api = Api(await aiohttp_client(create_app(team_settings(tmp_path))))
+    await token(api, "bob")
+    _, entries, _ = await api.get("/_sim/audit", ADMIN)
+    assert [e["action"] for e in entries["data"]] == ["token.create", "token.create"]
