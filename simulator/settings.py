@@ -68,3 +68,6 @@ class Settings:
     team: bool = False
     admin_token: str | None = None
     namespaces_per_owner: int = NAMESPACES_PER_OWNER
+    # Requests per second (and burst) per namespace other than `default`; 0: no limit.
+    namespace_rps: float = 0.0
+    namespace_burst: int = 0

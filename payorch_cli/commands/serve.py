@@ -181,6 +181,15 @@ def serve(
             help="--team: an owner's namespaces at most, unless its own quota says otherwise.",
         ),
     ] = NAMESPACES_PER_OWNER,
+    namespace_rps: Annotated[
+        str,
+        typer.Option(
+            "--namespace-rps",
+            metavar="N|sandbox",
+            help="Requests per second per namespace (bursts of 5 s' worth; 429 rate_limited "
+            "past it); sandbox: the preset (the starter tier's 200/s, bursts of 1,000); 0: off.",
+        ),
+    ] = "0",
 ) -> None:
     """Serve the API, checkout pages and the /_sim control plane.
 
@@ -232,7 +241,9 @@ def serve(
     from simulator.fixture_loader import FixtureError
     from simulator.store import StoreLockedError
 
-    bounds = Bounds(max_namespaces, creations_per_minute, namespaces_per_owner)
+    bounds = Bounds(
+        max_namespaces, creations_per_minute, namespaces_per_owner, _rate(namespace_rps)
+    )
     admin_token = _admin_token(data_dir, admin_token_file) if team else None
 
     output = Output(
@@ -436,13 +447,31 @@ class Bounds:
     max_namespaces: int = MAX_NAMESPACES
     creations_per_minute: int = NAMESPACE_CREATIONS_PER_MINUTE
     per_owner: int = NAMESPACES_PER_OWNER
+    rate: tuple[float, int] | None = None  # per namespace: per second, burst
 
-    def settings(self) -> dict[str, int]:
+    def settings(self) -> dict[str, Any]:
+        per_second, burst = self.rate or (0.0, 0)
         return {
             "max_namespaces": self.max_namespaces,
             "namespace_creations_per_minute": self.creations_per_minute,
             "namespaces_per_owner": self.per_owner,
+            "namespace_rps": per_second,
+            "namespace_burst": burst,
         }
+
+
+def _rate(value: str) -> tuple[float, int] | None:
+    from simulator.team.limits import namespace_rate
+
+    try:
+        return namespace_rate(value)
+    except ValueError:
+        typer.echo(
+            f"payorch serve: --namespace-rps {value!r}: a number of requests per second (0: "
+            "no limit) or `sandbox`",
+            err=True,
+        )
+        raise typer.Exit(2) from None
 
 
 def loopback(host: str) -> bool:

@@ -39,6 +39,7 @@ from simulator.http.middlewares import request_middleware, serve
 from simulator.http.requests import receive_body
 from simulator.http.responses import REQUEST_ID_HEADER, error_response
 from simulator.http.server import Application, ConnectionHandler, log_refused
+from simulator.team.limits import NamespaceRate
 from simulator.team.mode import audited_control
 from simulator.team.tokens import Caller
 from simulator.worlds import Worlds
@@ -55,8 +56,9 @@ with warnings.catch_warnings():  # see simulator/http/server.py: aiohttp warns o
     class FrontApplication(Application):
         """The server's application: `default`'s world, and the door to every other one."""
 
-        ATTRS = Application.ATTRS | {"_direct", "_plain_routes"}
+        ATTRS = Application.ATTRS | {"_direct", "_plain_routes", "_namespace_rate"}
         _direct = False
+        _namespace_rate: NamespaceRate | None = None
 
         def pre_freeze(self) -> None:
             super().pre_freeze()
@@ -69,6 +71,11 @@ with warnings.catch_warnings():  # see simulator/http/server.py: aiohttp warns o
             # depends on nothing else (no sub-app matches on the host here), and the routes
             # are frozen: the walk over the URL's parts and two coroutines are made once.
             self._plain_routes: dict[tuple[str, str], AbstractRoute] = {}
+            settings = self[SETTINGS]
+            if settings.namespace_rps:
+                self._namespace_rate = NamespaceRate(
+                    settings.namespace_rps, settings.namespace_burst
+                )
 
         def _make_handler(self, **kwargs: Any) -> web.Server:
             server = super()._make_handler(**kwargs)
@@ -168,6 +175,12 @@ with warnings.catch_warnings():  # see simulator/http/server.py: aiohttp warns o
                 return _refuse(
                     ApiError("invalid_api_key", f"Unknown or deleted namespace {name!r}.")
                 )
+            rate = self._namespace_rate
+            if rate is not None:
+                refused = rate.take(name)
+                if refused is not None:
+                    worlds.leave(name)
+                    return _refuse(refused)
             prefix = request[REQUEST_URL_PREFIX] = world[URL_PREFIX]
             try:
                 return _prefix_links(await self._in_world(world, request), prefix)

@@ -6,8 +6,13 @@ import math
 from collections import deque
 
 from simulator.domain.errors import ApiError
+from simulator.domain.ratelimit import TIER_QUOTAS, Quota, RateLimiter
 
 WINDOW_SECONDS = 60.0
+# The preset of --namespace-rps: the vendor's documentation shows no figures (api-spec.txt:
+# "the numeric request quotas are not shown"), so it takes the lowest tier's bucket, the
+# strictest one a sandbox key meets here.
+SANDBOX_PRESET = "sandbox"
 
 
 class CreationBounds:
@@ -51,3 +56,45 @@ def check_owner_quota(owner: str, count: int, quota: int) -> None:
             f"Owner {owner!r} holds {count} namespaces, its quota of {quota}; delete one first.",
             details={"owner": owner, "limit": quota, "current": count},
         )
+
+
+class NamespaceRate:
+    """Requests per second per namespace (`payorch serve --namespace-rps`): a token bucket per
+    namespace on the monotonic clock, beside the per-credential one of each world."""
+
+    def __init__(self, per_second: float, burst: int) -> None:
+        self.quota = Quota(per_second, burst)
+        self._limiter = RateLimiter({"namespace": self.quota})
+
+    def take(self, name: str) -> ApiError | None:
+        """None, or the 429 to answer (`rate_limited`, naming the namespace and its limit)."""
+        try:
+            self._limiter.take(name, "namespace")
+        except ApiError as error:
+            quota = self.quota
+            return ApiError(
+                "rate_limited",
+                f"Namespace {name!r} allows {quota.per_second:g} requests/s (bursts of "
+                f"{quota.burst}, payorch serve --namespace-rps); "
+                f"retry after {error.headers['Retry-After']} s.",
+                details={
+                    "namespace": name,
+                    "perSecond": quota.per_second,
+                    "burst": quota.burst,
+                    "current": quota.burst,
+                },
+                headers=error.headers,
+            )
+        return None
+
+
+def namespace_rate(value: str) -> tuple[float, int] | None:
+    """`--namespace-rps`: N (a burst of 5 s' worth), `sandbox` (the preset), or 0 (off).
+    ValueError for anything else."""
+    if value == SANDBOX_PRESET:
+        starter = TIER_QUOTAS["starter"]
+        return starter.per_second, starter.burst
+    rate = float(value)
+    if not rate >= 0 or rate == float("inf"):
+        raise ValueError(f"{value!r} is not 0 or more")
+    return (rate, max(1, int(rate * 5))) if rate else None

@@ -94,3 +94,22 @@ async def test_concurrent_creations_never_pass_the_bound(
     assert statuses == [201] * 7 + [403] * 23
     listed = (await api.get("/_sim/namespaces", KEYS.sandbox_sk))[1]["data"]
     assert len(listed) == 8  # with `default`
+
+
+async def test_requests_per_second_per_namespace(aiohttp_client: Any) -> None:
+    api = await bounded(aiohttp_client, None, namespace_rps=1, namespace_burst=3)
+    keys = {}
+    for name in ("busy", "calm"):
+        status, body, _ = await put(api, name)
+        keys[name] = next(k["secretKey"] for k in body["keys"] if k["environment"] == "sandbox")
+    statuses = [(await api.get("/ping", keys["busy"]))[0] for _ in range(4)]
+    assert statuses == [200, 200, 200, 429]
+    status, body, response = await api.get("/_sim/clock", keys["busy"])  # every route, any path
+    error = assert_error(status, body, 429, "rate_limited")
+    assert error["details"]["namespace"] == "busy" and error["details"]["perSecond"] == 1
+    assert int(response.headers["Retry-After"]) >= 1
+    status, body, _ = await api.get("/ns/busy/api/v1/ping", keys["busy"])
+    assert status == 429  # by its prefix too
+    assert (await api.get("/ping", keys["calm"]))[0] == 200  # another namespace: its own bucket
+    for _ in range(5):  # `default`: no namespace limit
+        assert (await api.get("/ping", KEYS.sandbox_sk))[0] == 200

@@ -135,3 +135,10 @@ def test_serve_bounds_options(data_dir: Path) -> None:
     finally:
         proc.send_signal(signal.SIGTERM)
         proc.wait(timeout=15)
+
+
+def test_namespace_rps_option_is_checked(data_dir: Path) -> None:
+    for bad in ("-1", "fast", "nan"):
+        done = run("serve", "--namespace-rps", bad, "--data-dir", str(data_dir))
+        assert done.returncode == 2 and "--namespace-rps" in done.stderr, done
+        assert len(done.stderr.strip().splitlines()) == 1
