@@ -71,3 +71,6 @@ class Settings:
     # Requests per second (and burst) per namespace other than `default`; 0: no limit.
     namespace_rps: float = 0.0
     namespace_burst: int = 0
+    # Objects and bytes on disk per namespace other than `default`; 0: no limit.
+    namespace_max_objects: int = 0
+    namespace_max_bytes: int = 0

@@ -190,6 +190,24 @@ def serve(
             "past it); sandbox: the preset (the starter tier's 200/s, bursts of 1,000); 0: off.",
         ),
     ] = "0",
+    namespace_max_objects: Annotated[
+        int,
+        typer.Option(
+            "--namespace-max-objects",
+            min=0,
+            metavar="N",
+            help="Objects a namespace may hold (403 for writes past it); 0: no limit.",
+        ),
+    ] = 0,
+    namespace_max_bytes: Annotated[
+        int,
+        typer.Option(
+            "--namespace-max-bytes",
+            min=0,
+            metavar="BYTES",
+            help="Bytes on disk a namespace may hold (403 for writes past it); 0: no limit.",
+        ),
+    ] = 0,
 ) -> None:
     """Serve the API, checkout pages and the /_sim control plane.
 
@@ -242,7 +260,11 @@ def serve(
     from simulator.store import StoreLockedError
 
     bounds = Bounds(
-        max_namespaces, creations_per_minute, namespaces_per_owner, _rate(namespace_rps)
+        max_namespaces,
+        creations_per_minute,
+        namespaces_per_owner,
+        _rate(namespace_rps),
+        (namespace_max_objects, namespace_max_bytes),
     )
     admin_token = _admin_token(data_dir, admin_token_file) if team else None
 
@@ -448,6 +470,7 @@ class Bounds:
     creations_per_minute: int = NAMESPACE_CREATIONS_PER_MINUTE
     per_owner: int = NAMESPACES_PER_OWNER
     rate: tuple[float, int] | None = None  # per namespace: per second, burst
+    storage: tuple[int, int] = (0, 0)  # per namespace: objects, bytes on disk
 
     def settings(self) -> dict[str, Any]:
         per_second, burst = self.rate or (0.0, 0)
@@ -457,6 +480,8 @@ class Bounds:
             "namespaces_per_owner": self.per_owner,
             "namespace_rps": per_second,
             "namespace_burst": burst,
+            "namespace_max_objects": self.storage[0],
+            "namespace_max_bytes": self.storage[1],
         }
 
 

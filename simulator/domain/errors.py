@@ -192,6 +192,9 @@ CATALOGUE: dict[str, ErrorSpec] = {
     "owner_token_required": ErrorSpec(
         403, _PERM, "In team mode, creating a namespace needs an owner token or the admin token."
     ),
+    "namespace_storage_quota_exceeded": ErrorSpec(
+        403, _PERM, "The namespace holds as many objects or bytes as it may; delete some first."
+    ),
     "owner_not_found": ErrorSpec(404, _INVALID, "No owner has that name on this team server."),
     "team_token_not_found": ErrorSpec(404, _INVALID, "No team token has that id."),
     "namespace_name_taken": ErrorSpec(409, _INVALID, "Another owner's namespace has that name."),

@@ -18,6 +18,7 @@ import re
 import warnings
 from collections.abc import Awaitable, Callable, Coroutine
 from functools import partial
+from pathlib import Path
 from typing import Any
 
 from aiohttp import hdrs, web
@@ -34,12 +35,12 @@ from simulator.domain.namespaces import (
     split_path,
     valid_name,
 )
-from simulator.http.keys import REQUEST_URL_PREFIX, SETTINGS, URL_PREFIX, WORLDS
+from simulator.http.keys import REQUEST_URL_PREFIX, SETTINGS, STORE, URL_PREFIX, WORLDS
 from simulator.http.middlewares import request_middleware, serve
 from simulator.http.requests import receive_body
 from simulator.http.responses import REQUEST_ID_HEADER, error_response
 from simulator.http.server import Application, ConnectionHandler, log_refused
-from simulator.team.limits import NamespaceRate
+from simulator.team.limits import NamespaceRate, StorageQuota
 from simulator.team.mode import audited_control
 from simulator.team.tokens import Caller
 from simulator.worlds import Worlds
@@ -56,9 +57,15 @@ with warnings.catch_warnings():  # see simulator/http/server.py: aiohttp warns o
     class FrontApplication(Application):
         """The server's application: `default`'s world, and the door to every other one."""
 
-        ATTRS = Application.ATTRS | {"_direct", "_plain_routes", "_namespace_rate"}
+        ATTRS = Application.ATTRS | {
+            "_direct",
+            "_plain_routes",
+            "_namespace_rate",
+            "_storage_quota",
+        }
         _direct = False
         _namespace_rate: NamespaceRate | None = None
+        _storage_quota: StorageQuota | None = None
 
         def pre_freeze(self) -> None:
             super().pre_freeze()
@@ -75,6 +82,10 @@ with warnings.catch_warnings():  # see simulator/http/server.py: aiohttp warns o
             if settings.namespace_rps:
                 self._namespace_rate = NamespaceRate(
                     settings.namespace_rps, settings.namespace_burst
+                )
+            if settings.namespace_max_objects or settings.namespace_max_bytes:
+                self._storage_quota = StorageQuota(
+                    settings.namespace_max_objects, settings.namespace_max_bytes
                 )
 
         def _make_handler(self, **kwargs: Any) -> web.Server:
@@ -181,6 +192,12 @@ with warnings.catch_warnings():  # see simulator/http/server.py: aiohttp warns o
                 if refused is not None:
                     worlds.leave(name)
                     return _refuse(refused)
+            quota = self._storage_quota
+            if quota is not None and _grows(request):
+                refused = quota.check(name, partial(_objects, world), self._directory(name))
+                if refused is not None:
+                    worlds.leave(name)
+                    return _refuse(refused)
             prefix = request[REQUEST_URL_PREFIX] = world[URL_PREFIX]
             try:
                 return _prefix_links(await self._in_world(world, request), prefix)
@@ -191,6 +208,10 @@ with warnings.catch_warnings():  # see simulator/http/server.py: aiohttp warns o
                 raise
             finally:
                 worlds.leave(name)
+
+        def _directory(self, name: str) -> Path | None:
+            data_dir = self[SETTINGS].data_dir
+            return data_dir / "namespaces" / name if data_dir is not None else None
 
         async def _in_world(self, world: web.Application, request: web.Request) -> Any:
             """aiohttp's own `_handle`, with `world` as the request's application."""
@@ -207,6 +228,23 @@ with warnings.catch_warnings():  # see simulator/http/server.py: aiohttp warns o
             for middleware in reversed(world.middlewares):
                 handler = partial(middleware, handler=handler)  # new-style middlewares
             return await handler(request)
+
+
+# Writes that free room stay allowed to a namespace at its storage quota.
+_FREEING = ("/_sim/reset", "/_sim/state/")
+
+
+def _grows(request: web.Request) -> bool:
+    """A write that may add objects or bytes (a namespace at its storage quota is refused it)."""
+    if request.method not in (hdrs.METH_POST, hdrs.METH_PUT, hdrs.METH_PATCH):
+        return False
+    path = request.rel_url.raw_path
+    return not (path.startswith(_FREEING) and (path == "/_sim/reset" or path.endswith("/restore")))
+
+
+def _objects(world: web.Application) -> int:
+    store = world[STORE]
+    return sum(len(store.table(name)) for name in store.table_names())
 
 
 async def _audited(

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import math
+import os
 from collections import deque
+from collections.abc import Callable
+from pathlib import Path
 
 from simulator.domain.errors import ApiError
 from simulator.domain.ratelimit import TIER_QUOTAS, Quota, RateLimiter
@@ -98,3 +102,52 @@ def namespace_rate(value: str) -> tuple[float, int] | None:
     if not rate >= 0 or rate == float("inf"):
         raise ValueError(f"{value!r} is not 0 or more")
     return (rate, max(1, int(rate * 5))) if rate else None
+
+
+def disk_bytes(directory: Path | None) -> int:
+    """Bytes of the files under `directory` (a namespace's store and saved states)."""
+    if directory is None:
+        return 0
+    total = 0
+    stack = [directory]
+    while stack:
+        with contextlib.suppress(FileNotFoundError), os.scandir(stack.pop()) as entries:
+            for entry in entries:
+                if entry.is_dir(follow_symlinks=False):
+                    stack.append(Path(entry.path))
+                else:
+                    with contextlib.suppress(FileNotFoundError):
+                        total += entry.stat(follow_symlinks=False).st_size
+    return total
+
+
+class StorageQuota:
+    """Objects and bytes on disk per namespace (`--namespace-max-objects`, `--namespace-max-bytes`;
+    0: no limit), checked before each write request: a namespace at or past either limit gets
+    403 for writes until it deletes, resets or restores (those stay allowed)."""
+
+    def __init__(self, max_objects: int, max_bytes: int) -> None:
+        self.max_objects = max_objects
+        self.max_bytes = max_bytes
+
+    def check(
+        self, name: str, objects: Callable[[], int], directory: Path | None
+    ) -> ApiError | None:
+        if self.max_objects:
+            count = objects()
+            if count >= self.max_objects:
+                return self._refuse(name, "objects", self.max_objects, count)
+        if self.max_bytes:
+            size = disk_bytes(directory)
+            if size >= self.max_bytes:
+                return self._refuse(name, "bytes", self.max_bytes, size)
+        return None
+
+    @staticmethod
+    def _refuse(name: str, what: str, limit: int, current: int) -> ApiError:
+        return ApiError(
+            "namespace_storage_quota_exceeded",
+            f"Namespace {name!r} holds {current:,} {what}, its limit of {limit:,}; delete, "
+            f"reset or restore to write again.",
+            details={"namespace": name, "limit": limit, "current": current, "unit": what},
+        )

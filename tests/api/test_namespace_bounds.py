@@ -113,3 +113,35 @@ async def test_requests_per_second_per_namespace(aiohttp_client: Any) -> None:
     assert (await api.get("/ping", keys["calm"]))[0] == 200  # another namespace: its own bucket
     for _ in range(5):  # `default`: no namespace limit
         assert (await api.get("/ping", KEYS.sandbox_sk))[0] == 200
+
+
+async def test_objects_and_bytes_per_namespace(aiohttp_client: Any, tmp_path: Path) -> None:
+    api = await bounded(aiohttp_client, tmp_path, namespace_max_objects=3)
+    status, body, _ = await put(api, "full")
+    sk = next(k["secretKey"] for k in body["keys"] if k["environment"] == "sandbox")
+    pay = {"amount": 50, "paymentMethodId": "1001"}
+    statuses = []
+    for _ in range(6):
+        statuses.append((await api.post("/payments", sk, json=pay))[0])
+    assert 200 in statuses and statuses[-1] == 403
+    status, body, _ = await api.post("/payments", sk, json=pay)
+    error = assert_error(status, body, 403, "namespace_storage_quota_exceeded")
+    assert error["details"]["unit"] == "objects" and error["details"]["limit"] == 3
+    assert error["details"]["current"] >= 3
+    assert (await api.get("/payments", sk))[0] == 200  # reads go on
+    assert (await api.post("/_sim/reset", sk, json={}))[0] == 200  # and so does a reset
+    assert (await api.post("/payments", sk, json=pay))[0] == 200
+    assert (await api.post("/payments", KEYS.sandbox_sk, json=pay))[0] == 200  # `default`: none
+
+
+async def test_bytes_on_disk_per_namespace(aiohttp_client: Any, tmp_path: Path) -> None:
+    api = await bounded(aiohttp_client, tmp_path, namespace_max_bytes=20_000)
+    status, body, _ = await put(api, "big")
+    sk = next(k["secretKey"] for k in body["keys"] if k["environment"] == "sandbox")
+    pay = {"amount": 50, "paymentMethodId": "1001"}
+    for _ in range(200):
+        status, body, _ = await api.post("/payments", sk, json=pay)
+        if status != 200:
+            break
+    error = assert_error(status, body, 403, "namespace_storage_quota_exceeded")
+    assert error["details"]["unit"] == "bytes" and error["details"]["current"] >= 20_000
