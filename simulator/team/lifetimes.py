@@ -8,6 +8,9 @@ from typing import Any
 
 from simulator.domain.errors import ApiError
 
+# The longest lifetime a namespace is given (ten years): past it a time is not a lifetime.
+MAX_SECONDS = 10 * 365 * 86_400
+
 
 def _seconds(body: dict[str, Any], field: str) -> int | None:
     value = body.get(field)
@@ -15,9 +18,11 @@ def _seconds(body: dict[str, Any], field: str) -> int | None:
         value = int(value)
     if value is None:
         return None
-    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+    if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= MAX_SECONDS:
         raise ApiError(
-            "invalid_request", f"`{field}` is a whole number of seconds, at least 1.", param=field
+            "invalid_request",
+            f"`{field}` is a whole number of seconds, from 1 to {MAX_SECONDS:,} (ten years).",
+            param=field,
         )
     return value
 
@@ -32,15 +37,17 @@ def _instant(body: dict[str, Any], field: str, now: float) -> float | None:
         at = datetime.fromisoformat(value.replace("Z", "+00:00"))
         if at.tzinfo is None:
             raise ValueError
-    except ValueError:
+        seconds = at.timestamp()
+    except (ValueError, OverflowError):
         raise ApiError(
             "invalid_request",
             f"`{field}` is an ISO 8601 time with its zone (2026-12-01T18:00:00Z).",
             param=field,
         ) from None
-    seconds = at.timestamp()
     if seconds <= now:
         raise ApiError("invalid_request", f"`{field}` is in the past.", param=field)
+    if seconds > now + MAX_SECONDS:
+        raise ApiError("invalid_request", f"`{field}` is more than ten years away.", param=field)
     return seconds
 
 
@@ -63,4 +70,4 @@ def extended(body: dict[str, Any], current: float | None, now: float) -> float:
     if at is not None:
         return at
     assert seconds is not None
-    return max(current or now, now) + seconds
+    return min(max(current or now, now) + seconds, now + MAX_SECONDS)

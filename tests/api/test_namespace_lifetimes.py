@@ -99,3 +99,17 @@ async def test_an_owner_extends_its_own_only(aiohttp_client: Any, tmp_path: Path
         ("namespace.extend", 404),
         ("namespace.extend", 200),
     ]
+
+
+async def test_lifetimes_past_ten_years_are_refused(aiohttp_client: Any, tmp_path: Path) -> None:
+    api = await local(aiohttp_client, tmp_path)
+    for body_ in (
+        {"maxAgeSeconds": 10**30},
+        {"expiresAt": "9999-12-31T23:59:59Z"},
+        {"expiresAt": "0001-01-01T00:00:00+14:00"},
+    ):
+        status, body, _ = await api.call("PUT", "/_sim/namespaces/far", SK, json=body_)
+        assert_error(status, body, 400, "invalid_request")
+    await api.call("PUT", "/_sim/namespaces/near", SK)
+    status, body, _ = await api.post("/_sim/namespaces/near/extend", SK, json={"seconds": 10**30})
+    assert_error(status, body, 400, "invalid_request")
