@@ -21,6 +21,8 @@ SELF_AUDITED = ("/_sim/namespaces", "/_sim/team/", "/_sim/audit")
 def audited_control(method: str, path: str) -> bool:
     if method in ("GET", "HEAD", "OPTIONS"):
         return False
+    if path.startswith("/api/v1/_sim/"):  # the control plane's alias under the API's base
+        path = path[len("/api/v1") :]
     if path.startswith("/_sim/"):
         return not path.startswith(SELF_AUDITED)
     return path.startswith("/api/v1/webhooks/") and path.endswith("/rotate-secret")

@@ -180,3 +180,26 @@ async def test_an_audit_line_cut_by_a_crash_does_not_swallow_the_next(
     await token(api, "bob")
     _, entries, _ = await api.get("/_sim/audit", ADMIN)
     assert [e["action"] for e in entries["data"]] == ["token.create", "token.create"]
+
+
+async def test_control_calls_are_audited_by_either_path(team: Api) -> None:
+    alice = await token(team, "alice")
+    space = await make(team, "alice-1", alice)
+    for url in (
+        "/_sim/clock/advance",
+        "/api/v1/_sim/clock/advance",
+        "/ns/alice-1/_sim/clock/advance",
+    ):
+        headers = {"Authorization": f"Bearer {space.sk}"}
+        response = await team.client.post(url, json={"seconds": 1}, headers=headers)
+        assert response.status == 200
+    status, _, _ = await team.post("/_sim/reset", space.sk, json={})
+    assert status == 200
+    _, trail, _ = await team.get("/_sim/audit?namespace=alice-1", alice)
+    assert [(e["action"], e["who"]["kind"], e["owner"]) for e in trail["data"]] == [
+        ("namespace.create", "person", "alice"),
+        ("POST /_sim/clock/advance", "key", "alice"),
+        ("POST /api/v1/_sim/clock/advance", "key", "alice"),
+        ("POST /_sim/clock/advance", "key", "alice"),
+        ("POST /_sim/reset", "key", "alice"),
+    ]
