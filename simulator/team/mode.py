@@ -74,4 +74,4 @@ def open_team(settings: Settings) -> TeamMode | None:
         admin, _ = read_or_make_admin_token(directory)
     wall: Callable[[], float] = lambda: time.time()  # noqa: E731  # looked up per call (freezegun)
     team = Team(directory, admin, default_quota=settings.namespaces_per_owner, wall=wall)
-    return TeamMode(team, AuditLog(directory), wall)
+    return TeamMode(team, AuditLog(directory, fsync=settings.fsync), wall)
