@@ -199,7 +199,7 @@ CATALOGUE: dict[str, ErrorSpec] = {
     "team_token_not_found": ErrorSpec(404, _INVALID, "No team token has that id."),
     "namespace_name_taken": ErrorSpec(409, _INVALID, "Another owner's namespace has that name."),
     "team_mode_required": ErrorSpec(
-        400, _INVALID, "Only a team server (payorch serve --team) has this."
+        404, _INVALID, "Only a team server (payorch serve --team) has this route."
     ),
     "request_not_found": ErrorSpec(
         404, _INVALID, "No such request in the request log (it keeps the latest only)."

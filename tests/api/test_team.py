@@ -164,7 +164,7 @@ async def test_local_mode_knows_no_team_tokens(api: Api) -> None:
     status, body, _ = await api.get("/_sim/namespaces", "pot_" + "0" * 40)
     assert_error(status, body, 401, "invalid_token")  # as any unknown token, as before
     status, body, _ = await api.get("/_sim/audit", KEYS.sandbox_sk)
-    assert_error(status, body, 400, "team_mode_required")
+    assert_error(status, body, 404, "team_mode_required")
 
 
 async def test_an_audit_line_cut_by_a_crash_does_not_swallow_the_next(
