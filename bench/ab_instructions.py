@@ -4,6 +4,7 @@
                                             [--request-log]
     python bench/ab_instructions.py OLD NEW --operations [--requests 40] [--warm-up 100]
                                             [--only TEXT]
+                                            [--request-log] [--team-b]
 
 Throughput and CPU time swing with whatever else the machine runs (`ab_trees.py` alternates
 rounds to spread that drift, and still moves by several points); a count of the instructions a
@@ -27,6 +28,10 @@ keeps those whose name holds TEXT), one child per tree serving them all in turn:
 made first, then per operation `--warm-up` requests and `--requests` counted ones (each counted
 stretch zeroed and dumped on its own), instructions per request for each, with B/A. Both trees
 run the one operations table (this folder's), so their requests are the same.
+SPEI). `--team-b` serves B as `payorch serve --team` does (OLD and NEW may then be the same
+tree: the cost of team mode's checks). Needs Debian's `valgrind`. The counts are reproducible
+to a few hundred instructions run after run, whatever the load; a run takes a minute or two
+per tree and body.
 """
 
 from __future__ import annotations
@@ -67,7 +72,9 @@ def request_bytes(key: str, body: bytes) -> bytes:
     )
 
 
-async def serve_and_count(tree: str, body_name: str, requests: int, request_log: bool) -> None:
+async def serve_and_count(
+    tree: str, body_name: str, requests: int, request_log: bool, team: bool = False
+) -> None:
     """The child: serve the tree in process and make the requests callgrind counts."""
     sys.path.insert(0, tree)
     from aiohttp import web
@@ -83,6 +90,8 @@ async def serve_and_count(tree: str, body_name: str, requests: int, request_log:
     }
     if not request_log and "request_log" in inspect.signature(Settings).parameters:
         options["request_log"] = 0
+    if team:
+        options.update(team=True, admin_token="pat_" + "b" * 40)
     app = create_app(Settings(**options))  # type: ignore[arg-type]  # either tree's Settings
     runner = web.AppRunner(app, access_log=None)
     await runner.setup()
@@ -234,9 +243,12 @@ def main_operations(args: argparse.Namespace) -> None:
         print(f"{name:<{width}} {a:>12,.0f} {b:>12,.0f} {b / a:>7.3f}")
 
 
-def count(tree: Path, body_name: str, requests: int, out_dir: Path, request_log: bool) -> float:
+def count(
+    tree: Path, body_name: str, requests: int, out_dir: Path, request_log: bool, team: bool = False
+) -> float:
     """Instructions per request of `tree` for one body, from a callgrind run of the child."""
-    prefix = out_dir / f"{tree.name or 'tree'}-{abs(hash(str(tree)))}-{body_name}"
+    mode = "-team" if team else ""
+    prefix = out_dir / f"{tree.name or 'tree'}-{abs(hash(str(tree)))}-{body_name}{mode}"
     subprocess.run(
         [
             "valgrind",
@@ -251,6 +263,7 @@ def count(tree: Path, body_name: str, requests: int, out_dir: Path, request_log:
             body_name,
             str(requests),
             *(["--request-log"] if request_log else []),
+            *(["--team"] if team else []),
         ],
         check=True,
         capture_output=True,
@@ -270,7 +283,13 @@ def main() -> None:
         return
     if sys.argv[1:2] == ["--child"]:
         asyncio.run(
-            serve_and_count(sys.argv[2], sys.argv[3], int(sys.argv[4]), "--request-log" in sys.argv)
+            serve_and_count(
+                sys.argv[2],
+                sys.argv[3],
+                int(sys.argv[4]),
+                "--request-log" in sys.argv,
+                "--team" in sys.argv,
+            )
         )
         return
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -282,6 +301,7 @@ def main() -> None:
     parser.add_argument("--operations", action="store_true", help="every operation, in turn")
     parser.add_argument("--warm-up", type=int, default=100, help="per operation (--operations)")
     parser.add_argument("--only", default="", help="operations whose name holds this")
+    parser.add_argument("--team-b", action="store_true", help="serve B in team mode")
     args = parser.parse_args()
     if args.operations:
         main_operations(args)
@@ -290,14 +310,22 @@ def main() -> None:
     trees = (args.old.resolve(), args.new.resolve())
     with tempfile.TemporaryDirectory() as out, ThreadPoolExecutor(2) as pool:
         futures = {
-            (tree, body): pool.submit(count, tree, body, args.requests, Path(out), args.request_log)
+            (i, body): pool.submit(
+                count,
+                tree,
+                body,
+                args.requests,
+                Path(out),
+                args.request_log,
+                args.team_b and i == 1,
+            )
             for body in bodies
-            for tree in trees
+            for i, tree in enumerate(trees)
         }
         print(f"instructions per POST /payments ({args.requests} counted after {WARM_UP})")
         print(f"{'body':<10} {'A':>12} {'B':>12} {'B/A':>7}")
         for body in bodies:
-            a, b = (futures[tree, body].result() for tree in trees)
+            a, b = (futures[i, body].result() for i in range(2))
             print(f"{body:<10} {a:>12,.0f} {b:>12,.0f} {b / a:>7.3f}")
 
 

@@ -26,6 +26,7 @@ from payorch_cli.commands import record as record_command
 from payorch_cli.commands import reset as reset_command
 from payorch_cli.commands import skill as skill_command
 from payorch_cli.commands import state as state_command
+from payorch_cli.commands import team as team_command
 from payorch_cli.commands import trace as trace_command
 from payorch_cli.commands import webhooks as webhooks_command
 from payorch_cli.options import command_group, root_options
@@ -56,6 +57,7 @@ app.command("proxy")(proxy_command.proxy)
 app.command("trace")(trace_command.trace)
 app.add_typer(providers_command.app, name="providers")
 app.add_typer(ns_command.app, name="ns")
+app.add_typer(team_command.app, name="team")
 app.command("mcp")(mcp_command.mcp)
 app.add_typer(payments_command.app, name="payments")
 app.add_typer(payouts_command.app, name="payouts")

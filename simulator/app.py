@@ -68,6 +68,7 @@ from simulator.settings import Settings
 from simulator.store import Encoded, Store
 from simulator.store.saved import Loaded, SavedStates
 from simulator.store.snapshot import compact_bytes
+from simulator.team.mode import TeamMode, open_team
 from simulator.worlds import Worlds
 
 if TYPE_CHECKING:
@@ -145,6 +146,9 @@ def create_app(
                 for world in (app, *app[keys.WORLDS].loaded())
             ]
         )
+    app[keys.WORLDS].team = team = open_team(settings)
+    if team is not None:
+        app.on_cleanup.append(lambda _: _close_audit(team))
     app.cleanup_ctx.append(app[keys.WORLDS].lifecycle)
     app.on_cleanup.append(_close_store)
     return app
@@ -157,6 +161,10 @@ def _metrics(settings: Settings) -> Metrics | None:
     from simulator.http.metrics import Metrics
 
     return Metrics(settings.admin_token, settings.data_dir)
+
+
+async def _close_audit(team: TeamMode) -> None:
+    team.audit.close()
 
 
 def _open_store(settings: Settings) -> Store:

@@ -14,6 +14,10 @@ BODY_LIMIT_BYTES = 1024 * 1024
 REQUEST_LOG_SIZE = 10_000
 BODY_TIMEOUT_SECONDS = 10.0
 NAMESPACES_IN_MEMORY = 1000
+# Far above a laptop's or a CI fleet's use, well below what a runaway loop makes in a minute.
+MAX_NAMESPACES = 5000
+NAMESPACE_CREATIONS_PER_MINUTE = 600
+NAMESPACES_PER_OWNER = 100
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,3 +82,17 @@ class Settings:
         if self.egress_policy is not None:
             return self.egress_policy
         return EgressPolicy.parse() if self.team else None
+
+    # Bounds on namespaces in every mode (issue 31): at most this many besides `default`, and
+    # at most this many created per minute of wall-clock time (429 past it).
+    max_namespaces: int = MAX_NAMESPACES
+    namespace_creations_per_minute: int = NAMESPACE_CREATIONS_PER_MINUTE
+    # Team mode (payorch serve --team, design.md 1.10): each owner's default quota (the flag and
+    # the admin token, which /metrics and every management route read, are above).
+    namespaces_per_owner: int = NAMESPACES_PER_OWNER
+    # Requests per second (and burst) per namespace other than `default`; 0: no limit.
+    namespace_rps: float = 0.0
+    namespace_burst: int = 0
+    # Objects and bytes on disk per namespace other than `default`; 0: no limit.
+    namespace_max_objects: int = 0
+    namespace_max_bytes: int = 0

@@ -42,10 +42,12 @@ from simulator.domain.namespaces import (
     keyed_for,
     valid_name,
 )
-from simulator.domain.placement import owner
+from simulator.domain.placement import owner as worker_of
 from simulator.jsonio import dumps, loads
 from simulator.settings import Settings
 from simulator.store.files import read_or_make_secret
+from simulator.team.limits import CreationBounds
+from simulator.team.mode import TeamMode
 
 log = logging.getLogger(__name__)
 
@@ -66,15 +68,25 @@ class Namespace:
     created_at: float  # wall-clock seconds (a namespace is the server's, not a simulated thing)
     idle_seconds: int | None  # deleted after this long without a request; None: kept
     last_used_at: float
+    owner: str | None = None  # team mode: the owner that made it (None: the admin, local mode)
+    expires_at: float | None = None  # wall-clock; deleted then (a maximum age, an expiry)
+
+    def expired(self, now: float) -> bool:
+        return self.expires_at is not None and now >= self.expires_at
 
     def view(self, *, loaded: bool) -> dict[str, Any]:
-        return {
+        view = {
             "name": self.name,
             "createdAt": _iso(self.created_at),
             "idleSeconds": self.idle_seconds,
             "lastUsedAt": _iso(self.last_used_at),
             "loaded": loaded,
         }
+        if self.owner is not None:  # team mode's (local mode's answers are as they were)
+            view["owner"] = self.owner
+        if self.expires_at is not None:
+            view["expiresAt"] = _iso(self.expires_at)
+        return view
 
 
 def _iso(seconds: float) -> str:
@@ -115,6 +127,14 @@ class Worlds:
         self._known: dict[str, Namespace] = {}
         self._scanned = self._root is None
         self._worker = settings.worker
+        self.bounds = CreationBounds(
+            settings.max_namespaces, settings.namespace_creations_per_minute
+        )
+        self.team: TeamMode | None = None  # team mode's owners, tokens and audit (app.py)
+        self._creating = asyncio.Lock()  # one creation at a time: the bounds count, then make
+        self._timers: dict[str, asyncio.TimerHandle] = {}  # expiries, by name
+        self._expiring: set[asyncio.Future[None]] = set()
+        self._on_disk: set[str] | None = None  # see `_existing`
 
     # -- the request path ---------------------------------------------------------------------
 
@@ -122,6 +142,9 @@ class Worlds:
         """The world of `name`, loaded if it was not, counted as in use until `leave`; None if
         there is no such namespace; 503 `service_unavailable` when it is not loaded and every
         world in memory is in use."""
+        known = self._known.get(name)
+        if known is not None and known.expires_at is not None and known.expired(self._wall()):
+            return None  # due: its timer deletes it
         world = self._loaded.get(name)
         if world is None:
             return await self._load(name)  # counted as in use by the load itself
@@ -142,13 +165,27 @@ class Worlds:
         else:
             self._active.pop(name, None)
 
+    def now(self) -> float:
+        """The wall clock namespaces' lifetimes are read on."""
+        return self._wall()
+
     def loaded(self) -> list[web.Application]:
         return list(self._loaded.values())
 
     # -- management ---------------------------------------------------------------------------
 
-    async def create(self, name: str, idle_seconds: int | None) -> tuple[Namespace, bool]:
-        """(the namespace, True) once made; (the existing one, False) if it exists: unchanged."""
+    async def create(
+        self,
+        name: str,
+        idle_seconds: int | None,
+        *,
+        owner: str | None = None,
+        admit: Callable[[], None] | None = None,
+        expires_at: float | None = None,
+    ) -> tuple[Namespace, bool]:
+        """(the namespace, True) once made; (the existing one, False) if it exists: unchanged.
+        A new one must fit the server's bounds and pass `admit` (an owner's quota), which
+        raise; the count is of the namespaces on disk, so a restart cannot make it drift."""
         check_name(name)
         if name == DEFAULT:
             return self._default(), False
@@ -157,29 +194,44 @@ class Worlds:
             index, count = self._worker
             raise ApiError(
                 "forbidden",
-                f"Namespace {name!r} belongs to worker {owner(name, count)} of this server, not "
-                f"to this one ({index}): create it through the server's public port.",
+                f"Namespace {name!r} belongs to worker {worker_of(name, count)} of this server, "
+                f"not to this one ({index}): create it through the server's public port.",
                 param="name",
             )
-        async with self._locked(name):
+        async with self._creating, self._locked(name):
             existing = self.find(name)
             if existing is not None:
                 return existing, False
+            if self._find_any(name) is not None:
+                await self._remove(name)  # expired, its timer not yet run: gone before reuse
             now = self._wall()
-            namespace = Namespace(name, now, idle_seconds, now)
+            self.bounds.check(now, len(self._existing()))
+            if admit is not None:
+                admit()
+            namespace = Namespace(name, now, idle_seconds, now, owner, expires_at)
             if self._root is not None:
                 directory = self._root / name
                 directory.mkdir(parents=True, exist_ok=True)
                 self._write_meta(namespace)
             self._known[name] = namespace
+            self._existing().add(name)
+            self.bounds.made(now)
+            self._arm(namespace)
             return namespace, True
 
     def owns(self, name: str) -> bool:
         """Whether `name` is placed on this server (always, unless it is one worker of several:
         then a name placed on a sibling never exists here, whoever reaches the private port)."""
-        return self._worker is None or owner(name, self._worker[1]) == self._worker[0]
+        return self._worker is None or worker_of(name, self._worker[1]) == self._worker[0]
 
     def find(self, name: str) -> Namespace | None:
+        """Namespace `name`, None if there is none or it is past its expiry."""
+        namespace = self._find_any(name)
+        if namespace is not None and namespace.expired(self._wall()):
+            return None
+        return namespace
+
+    def _find_any(self, name: str) -> Namespace | None:
         if name == DEFAULT:
             return self._default()
         if not valid_name(name) or not self.owns(name):
@@ -216,24 +268,79 @@ class Worlds:
                 ]
         return [DEFAULT, *sorted(names)]
 
+    def owned_by(self, owner: str) -> list[Namespace]:
+        """The namespaces `owner` made (team mode), by name."""
+        known = self._known
+        found = (known.get(name) or self.find(name) for name in sorted(self._existing()))
+        return [n for n in found if n is not None and n.owner == owner]
+
+    def _existing(self) -> set[str]:
+        """The namespaces besides `default`, for counting: read from the disk once (a scan costs
+        ~50 ms at a few hundred on a busy machine), then kept by `create` and `_remove`, so a
+        restart counts afresh from the disk."""
+        if self._on_disk is None:
+            self._on_disk = set(self.names()[1:])
+        return self._on_disk
+
     async def delete(self, name: str) -> bool:
         """Delete namespace `name` (not `default`): its world stopped, its directory removed.
         False if there is none. The calling request, if it is one of the namespace's, is not
         waited for."""
         async with self._locked(name):
-            if self.find(name) is None:
-                return False
-            world = self._loaded.pop(name, None)
-            self._known.pop(name, None)
-            self._catalogs.pop(name, None)
-            if world is not None:
-                await self._stop(world, wait=True)
-            if self._root is not None:
-                directory = self._root / name
-                graveyard = self._root / f"{DELETED}{name}-{secrets.token_hex(4)}"
-                directory.rename(graveyard)  # atomic: from here the name is free
-                await asyncio.to_thread(shutil.rmtree, graveyard, True)
+            return await self._remove(name)
+
+    async def _remove(self, name: str) -> bool:
+        if self._find_any(name) is None:
+            return False
+        timer = self._timers.pop(name, None)
+        if timer is not None:
+            timer.cancel()
+        world = self._loaded.pop(name, None)
+        self._known.pop(name, None)
+        if self._on_disk is not None:
+            self._on_disk.discard(name)
+        self._catalogs.pop(name, None)
+        if world is not None:
+            await self._stop(world, wait=True)
+        if self._root is not None:
+            directory = self._root / name
+            graveyard = self._root / f"{DELETED}{name}-{secrets.token_hex(4)}"
+            directory.rename(graveyard)  # atomic: from here the name is free
+            await asyncio.to_thread(shutil.rmtree, graveyard, True)
         return True
+
+    async def extend(self, namespace: Namespace, expires_at: float) -> Namespace:
+        """Move `namespace`'s expiry to `expires_at` (kept on disk at once)."""
+        async with self._locked(namespace.name):
+            namespace.expires_at = expires_at
+            if self._root is not None:
+                self._write_meta(namespace)
+            self._arm(namespace)
+        return namespace
+
+    def _arm(self, namespace: Namespace) -> None:
+        """Delete `namespace` at its expiry, to the event loop's precision (not the sweep's)."""
+        old = self._timers.pop(namespace.name, None)
+        if old is not None:
+            old.cancel()
+        if namespace.expires_at is None:
+            return
+        name = namespace.name
+        delay = max(0.0, namespace.expires_at - self._wall())
+
+        def due() -> None:
+            self._timers.pop(name, None)
+            task = asyncio.ensure_future(self._expire(name))
+            self._expiring.add(task)
+            task.add_done_callback(self._expiring.discard)
+
+        self._timers[name] = asyncio.get_running_loop().call_later(delay, due)
+
+    async def _expire(self, name: str) -> None:
+        namespace = self._find_any(name)
+        if namespace is not None and namespace.expired(self._wall()):
+            log.info("namespace %s expired: deleted", name)
+            await self.delete(name)
 
     def catalog_of(self, name: str) -> Catalog:
         """Namespace `name`'s catalog (its keys derived once, then kept while it exists)."""
@@ -315,7 +422,10 @@ class Worlds:
             if name in self._active:
                 continue
             idle = now - namespace.last_used_at
-            if namespace.idle_seconds is not None and idle >= namespace.idle_seconds:
+            if namespace.expired(now):
+                log.info("namespace %s expired: deleted", name)
+                await self.delete(name)
+            elif namespace.idle_seconds is not None and idle >= namespace.idle_seconds:
                 log.info("namespace %s unused for %d s: deleted", name, idle)
                 await self.delete(name)
             elif name in self._loaded and idle >= self.unload_seconds:
@@ -326,6 +436,8 @@ class Worlds:
         the end (their stores written and closed)."""
         task = asyncio.create_task(self._sweep_forever()) if self._sweep_every else None
         yield
+        for timer in self._timers.values():
+            timer.cancel()
         if task is not None:
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -344,6 +456,9 @@ class Worlds:
             await asyncio.sleep(self._sweep_every)
             if not self._scanned:
                 await asyncio.to_thread(self._scan)
+                for namespace in list(self._known.values()):
+                    if namespace.expires_at is not None and namespace.name not in self._timers:
+                        self._arm(namespace)
             try:
                 await self.sweep()
             except Exception:  # the sweeper must outlive one bad directory
@@ -360,7 +475,9 @@ class Worlds:
                     shutil.rmtree(entry.path, ignore_errors=True)
                 elif valid_name(entry.name) and entry.name not in self._known:
                     namespace = self._read_meta(entry.name)
-                    if namespace is not None and namespace.idle_seconds is not None:
+                    if namespace is not None and (
+                        namespace.idle_seconds is not None or namespace.expires_at is not None
+                    ):
                         self._known.setdefault(entry.name, namespace)
         self._scanned = True
 
@@ -390,7 +507,12 @@ class Worlds:
         try:
             raw = loads((self._root / name / META).read_bytes())
             return Namespace(
-                name, raw["created_at"], raw["idle_seconds"], raw.get("last_used_at", 0.0)
+                name,
+                raw["created_at"],
+                raw["idle_seconds"],
+                raw.get("last_used_at", 0.0),
+                raw.get("owner"),
+                raw.get("expires_at"),
             )
         except (OSError, ValueError, KeyError, TypeError):
             return None

@@ -18,6 +18,9 @@ from simulator.settings import (
     BODY_TIMEOUT_SECONDS,
     DEFAULT_HOST,
     DEFAULT_PORT,
+    MAX_NAMESPACES,
+    NAMESPACE_CREATIONS_PER_MINUTE,
+    NAMESPACES_PER_OWNER,
     REQUEST_LOG_SIZE,
     Settings,
 )
@@ -157,6 +160,82 @@ EgressDeny = Annotated[
         "most specific rule decides.",
     ),
 ]
+Team = Annotated[
+    bool,
+    typer.Option(
+        "--team",
+        help="A team server: owner and admin tokens, quotas, audit trail (README, "
+        '"A team server").',
+    ),
+]
+AdminTokenFile = Annotated[
+    Path | None,
+    typer.Option(
+        "--admin-token-file",
+        metavar="FILE",
+        help="--team: the admin token (pat_...); without it one is made in the data dir "
+        "(team/admin-token, mode 0600) on first start and printed once.",
+    ),
+]
+InsecureShared = Annotated[
+    bool,
+    typer.Option(
+        "--insecure-shared",
+        help="Serve local mode on a non-loopback --host anyway: anyone who reaches it "
+        "manages every namespace with the public fixture keys.",
+    ),
+]
+MaxNamespaces = Annotated[
+    int,
+    typer.Option(
+        "--max-namespaces", min=0, metavar="N", help="Namespaces the server holds at most."
+    ),
+]
+CreationsPerMinute = Annotated[
+    int,
+    typer.Option(
+        "--namespace-creations-per-minute",
+        min=0,
+        metavar="N",
+        help="Namespaces created per minute at most (429 namespace_rate_limited past it).",
+    ),
+]
+NamespacesPerOwner = Annotated[
+    int,
+    typer.Option(
+        "--namespaces-per-owner",
+        min=0,
+        metavar="N",
+        help="--team: an owner's namespaces at most, unless its own quota says otherwise.",
+    ),
+]
+NamespaceRps = Annotated[
+    str,
+    typer.Option(
+        "--namespace-rps",
+        metavar="N|sandbox",
+        help="Requests per second per namespace (bursts of 5 s' worth; 429 rate_limited "
+        "past it); sandbox: the preset (the starter tier's 200/s, bursts of 1,000); 0: off.",
+    ),
+]
+NamespaceMaxObjects = Annotated[
+    int,
+    typer.Option(
+        "--namespace-max-objects",
+        min=0,
+        metavar="N",
+        help="Objects a namespace may hold (403 for writes past it); 0: no limit.",
+    ),
+]
+NamespaceMaxBytes = Annotated[
+    int,
+    typer.Option(
+        "--namespace-max-bytes",
+        min=0,
+        metavar="BYTES",
+        help="Bytes on disk a namespace may hold (403 for writes past it); 0: no limit.",
+    ),
+]
 
 
 def serve(
@@ -179,6 +258,15 @@ def serve(
     body_timeout: BodyTimeout = BODY_TIMEOUT_SECONDS,
     egress_allow: EgressAllow = None,
     egress_deny: EgressDeny = None,
+    team: Team = False,
+    admin_token_file: AdminTokenFile = None,
+    insecure_shared: InsecureShared = False,
+    max_namespaces: MaxNamespaces = MAX_NAMESPACES,
+    creations_per_minute: CreationsPerMinute = NAMESPACE_CREATIONS_PER_MINUTE,
+    namespaces_per_owner: NamespacesPerOwner = NAMESPACES_PER_OWNER,
+    namespace_rps: NamespaceRps = "0",
+    namespace_max_objects: NamespaceMaxObjects = 0,
+    namespace_max_bytes: NamespaceMaxBytes = 0,
 ) -> None:
     """Serve the API, checkout pages and the /_sim control plane.
 
@@ -193,8 +281,14 @@ def serve(
         return
     if log_requests and request_log == 0:
         _usage(LOG_REQUESTS_WITHOUT_LOG)
+    _refuse_shared(host, team=team, insecure_shared=insecure_shared)
     egress = _egress_policy(egress_allow or [], egress_deny or [])
     count = worker_count_of(workers)
+    if team and count > 1:
+        _usage(
+            "--team runs as one process for now (its owners, tokens and audit trail are not "
+            "shared between workers): drop --workers"
+        )
     next_steps = not quiet and sys.stdout.isatty()
     if count > 1:
         flags = {"--no-rate-limit": no_rate_limit, "--fsync": fsync}
@@ -223,6 +317,15 @@ def serve(
         worker=_worker_place(),
         body_timeout=body_timeout,
         egress_policy=egress,
+        team=team,
+        admin_token=_admin_token(data_dir, admin_token_file) if team else None,
+        **Bounds(
+            max_namespaces,
+            creations_per_minute,
+            namespaces_per_owner,
+            _rate(namespace_rps),
+            (namespace_max_objects, namespace_max_bytes),
+        ).settings(),
     )
     _serve_one(settings, Output(next_steps, log_requests=log_requests, fixtures=fixtures))
 
@@ -419,3 +522,88 @@ def _egress_policy(allow: list[str], deny: list[str]) -> EgressPolicy | None:
         return EgressPolicy.parse(tuple(allow), tuple(deny))
     except EgressRuleError as exc:
         _usage(str(exc))
+
+
+@dataclass(frozen=True, slots=True)
+class Bounds:
+    """The namespace bounds of `serve`'s options (issue 31 item 5; quotas of team mode)."""
+
+    max_namespaces: int = MAX_NAMESPACES
+    creations_per_minute: int = NAMESPACE_CREATIONS_PER_MINUTE
+    per_owner: int = NAMESPACES_PER_OWNER
+    rate: tuple[float, int] | None = None  # per namespace: per second, burst
+    storage: tuple[int, int] = (0, 0)  # per namespace: objects, bytes on disk
+
+    def settings(self) -> dict[str, Any]:
+        per_second, burst = self.rate or (0.0, 0)
+        return {
+            "max_namespaces": self.max_namespaces,
+            "namespace_creations_per_minute": self.creations_per_minute,
+            "namespaces_per_owner": self.per_owner,
+            "namespace_rps": per_second,
+            "namespace_burst": burst,
+            "namespace_max_objects": self.storage[0],
+            "namespace_max_bytes": self.storage[1],
+        }
+
+
+def _rate(value: str) -> tuple[float, int] | None:
+    from simulator.team.limits import namespace_rate
+
+    try:
+        return namespace_rate(value)
+    except ValueError:
+        typer.echo(
+            f"payorch serve: --namespace-rps {value!r}: a number of requests per second (0: "
+            "no limit) or `sandbox`",
+            err=True,
+        )
+        raise typer.Exit(2) from None
+
+
+def loopback(host: str) -> bool:
+    import ipaddress
+
+    if host.lower() in ("localhost", "localhost."):
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False  # a name: it may resolve to anything
+
+
+def _refuse_shared(host: str, *, team: bool, insecure_shared: bool) -> bool:
+    """Whether the server is reachable from elsewhere; exit 2 if so in local mode unasked."""
+    if loopback(host):
+        return False
+    if not team and not insecure_shared:
+        typer.echo(
+            f"payorch serve: --host {host} is reachable from other machines, where the public "
+            "fixture keys would manage every namespace: add --team (owner and admin tokens) or "
+            "--insecure-shared (local mode's rules, knowingly)",
+            err=True,
+        )
+        raise typer.Exit(2)
+    return True
+
+
+def _admin_token(data_dir: Path, given: Path | None) -> str:
+    """The admin token of --team: the file's, else the data dir's (made and printed once)."""
+    from simulator.team.mode import TEAM_DIR
+    from simulator.team.tokens import check_admin_token, read_or_make_admin_token
+
+    try:
+        if given is not None:
+            return check_admin_token(given.read_text().strip())
+        token, made = read_or_make_admin_token(data_dir / TEAM_DIR)
+    except (OSError, ValueError) as exc:
+        where = given if given is not None else data_dir / TEAM_DIR
+        typer.echo(f"payorch serve: bad admin token ({where}): {exc}", err=True)
+        raise typer.Exit(2) from None
+    if made:
+        typer.echo(
+            f"payorch serve: team mode's admin token (printed this once; kept in "
+            f"{data_dir / TEAM_DIR / 'admin-token'}, mode 0600): {token}",
+            err=True,
+        )
+    return token

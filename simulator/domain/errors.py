@@ -177,6 +177,30 @@ CATALOGUE: dict[str, ErrorSpec] = {
     "webhook_not_found": ErrorSpec(404, _INVALID, "No such webhook subscription."),
     "snapshot_not_found": ErrorSpec(404, _INVALID, "No saved state has that name."),
     "namespace_not_found": ErrorSpec(404, _INVALID, "No namespace has that name."),
+    # Namespace bounds and team mode (design.md 1.10, docs/decisions.md "Team mode").
+    "namespace_limit_reached": ErrorSpec(
+        403, _PERM, "The server holds as many namespaces as it allows; delete one first."
+    ),
+    "namespace_rate_limited": ErrorSpec(
+        429, _RATE, "Too many namespaces created this minute; retry after the Retry-After delay."
+    ),
+    "owner_quota_exceeded": ErrorSpec(
+        403, _PERM, "The owner holds as many namespaces as its quota allows; delete one first."
+    ),
+    "invalid_team_token": ErrorSpec(401, _AUTH, "The team token is unknown, revoked or expired."),
+    "admin_required": ErrorSpec(403, _PERM, "Only the team server's admin token may do this."),
+    "owner_token_required": ErrorSpec(
+        403, _PERM, "In team mode, creating a namespace needs an owner token or the admin token."
+    ),
+    "namespace_storage_quota_exceeded": ErrorSpec(
+        403, _PERM, "The namespace holds as many objects or bytes as it may; delete some first."
+    ),
+    "owner_not_found": ErrorSpec(404, _INVALID, "No owner has that name on this team server."),
+    "team_token_not_found": ErrorSpec(404, _INVALID, "No team token has that id."),
+    "namespace_name_taken": ErrorSpec(409, _INVALID, "Another owner's namespace has that name."),
+    "team_mode_required": ErrorSpec(
+        404, _INVALID, "Only a team server (payorch serve --team) has this route."
+    ),
     "request_not_found": ErrorSpec(
         404, _INVALID, "No such request in the request log (it keeps the latest only)."
     ),

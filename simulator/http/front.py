@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import re
 import warnings
-from collections.abc import Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from functools import partial
+from pathlib import Path
 from typing import Any
 
 from aiohttp import hdrs, web
@@ -37,11 +38,15 @@ from simulator.domain.namespaces import (
     valid_name,
 )
 from simulator.http.aiohttp_private import AIOHTTP_HANDLE, has_subapps, set_match_info
-from simulator.http.keys import REQUEST_URL_PREFIX, SETTINGS, URL_PREFIX, WORLDS
+from simulator.http.keys import REQUEST_URL_PREFIX, SETTINGS, STORE, URL_PREFIX, WORLDS
 from simulator.http.middlewares import request_middleware, serve
 from simulator.http.requests import receive_body
 from simulator.http.responses import REQUEST_ID_HEADER, error_response
 from simulator.http.server import Application, ConnectionHandler, log_refused
+from simulator.team.limits import NamespaceRate, StorageQuota
+from simulator.team.mode import audited_control
+from simulator.team.tokens import Caller
+from simulator.worlds import Worlds
 
 # The two endpoints that carry their credential in the body (keys, or a refresh token).
 CREDENTIAL_IN_BODY = frozenset(CREDENTIAL_IN_BODY_PATHS)
@@ -55,8 +60,15 @@ with warnings.catch_warnings():  # see simulator/http/server.py: aiohttp warns o
     class FrontApplication(Application):
         """The server's application: `default`'s world, and the door to every other one."""
 
-        ATTRS = Application.ATTRS | {"_direct", "_plain_routes"}
+        ATTRS = Application.ATTRS | {
+            "_direct",
+            "_plain_routes",
+            "_namespace_rate",
+            "_storage_quota",
+        }
         _direct = False
+        _namespace_rate: NamespaceRate | None = None
+        _storage_quota: StorageQuota | None = None
 
         def pre_freeze(self) -> None:
             super().pre_freeze()
@@ -71,6 +83,21 @@ with warnings.catch_warnings():  # see simulator/http/server.py: aiohttp warns o
             # depends on nothing else (no sub-app matches on the host here), and the routes
             # are frozen: the walk over the URL's parts and two coroutines are made once.
             self._plain_routes: dict[tuple[str, str], AbstractRoute] = {}
+            settings = self[SETTINGS]
+            if settings.namespace_rps:
+                self._namespace_rate = NamespaceRate(
+                    settings.namespace_rps, settings.namespace_burst
+                )
+            if settings.namespace_max_objects or settings.namespace_max_bytes:
+                self._storage_quota = StorageQuota(
+                    settings.namespace_max_objects, settings.namespace_max_bytes
+                )
+
+        def _make_handler(self, **kwargs: Any) -> web.Server:
+            server = super()._make_handler(**kwargs)
+            if self[WORLDS].team is not None:  # team mode: control calls audited, one layer
+                server.request_handler = partial(_audited, self._handle, self[WORLDS])
+            return server
 
         def dispatch(self, request: web.Request) -> Coroutine[Any, Any, web.StreamResponse]:
             """A plain function returning the coroutine to await: `default`'s requests go to
@@ -171,6 +198,18 @@ with warnings.catch_warnings():  # see simulator/http/server.py: aiohttp warns o
                 return _refuse(error)
             if world is None:  # deleted meanwhile
                 return _refuse(_unknown(name, prefixed=prefixed))
+            rate = self._namespace_rate
+            if rate is not None:
+                refused = rate.take(name)
+                if refused is not None:
+                    worlds.leave(name)
+                    return _refuse(refused)
+            quota = self._storage_quota
+            if quota is not None and _grows(request):
+                refused = quota.check(name, partial(_objects, world), self._directory(name))
+                if refused is not None:
+                    worlds.leave(name)
+                    return _refuse(refused)
             prefix = request[REQUEST_URL_PREFIX] = world[URL_PREFIX]
             try:
                 return _prefix_links(await self._in_world(world, request, match_info), prefix)
@@ -181,6 +220,10 @@ with warnings.catch_warnings():  # see simulator/http/server.py: aiohttp warns o
                 raise
             finally:
                 worlds.leave(name)
+
+        def _directory(self, name: str) -> Path | None:
+            data_dir = self[SETTINGS].data_dir
+            return data_dir / "namespaces" / name if data_dir is not None else None
 
         async def _in_world(
             self, world: web.Application, request: web.Request, match_info: UrlMappingMatchInfo
@@ -198,6 +241,46 @@ with warnings.catch_warnings():  # see simulator/http/server.py: aiohttp warns o
             for middleware in reversed(world.middlewares):
                 handler = partial(middleware, handler=handler)  # new-style middlewares
             return await handler(request)
+
+
+# Writes that free room stay allowed to a namespace at its storage quota.
+_FREEING = ("/_sim/reset", "/_sim/state/")
+
+
+def _grows(request: web.Request) -> bool:
+    """A write that may add objects or bytes (a namespace at its storage quota is refused it)."""
+    if request.method not in (hdrs.METH_POST, hdrs.METH_PUT, hdrs.METH_PATCH):
+        return False
+    path = request.rel_url.raw_path
+    return not (path.startswith(_FREEING) and (path == "/_sim/reset" or path.endswith("/restore")))
+
+
+def _objects(world: web.Application) -> int:
+    store = world[STORE]
+    return sum(len(store.table(name)) for name in store.table_names())
+
+
+async def _audited(
+    handle: Callable[[web.Request], Awaitable[web.StreamResponse]],
+    worlds: Worlds,
+    request: web.Request,
+) -> web.StreamResponse:
+    """Team mode: a world-changing control call's audit entry, on disk before it is answered."""
+    response = await handle(request)
+    team = worlds.team
+    path = request.rel_url.raw_path
+    split = split_path(path)
+    if split is not None:
+        name, path = split
+    else:
+        name = of_authorization(request.headers.get(hdrs.AUTHORIZATION)) or DEFAULT
+    if team is not None and audited_control(request.method, path):
+        found = worlds.find(name) if valid_name(name) else None
+        owner = found.owner if found is not None else None
+        caller = Caller(owner, "key", f"key of namespace {name}", namespace=name)
+        request_id = response.headers.get(REQUEST_ID_HEADER)
+        team.record(caller, f"{request.method} {path}", name, response.status, request_id)
+    return response
 
 
 async def _body_namespace(

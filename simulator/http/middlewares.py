@@ -61,11 +61,14 @@ from simulator.http.requests import base_url, body_at_hand, parse_body, read_bod
 from simulator.http.responses import REQUEST_ID_HEADER, Answer, error_response
 from simulator.http.server import ConnectionHandler, log_refused
 from simulator.openapi.validation import Operation, Operations
+from simulator.team.tokens import team_token_of
 
 log = logging.getLogger(__name__)
 
 
-AuthLevel = Literal["none", "any", "secret", "sandbox"]
+# "team": team mode's management routes, where an owner or admin token (simulator/team/) is
+# the handler's to check; any other credential is checked as "sandbox".
+AuthLevel = Literal["none", "any", "secret", "sandbox", "team"]
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 # The merchant and environment that own a request made without a credential, from the object
 # it names (None: nobody's); see `owned_by`.
@@ -451,6 +454,10 @@ def _authenticate(
     request: web.Request, state: dict[Any, Any], services: dict[Any, Any], level: AuthLevel
 ) -> None:
     """The credential the handler declared (`auth`), checked and kept as the request's principal."""
+    if level == "team":
+        if services[SETTINGS].team and team_token_of(request.headers.get("Authorization")):
+            return  # the handler's to check (simulator/http/handlers/team.py)
+        level = "sandbox"
     authenticator = services[AUTHENTICATOR]
     authorization = request.headers.get("Authorization")
     principal = authenticator.known(authorization) or authenticator.authenticate(

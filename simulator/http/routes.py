@@ -20,6 +20,7 @@ from simulator.http.handlers import (
     request_log,
     sim,
     state,
+    team,
     trace,
     webhooks,
 )
@@ -135,6 +136,14 @@ def setup_routes(app: web.Application, static_dir: str) -> None:
     r.add_put("/_sim/namespaces/{name}", namespaces.create_namespace)
     r.add_get("/_sim/namespaces/{name}", namespaces.get_namespace)
     r.add_delete("/_sim/namespaces/{name}", namespaces.delete_namespace)
+    r.add_post("/_sim/namespaces/{name}/extend", namespaces.extend_namespace)
+    r.add_get("/_sim/audit", team.read_audit)
+    r.add_get("/_sim/team/whoami", team.whoami)
+    r.add_get("/_sim/team/tokens", team.list_tokens)
+    r.add_post("/_sim/team/tokens", team.create_token)
+    r.add_delete("/_sim/team/tokens/{id}", team.revoke_token)
+    r.add_get("/_sim/team/owners", team.list_owners)
+    r.add_put("/_sim/team/owners/{name}", team.set_owner)
 
     # Team mode's Prometheus scrape, admin only (simulator/http/metrics.py); 404 otherwise.
     if app[SETTINGS].team:

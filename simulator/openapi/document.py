@@ -45,6 +45,13 @@ AUTH_CODES: dict[str, tuple[str, ...]] = {
     "any": _CREDENTIAL_CODES,
     "secret": (*_CREDENTIAL_CODES, "key_kind_not_allowed"),
     "sandbox": (*_CREDENTIAL_CODES, "key_kind_not_allowed", "production_key_refused"),
+    # Team mode's management routes: a sandbox secret credential, or a team token.
+    "team": (
+        *_CREDENTIAL_CODES,
+        "key_kind_not_allowed",
+        "production_key_refused",
+        "invalid_team_token",
+    ),
 }
 # What reading a JSON body can answer (simulator/http/requests.py): 408 request_timeout is a
 # body that did not arrive whole within the server's body deadline.

@@ -81,6 +81,8 @@ BUSINESS_RULES = {
     "createSimProviderIncident": "the behaviours and reasons of the provider's kind; prv_sandbox",
     "endSimProviderIncidents": "prv_sandbox",
     "endSimProviderIncident": "prv_sandbox",
+    "createSimNamespace": "expiresAt a future time within ten years; the namespace bounds",
+    "extendSimNamespace": "expiresAt a future time within ten years",
 }
 ALL_CHECKS_CONFIG = STATEFUL_CONFIG + "".join(
     f'\n[[operations]]\ninclude-operation-id = "{operation}"\n'
