@@ -19,7 +19,7 @@ def balance(
     api_key: ApiKey = None,
     as_json: Json = False,
 ) -> None:
-    """Print the merchant's balance (--payout: the payout balances).
+    """Print the merchant's balance (or the payout balances).
 
     The pay-in balance: available, pending, frozen, reserve and the fee summary."""
     from payorch_cli.render.resources import balance_view, payout_balances_table

@@ -29,7 +29,7 @@ def coverage(
     api_key: ApiKey = None,
     as_json: Json = False,
 ) -> None:
-    """Show which transitions, events and error codes were reached.
+    """Show which states, events and errors were reached.
 
     Every row of the spec's state tables and every event type with how often it was reached, and
     the error codes it answered with: your merchant's (the key's), without what payorch's own

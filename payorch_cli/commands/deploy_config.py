@@ -25,7 +25,9 @@ Listen = Annotated[
 
 
 def deploy_config(workers: Workers = None, listen: Listen = str(DEFAULT_PORT)) -> None:
-    """Print the nginx configuration for the --worker addresses (docs/deploy.md)."""
+    """Print nginx's configuration for the given workers.
+
+    In front of the --worker addresses, listening on --listen (docs/deploy.md)."""
     print_config(workers or [], listen)
 
 

@@ -91,7 +91,7 @@ def drift(
         ),
     ] = None,
 ) -> None:
-    """Replay a recording against payorch and list where it differs.
+    """Replay a recording on payorch; list the differences.
 
     Each answer of payorch is compared with the upstream's answer in the recording. Without
     --base-url the replay runs on an embedded payorch; with it, on that server, in a fresh

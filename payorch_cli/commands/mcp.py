@@ -100,7 +100,7 @@ def mcp(
     ] = None,
     api_key: ApiKey = None,
 ) -> None:
-    """Serve the sandbox to an AI agent over MCP (stdio by default).
+    """Serve the sandbox to an AI agent over MCP.
 
     Model Context Protocol tools to create and drive payments, break providers, move the clock,
     explain a payment, reset, record and run scenarios. Without --base-url it starts a payorch

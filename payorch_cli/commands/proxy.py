@@ -122,7 +122,7 @@ def proxy(
         ),
     ] = 1024 * 1024,
 ) -> None:
-    """Forward to a real sandbox and record every exchange, redacted.
+    """Proxy a real sandbox, recording each exchange.
 
     Point your code (or `--base-url`) at the proxy. On stop (Ctrl-C, SIGTERM) and on flush
     (POST /_proxy/flush, or SIGUSR1) it writes exchanges.jsonl and scenario.yaml in --out."""

@@ -10,6 +10,7 @@ from urllib.parse import quote
 
 import typer
 
+from payorch.vocabulary import NAMESPACE_NAME_RULE
 from payorch_cli.options import ApiKey, BaseUrl, Json, api_errors, command_group, emit, resolve
 
 TOKEN_ENV = "PAYORCH_TEAM_TOKEN"
@@ -59,7 +60,7 @@ def _call(
 @tokens_app.command("create")
 def token_create(
     ctx: typer.Context,
-    owner: Annotated[str, typer.Argument(help="The owner: [a-z0-9][a-z0-9-]{0,39}.")],
+    owner: Annotated[str, typer.Argument(help=f"The owner: {NAMESPACE_NAME_RULE}.")],
     label: Annotated[
         str | None, typer.Option("--label", help="Names the token in the audit trail.")
     ] = None,

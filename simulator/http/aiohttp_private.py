@@ -215,7 +215,15 @@ with warnings.catch_warnings():
             server = super()._make_handler(**kwargs)
             server.__class__ = _ProtocolServer
             server.protocol = self.protocol  # type: ignore[attr-defined]  # the swapped class has it
+            wrap = self.request_wrapper()
+            if wrap is not None:  # request_handler: public, the server's per-request callable
+                server.request_handler = wrap(server.request_handler)
             return server
+
+        def request_wrapper(self) -> Callable[[Any], Any] | None:
+            """A layer around every request's handling (team mode's audit), or None: made
+            once, when the server is, so a server without it pays nothing per request."""
+            return None
 
 
 # --- A response in one write ------------------------------------------------------------------

@@ -93,11 +93,11 @@ with warnings.catch_warnings():  # see simulator/http/server.py: aiohttp warns o
                     settings.namespace_max_objects, settings.namespace_max_bytes
                 )
 
-        def _make_handler(self, **kwargs: Any) -> web.Server:
-            server = super()._make_handler(**kwargs)
-            if self[WORLDS].team is not None:  # team mode: control calls audited, one layer
-                server.request_handler = partial(_audited, self._handle, self[WORLDS])
-            return server
+        def request_wrapper(self) -> Callable[[Any], Any] | None:
+            worlds = self[WORLDS]
+            if worlds.team is None:
+                return None
+            return lambda handle: partial(_audited, handle, worlds)  # team mode: audited
 
         def dispatch(self, request: web.Request) -> Coroutine[Any, Any, web.StreamResponse]:
             """A plain function returning the coroutine to await: `default`'s requests go to
@@ -206,7 +206,9 @@ with warnings.catch_warnings():  # see simulator/http/server.py: aiohttp warns o
                     return _refuse(refused)
             quota = self._storage_quota
             if quota is not None and _grows(request):
-                refused = quota.check(name, partial(_objects, world), self._directory(name))
+                refused = quota.check(
+                    name, partial(_objects, world), self.namespace_directory(name)
+                )
                 if refused is not None:
                     worlds.leave(name)
                     return _refuse(refused)
@@ -221,7 +223,7 @@ with warnings.catch_warnings():  # see simulator/http/server.py: aiohttp warns o
             finally:
                 worlds.leave(name)
 
-        def _directory(self, name: str) -> Path | None:
+        def namespace_directory(self, name: str) -> Path | None:
             data_dir = self[SETTINGS].data_dir
             return data_dir / "namespaces" / name if data_dir is not None else None
 

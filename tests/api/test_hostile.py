@@ -62,6 +62,8 @@ BODIES: list[tuple[str, str, dict[str, Any], str]] = [
     ("PATCH", "/_sim/providers/prv_stp_mx", {"behaviour": "outage"}, "SimProviderUpdate"),
     ("POST", "/_sim/providers/prv_stp_mx/incidents", {"behaviour": "outage",
      "durationSeconds": 60}, "SimIncidentRequest"),
+    ("POST", "/_sim/webhooks/wh_nope/secret", {"secret": "whsec_" + "k" * 40},
+     "SimWebhookSecretRequest"),
 ]  # fmt: skip
 
 CONTROL_VALUES = [
@@ -140,9 +142,23 @@ def test_every_json_body_of_the_document_is_covered() -> None:
             "POST",
             "/_sim/providers/{id}/incidents",
         ),
+        ("POST", "/_sim/webhooks/wh_nope/secret"): ("POST", "/_sim/webhooks/{id}/secret"),
+    }
+    # Team mode's routes answer 404 team_mode_required on the local server these tests use;
+    # their bodies are refused field by field in tests/api/test_team.py and, for the extend
+    # (a number and a timestamp), test_namespace_lifetimes.py.
+    team_only = {
+        ("POST", "/_sim/team/tokens"),
+        ("PUT", "/_sim/team/owners/{name}"),
+        ("POST", "/_sim/namespaces/{name}/extend"),
     }
     covered = {templated.get((method, path), (method, path)) for method, path, _, _ in BODIES}
-    assert described - covered == {advance_has_no_text, namespace_has_no_text, *simulations}
+    assert described - covered == {
+        advance_has_no_text,
+        namespace_has_no_text,
+        *simulations,
+        *team_only,
+    }
 
 
 @pytest.mark.parametrize(

@@ -17,7 +17,7 @@ from tests.api.test_namespaces import create
 from tests.api.webhook_receiver import drain, paid_payment, start_receiver, subscribe
 from tests.conftest import KEYS, Api, assert_error
 
-ADMIN = "adm_0123456789abcdef0123456789abcdef"
+ADMIN = "pat_0123456789abcdef0123456789abcdef"
 
 
 def team_settings(data_dir: Path, **kw: Any) -> Settings:
@@ -83,7 +83,7 @@ async def test_figures_per_namespace(
     await subscribe(api, receiver.url)
     await subscribe(api, "https://169.254.169.254/hooks")
     await paid_payment(api)  # two events, each to both subscriptions
-    space = await create(api, "ci-1")
+    space = await create(api, "ci-1", ADMIN)  # team mode: namespaces are the admin's to make
     status, _, _ = await api.call(
         "POST", "/payments", space.sk, json={"amount": 50, "paymentMethodId": "1001"}
     )

@@ -111,6 +111,9 @@ async def listeners() -> AsyncIterator[Callable[..., Any]]:
         await listener.close()
 
 
+ADMIN = "pat_0123456789abcdef0123456789abcdef"  # team mode's admin token in these tests
+
+
 async def team_api(
     aiohttp_client: Any,
     tmp_path: Path,
@@ -125,6 +128,7 @@ async def team_api(
         seed=1234,
         rate_limit=False,
         team=team,
+        admin_token=ADMIN if team else None,
         egress_policy=policy,
     )
     resolver = (lambda: NamesResolver(names)) if names is not None else None
@@ -276,7 +280,7 @@ async def test_a_namespace_is_held_to_the_same_policy(
 ) -> None:
     listener = await listeners("127.0.0.1")
     api = await team_api(aiohttp_client, tmp_path)
-    space = await create(api, "tenant-a")
+    space = await create(api, "tenant-a", ADMIN)  # team mode: the admin makes namespaces
     rows = await delivered_as(api, space.sk, f"http://127.0.0.1:{listener.port}/h")
     assert_refused(rows, "127.0.0.1 (loopback)")
     assert listener.connections == 0

@@ -34,7 +34,7 @@ def command_paths() -> list[list[str]]:
 
 
 # Options in brackets, then arguments in capitals: `[NAME]` when optional, `...` when repeated.
-USAGE = re.compile(r"Usage: payorch [a-z ]+ \[OPTIONS\]( \[?[A-Z]+\]?(\.\.\.)?)*")
+USAGE = re.compile(r"Usage: payorch [a-z -]+ \[OPTIONS\]( \[?[A-Z]+\]?(\.\.\.)?)*")
 
 
 @pytest.mark.parametrize("path", command_paths(), ids=" ".join)

@@ -201,6 +201,7 @@ FLOORS: tuple[tuple[str, ...], ...] = (
         "simulator.fixture_loader",
         "simulator.openapi",
         "simulator.i18n",
+        "simulator.team",  # team mode's owners, tokens, audit and limits: plain, on files
     ),
     ("simulator.worlds", "simulator.cluster"),
     ("simulator.http",),
@@ -224,6 +225,13 @@ CLI_USES_OF_THE_SERVER = {
         "simulator.store",
     },
     "payorch_cli.commands.serve_workers": {"simulator.cluster.supervisor"},
+    # ...and in team mode makes or reads the admin token in the data dir before serving.
+    "payorch_cli.commands.serve_team": {
+        "simulator.settings",
+        "simulator.team.limits",
+        "simulator.team.mode",
+        "simulator.team.tokens",
+    },
     # `payorch deploy-config` prints the proxy's configuration from the code serve --workers runs.
     "payorch_cli.commands.deploy_config": {"simulator.cluster.nginx_config", "simulator.settings"},
     # The scenario runner and the pytest plugin host an in-process server (`host:`).
