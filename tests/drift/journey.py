@@ -137,24 +137,32 @@ def _earlier(at: str) -> str:
 
 def plant_webhooks(held: list[dict[str, Any]], event: dict[str, Any]) -> list[dict[str, Any]]:
     """A webhook missing (the first payment.captured); two swapped (payment C's
-    payment.completed held until its chargeback.created, which says it was emitted a
-    millisecond before it: a state reached in another order); a payload changed (payment.failed
-    says `expired`)."""
+    chargeback.created says it was emitted a millisecond before that payment's
+    payment.completed: a state reached in another order); a payload changed (payment.failed
+    says `expired`).
+
+    Matched by the payment each event is about, not by arrival: deliveries of different
+    payments arrive in any order on a loaded machine, and the swap must land on one object."""
+    from payorch_cli.drift.events import object_of
+
     kind = event.get("type")
     if kind == "payment.captured" and not any(h.get("_dropped") for h in held):
         held.append({"_dropped": True})
         return []
     if kind == "payment.completed":
-        held.append({"_completed": True})
-        if sum(1 for h in held if h.get("_completed")) == 2:  # payment C's
-            held.append(event)
-            return []
+        of = object_of(event)
+        held.append({"_completed_of": of, "createdAt": event["createdAt"]})
+        waiting = [h for h in held if h.get("type") == "chargeback.created" and object_of(h) == of]
+        for chargeback in waiting:  # it came first: told now, dated before this completion
+            held.remove(chargeback)
+        return [{**c, "createdAt": _earlier(event["createdAt"])} for c in waiting] + [event]
     if kind == "chargeback.created":
-        waiting = [h for h in held if h.get("type") == "payment.completed"]
-        for h in waiting:
-            held.remove(h)
-            event = {**event, "createdAt": _earlier(h["createdAt"])}
-        return [event, *waiting]
+        of = object_of(event)
+        completed = next((h for h in held if h.get("_completed_of") == of), None)
+        if completed is None:
+            held.append(event)  # its payment's completion is still on its way
+            return []
+        return [{**event, "createdAt": _earlier(completed["createdAt"])}]
     if kind == "payment.failed":
         changed = copy.deepcopy(event)
         changed["data"]["status"] = "expired"
