@@ -6,6 +6,8 @@ seconds, on an idle server)."""
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from payorch_cli.scenario.fixture import Payorch
@@ -17,12 +19,15 @@ from tests.conftest import KEYS
 def test_an_open_stream_outlives_the_connect_timeout(
     payorch: Payorch, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # A connect timeout no API call can beat: what reads the stream must not be bound by it.
-    monkeypatch.setattr(stream, "CONNECT_TIMEOUT", 0.001)
+    # A connect timeout the stream then waits longer than: what reads the stream must not be
+    # bound by it. (1 ms, tried first, is also shorter than a loaded machine's connect and first
+    # answer, so the test failed for the wrong reason.)
+    monkeypatch.setattr(stream, "CONNECT_TIMEOUT", 0.3)
     reader = EventStreamReader(payorch.base_url, KEYS.sandbox_sk)
     frames = reader.frames()
     try:
         assert isinstance(next(frames), Opened)
+        time.sleep(0.6)  # the open stream idles past the connect timeout before its event
         tx = payorch.client.post("/payments", {"amount": 50, "paymentMethodId": "1001"})
         payorch.client.post(f"/payments/{tx['transactionId']}/simulate", {"action": "paid"})
         frame = next(frames)
