@@ -17,7 +17,7 @@ from typing import Any, ClassVar
 import pytest
 
 from payorch.webhooks import verify
-from payorch_cli.client import Client
+from payorch_cli.client import ApiError, Client
 from tests.cli.test_listen import Lines, exit_code, pay_and_settle, start_listen
 from tests.cli.test_serve import PAYORCH, Server
 
@@ -194,3 +194,9 @@ def test_the_control_plane_sets_a_secret_only_in_its_shape_and_for_its_owner(
         assert status == 400 and body["error"]["code"] == "invalid_request", body
     status, body = server.call("POST", "/_sim/webhooks/wh_nope/secret", {"secret": kept})
     assert status == 404 and body["error"]["code"] == "webhook_not_found"
+    # Another merchant's sandbox key cannot set it: the same 404 as an unknown id.
+    other = Client(server.url, "sk_test_r0jan3b87h6d0oxxygpwsqoi")  # mer_fiestaboletos
+    with pytest.raises(ApiError) as refused:
+        other.post(f"/_sim/webhooks/{sub['id']}/secret", {"secret": "whsec_" + "x" * 43})
+    assert (refused.value.status, refused.value.code) == (404, "webhook_not_found")
+    other.close()
