@@ -71,9 +71,10 @@ class Events:
         found = self.receiver.wait(find, seconds)
         if found is None:
             seen = [f"{d.event_type} {d.event_id}" for d in self.receiver.deliveries]
+            wanted = f"{event_type} event" if match is None else f"{event_type} matching {match!r}"
             raise AssertionError(
-                f"no {event_type} matching {match!r} within {seconds:g} s; received: "
-                f"{', '.join(seen) or 'nothing'}"
+                f"no {wanted} within {seconds:g} s (new ones only: each event is returned "
+                f"once); received: {', '.join(seen) or 'nothing'}"
             )
         if found.verified is False:
             raise AssertionError(f"{event_type} arrived with a bad signature: {found.problem}")
