@@ -22,6 +22,7 @@ from payorch_cli.options import (
 
 if TYPE_CHECKING:
     from payorch_cli.client import Client
+    from payorch_cli.record import Recording
 
 
 def record(
@@ -51,39 +52,57 @@ def record(
     Each call a step, ids saved and reused,
     the status and stable fields expected, clock advances and delivered events kept. By default
     everything since the server started or was last reset."""
-    from payorch_cli.record import (
-        delivered_events,
-        identity_of,
-        log_detail,
-        log_summaries,
-        to_yaml,
-    )
-    from payorch_cli.record import record as build
-
     if since is not None and last is not None:
         _fail("--since and --last cannot be used together", ExitStatus.USAGE)
     cutoff = _cutoff(since) if since is not None else None
     if output != "-":
         _check_output(Path(output))
-    options = resolve(ctx, base_url, api_key)
-    client = options.client()
+    client = resolve(ctx, base_url, api_key).client()
+    recording, requests = _recording(client, cutoff, since, last, include_tools, name)
+    _write_scenario(output, recording)
+    _summarise(recording, requests, output)
+
+
+def _recording(
+    client: Client,
+    cutoff: datetime | None,
+    since: str | None,
+    last: int | None,
+    include_tools: bool,
+    name: str,
+) -> tuple[Recording, int]:
+    """The scenario of the log's requests in range, and how many requests that range held."""
+    from payorch_cli.record import delivered_events, identity_of, log_detail, log_summaries
+    from payorch_cli.record import record as build
+
     with api_errors("record"):
         summaries, outside = log_summaries(client, cutoff, last, include_tools)
         if not summaries:
             _fail(_empty_reason(client, since, last), ExitStatus.ERROR)
         details = [log_detail(client, summary) for summary in summaries]
         events = delivered_events(client)
-    recording = build(details, events, identity_of(client.api_key), name, outside)
+    return build(details, events, identity_of(client.api_key), name, outside), len(details)
+
+
+def _write_scenario(output: str, recording: Recording) -> None:
+    from payorch_cli.record import to_yaml
+
     text = to_yaml(recording.document, recording.comments)
     if output == "-":
         sys.stdout.write(text)
     else:
         _write(Path(output), text)
+
+
+def _summarise(recording: Recording, requests: int, output: str) -> None:
+    """What was recorded, on stderr; the requests left out apart, each with why, so the count
+    is only of what the file replays."""
     steps = recording.document["steps"]
     expects = sum(1 for step in steps if "expect_event" in step)
     where = "" if output == "-" else f" to {output}"
+    recorded = requests - len(recording.skipped)
     counts = (
-        f"{_count(len(details), 'request')} as {_count(len(steps), 'step')} "
+        f"{_count(recorded, 'request')} as {_count(len(steps), 'step')} "
         f"({_count(expects, 'expected event')}){where}"
     )
     if recording.unexpressed:
@@ -95,10 +114,24 @@ def record(
         )
     sys.stderr.write(f"Recorded {counts}.\n")
     if recording.skipped:
-        sys.stderr.write(f"Left out: {', '.join(recording.skipped)}.\n")
+        sys.stderr.write(_left_out(recording.skipped))
     # Once per distinct note: a masked field of many requests is named once, with their count.
     for note, times in Counter(recording.notes).items():
         sys.stderr.write(f"Note: {note}" + (f" ({times} requests)" if times > 1 else "") + ".\n")
+
+
+def _left_out(skipped: list[str]) -> str:
+    from payorch_cli.record import left_out_because
+
+    reasons = []
+    for request in skipped:
+        method, _, path = request.partition(" ")
+        reasons.append(f"{request} ({left_out_because(method, path)})")
+    return (
+        f"Left out {_count(len(skipped), 'request')} a replay must not repeat: "
+        + "; ".join(reasons)
+        + ".\n"
+    )
 
 
 def _count(number: int, noun: str) -> str:

@@ -8,7 +8,7 @@ recording reads from a server, for the command and the MCP server alike).
 
 from __future__ import annotations
 
-from payorch_cli.record.build import Recording, record, recordable
+from payorch_cli.record.build import Recording, left_out_because, record, recordable
 from payorch_cli.record.reading import delivered_events, identity_of, log_detail, log_summaries
 from payorch_cli.record.steps import Identity
 from payorch_cli.record.values import TEST_DOCUMENTS
@@ -20,6 +20,7 @@ __all__ = [
     "Recording",
     "delivered_events",
     "identity_of",
+    "left_out_because",
     "log_detail",
     "log_summaries",
     "record",

@@ -51,15 +51,23 @@ from payorch_cli.record.steps import Identity, StepsBuilder
 from payorch_cli.record.values import TEST_DOCUMENTS
 from payorch_cli.record.yaml import to_yaml
 
-__all__ = ["TEST_DOCUMENTS", "Identity", "Recording", "record", "recordable", "to_yaml"]
+__all__ = [
+    "TEST_DOCUMENTS",
+    "Identity",
+    "Recording",
+    "left_out_because",
+    "record",
+    "recordable",
+    "to_yaml",
+]
 
-# Requests a replay leaves out: (method or None for any, path prefix under the server root).
-SKIPPED: tuple[tuple[str | None, str], ...] = (
-    (None, "/api/v1/webhooks"),  # the runner subscribes its own receiver
-    (None, "/_sim/events"),  # a live stream
-    (None, "/_sim/requests"),  # the log itself
-    ("POST", "/_sim/reset"),  # a recording starts after the reset; a replay on a fresh server
-    ("GET", "/_sim/coverage"),
+# Requests a replay leaves out: (method or None for any, path prefix under the server root, why).
+SKIPPED: tuple[tuple[str | None, str, str], ...] = (
+    (None, "/api/v1/webhooks", "the scenario runner subscribes its own receiver"),
+    (None, "/_sim/events", "a live stream"),
+    (None, "/_sim/requests", "the request log itself"),
+    ("POST", "/_sim/reset", "a recording starts after the reset; a replay on a fresh server"),
+    ("GET", "/_sim/coverage", "the server's tally, not a call of the journey"),
 )
 
 
@@ -87,9 +95,31 @@ def record(
     (delivered event envelopes, any order). `outside`: the ids of events caused by requests
     of the log outside the recording (left out, as those requests are)."""
     builder = StepsBuilder(identity)
+    kept, caused_by = _keep_recordable(details, builder, outside)
+    caused, by_time = _place_events(events, caused_by, kept)
+    for index, detail in enumerate(kept):
+        builder.request_or_comment(detail)
+        for event in caused[index]:
+            builder.event(event)
+        upto = kept[index + 1]["simulatedAt"] if index + 1 < len(kept) else None
+        while by_time and (upto is None or (by_time[0].get("createdAt") or "") < upto):
+            builder.event(by_time.pop(0))
+    return Recording(
+        _document(builder, identity, name),
+        builder.skipped,
+        builder.notes,
+        builder.comments,
+        builder.unexpressed,
+        builder.unlinked,
+    )
+
+
+def _keep_recordable(
+    details: list[dict[str, Any]], builder: StepsBuilder, outside: Iterable[str]
+) -> tuple[list[dict[str, Any]], dict[str, int | None]]:
+    """The requests that become steps, and for each event id the index of the kept request
+    that caused it (None: caused by a request left out, so left out too)."""
     kept: list[dict[str, Any]] = []
-    # An event goes after the request that caused it (the log's `eventIds`); one caused by a
-    # request left out is left out too.
     caused_by: dict[str, int | None] = dict.fromkeys(outside)
     for detail in details:
         if not recordable(detail["method"], detail["path"]):
@@ -98,10 +128,18 @@ def record(
         else:
             caused_by.update(dict.fromkeys(detail.get("eventIds") or (), len(kept)))
             kept.append(detail)
+    return kept, caused_by
+
+
+def _place_events(
+    events: list[dict[str, Any]],
+    caused_by: dict[str, int | None],
+    kept: list[dict[str, Any]],
+) -> tuple[list[list[dict[str, Any]]], list[dict[str, Any]]]:
+    """The events each kept request caused, and the rest (a server's background tick; a server
+    from before `eventIds`) by time, from the first kept request on."""
     queue = sorted(events, key=lambda e: (e.get("createdAt") or "", e.get("id") or ""))
     caused: list[list[dict[str, Any]]] = [[] for _ in kept]
-    # The rest (a server's background tick; a server from before `eventIds`) by time: after the
-    # last request that started before it.
     by_time: list[dict[str, Any]] = []
     for event in queue:
         if event.get("id") not in caused_by:
@@ -111,13 +149,10 @@ def record(
     if kept:
         first = kept[0]["simulatedAt"]
         by_time = [e for e in by_time if (e.get("createdAt") or "") >= first]
-    for index, detail in enumerate(kept):
-        builder.request_or_comment(detail)
-        for event in caused[index]:
-            builder.event(event)
-        upto = kept[index + 1]["simulatedAt"] if index + 1 < len(kept) else None
-        while by_time and (upto is None or (by_time[0].get("createdAt") or "") < upto):
-            builder.event(by_time.pop(0))
+    return caused, by_time
+
+
+def _document(builder: StepsBuilder, identity: Identity, name: str) -> dict[str, Any]:
     document: dict[str, Any] = {"scenario": name}
     if builder.skipped:
         document["description"] = "Recorded by `payorch record`; left out: " + ", ".join(
@@ -131,27 +166,21 @@ def record(
     if builder.vars:
         document["vars"] = builder.vars
     document["steps"] = builder.finish()
-    return Recording(
-        document,
-        builder.skipped,
-        builder.notes,
-        builder.comments,
-        builder.unexpressed,
-        builder.unlinked,
-    )
+    return document
 
 
 def recordable(method: str, path: str) -> bool:
     """Whether a request of the log becomes a step (the others are left out, `SKIPPED`)."""
-    return not _skipped(method, path)
+    return left_out_because(method, path) is None
 
 
-def _skipped(method: str, path: str) -> bool:
-    for skip_method, prefix in SKIPPED:
+def left_out_because(method: str, path: str) -> str | None:
+    """Why a replay leaves this request out (`SKIPPED`), or None for a request it repeats."""
+    for skip_method, prefix, why in SKIPPED:
         if (skip_method is None or skip_method == method) and (
             path == prefix or path.startswith(prefix + "/") or path.startswith(prefix + "?")
         ):
-            return True
-        if path.startswith(API_PREFIX + "/_sim/") and _skipped(method, path[len(API_PREFIX) :]):
-            return True
-    return False
+            return why
+    if path.startswith(API_PREFIX + "/_sim/"):  # the control plane, also served under the API
+        return left_out_because(method, path[len(API_PREFIX) :])
+    return None

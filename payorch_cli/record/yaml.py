@@ -36,7 +36,7 @@ def to_yaml(document: dict[str, Any], comments: dict[int, list[str]] | None = No
             width=100,
         )
 
-    header = "# yaml-language-server: $schema=../payorch_cli/scenario/scenario.schema.json\n"
+    header = schema_header()
     if not comments:
         return header + dump(document)
     steps = document["steps"]
@@ -50,6 +50,18 @@ def to_yaml(document: dict[str, Any], comments: dict[int, list[str]] | None = No
         if index < len(steps):
             text += dump([steps[index]])
     return header + text
+
+
+def schema_header() -> str:
+    """The editor's pointer to the scenario schema: the file shipped in this payorch's package,
+    which exists wherever the recording was made (a path into a source checkout would not),
+    and how to get one on another machine."""
+    from payorch_cli.scenario import SCHEMA_PATH
+
+    return (
+        f"# yaml-language-server: $schema={SCHEMA_PATH.resolve().as_uri()}\n"
+        "# Another machine: payorch scenario schema > scenario.schema.json, and point at it\n"
+    )
 
 
 def _looks_typed(value: str) -> bool:

@@ -15,6 +15,7 @@ import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote, urlparse
 
 import pytest
 import yaml
@@ -89,8 +90,19 @@ def test_a_recorded_journey_replays_green_and_fails_readably_elsewhere(
     path = tmp_path / "journey.yaml"
     recorded = payorch("record", "--base-url", server.url, "-o", str(path))
     assert recorded.returncode == 0, recorded.stderr
-    assert "Recorded 7 requests as" in recorded.stderr
+    # The managed inbox's subscription is not a step: counted apart, with why.
+    assert "Recorded 6 requests as" in recorded.stderr
+    assert (
+        "Left out 1 request a replay must not repeat: POST /api/v1/webhooks (the scenario "
+        "runner subscribes its own receiver).\n"
+    ) in recorded.stderr
     text = path.read_text()
+    # The editor's schema pointer names the schema file this payorch ships, wherever the file
+    # is written (not a path into a source checkout relative to it).
+    pointer = text.splitlines()[0]
+    assert pointer.startswith("# yaml-language-server: $schema=file:///"), pointer
+    assert Path(unquote(urlparse(pointer.split("=", 1)[1]).path)).is_file()
+    assert "payorch scenario schema" in text.splitlines()[1]
     assert tx not in text  # ids are saved and reused, never literal
     steps = yaml.safe_load(text)["steps"]
     kinds = [next(iter(k for k in s if k not in ("as", "save", "expect"))) for s in steps]
@@ -135,10 +147,10 @@ def test_last_and_since_choose_the_requests(server: Serve, tmp_path: Path) -> No
     assert [s["request"]["method"] for s in steps] == ["GET", "GET"]
     assert "Recorded 2 requests" in last.stderr
     since = payorch("record", "--base-url", server.url, "--since", "10m")
-    # The journey's 7; the reads of the webhooks the first `record` made are payorch's own
-    # (tagged), not in the log's default view.
-    assert since.returncode == 0 and "Recorded 7 requests" in since.stderr
-    assert "Left out: POST /api/v1/webhooks.\n" in since.stderr
+    # The journey's 7 but its subscription; the reads of the webhooks the first `record` made
+    # are payorch's own (tagged), not in the log's default view.
+    assert since.returncode == 0 and "Recorded 6 requests" in since.stderr
+    assert "Left out 1 request a replay must not repeat: POST /api/v1/webhooks (" in since.stderr
     # --last counts requests that become steps: the recordings' own webhook reads, now the
     # newest entries of the log, are not among them.
     again = payorch("record", "--base-url", server.url, "--last", "2")
