@@ -68,9 +68,13 @@ def save(
     emit(
         options,
         saved,
-        f"Saved {saved['name']}: {saved['transactions']} transactions, simulated time "
+        f"Saved {saved['name']}: {_transactions(saved['transactions'])}, simulated time "
         f"{saved['simulatedAt']}, {_size(saved['sizeBytes'])}.",
     )
+
+
+def _transactions(count: int) -> str:
+    return "1 transaction" if count == 1 else f"{count} transactions"
 
 
 @app.command("restore")

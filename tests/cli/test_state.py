@@ -40,7 +40,7 @@ def test_payorch_state(server: Server) -> None:
     client.post("/_sim/clock/advance", {"seconds": 7200})
     done = run("state", "save", "ready", *url)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.startswith("Saved ready: 1 transactions, simulated time ")
+    assert done.stdout.startswith("Saved ready: 1 transaction, simulated time ")
     again = run("state", "save", "ready", *url)
     assert again.returncode == 1 and "snapshot_exists" in again.stderr
     assert run("state", "save", "ready", "--overwrite", *url).returncode == 0
