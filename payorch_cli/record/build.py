@@ -65,8 +65,8 @@ __all__ = [
 SKIPPED: tuple[tuple[str | None, str, str], ...] = (
     (None, "/api/v1/webhooks", "the scenario runner subscribes its own receiver"),
     (None, "/_sim/events", "a live stream"),
-    (None, "/_sim/requests", "the request log itself"),
-    ("POST", "/_sim/reset", "a recording starts after the reset; a replay on a fresh server"),
+    (None, "/_sim/requests", "a read of the request log itself"),
+    ("POST", "/_sim/reset", "a replay starts where the recording does"),
     ("GET", "/_sim/coverage", "the server's tally, not a call of the journey"),
 )
 
