@@ -64,7 +64,8 @@ def test_the_deposit_account_call_works_as_written(payorch: Payorch) -> None:
     created = payorch.client.post("/me/deposit-accounts", body)
     assert created["created"] is True
     clabe = created["account"]["clabe"]
-    assert "simulate deposit --clabe 6461... --amount 500" in text and clabe.startswith("6461")
+    assert "$ payorch simulate deposit --clabe $CLABE --amount 500" in text
+    assert clabe.startswith("6461")
     deposit = ["simulate", "deposit", "--clabe", clabe, "--amount", "500"]
     result = CliRunner().invoke(app, ["--base-url", payorch.base_url, "--json", *deposit])
     assert result.exit_code == 0, result.output
@@ -79,9 +80,9 @@ def test_rehearsing_provider_failures_works_as_written(payorch: Payorch, tmp_pat
     text = section("Rehearsing provider failures")
     assert "production keys only" in text and "sandbox" in text
     commands = [
-        line.split("#")[0].strip()
-        for line in text.split("```sh")[1].split("```")[0].splitlines()
-        if line.startswith("payorch ")
+        line.removeprefix("$ ").split("#")[0].strip()
+        for line in text.split("```console")[1].split("```")[0].splitlines()
+        if line.startswith("$ payorch ")
     ]
     assert len(commands) >= 8
     runner = CliRunner()
