@@ -40,64 +40,71 @@ def _end_on_signals(embedded: Any) -> None:
         signal.signal(sig, handler)
 
 
+_Http = Annotated[
+    bool,
+    typer.Option("--http", help="Serve streamable HTTP on 127.0.0.1 instead of stdio."),
+]
+_Port = Annotated[
+    int,
+    typer.Option("--port", min=0, max=65535, help="With --http: the port (0 takes a free one)."),
+]
+_ReadOnly = Annotated[
+    bool,
+    typer.Option(
+        "--read-only",
+        help="Offer only the tools that change nothing, and no secret key in the "
+        "credentials resource (a tool filter, not a boundary: see the README).",
+    ),
+]
+_AllowEnv = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--allow-env",
+        metavar="NAME",
+        help="An environment variable run_scenario's ${env.NAME} may read (repeatable); "
+        "default: none.",
+        show_default=False,
+    ),
+]
+_ScenarioDirs = Annotated[
+    list[Path] | None,
+    typer.Option(
+        "--scenario-dir",
+        metavar="DIR",
+        help="A folder run_scenario may read scenario files from (repeatable); default: "
+        "the working directory.",
+        show_default=False,
+    ),
+]
+_Namespace = Annotated[
+    str | None,
+    typer.Option(
+        "--namespace",
+        help="Drive this namespace of the server: every request under /ns/NAME (env "
+        "PAYORCH_NAMESPACE).",
+        show_default=False,
+    ),
+]
+_BaseUrl = Annotated[
+    str | None,
+    typer.Option(
+        "--base-url",
+        help="Drive this running payorch server (env PAYORCH_BASE_URL); default: start an "
+        "embedded one in a temporary data dir.",
+        show_default=False,
+    ),
+]
+
+
 def mcp(
     ctx: typer.Context,
-    http: Annotated[
-        bool,
-        typer.Option("--http", help="Serve streamable HTTP on 127.0.0.1 instead of stdio."),
-    ] = False,
-    port: Annotated[
-        int,
-        typer.Option(
-            "--port", min=0, max=65535, help="With --http: the port (0 takes a free one)."
-        ),
-    ] = 8765,
-    read_only: Annotated[
-        bool,
-        typer.Option(
-            "--read-only",
-            help="Offer only the tools that change nothing, and no secret key in the "
-            "credentials resource (a tool filter, not a boundary: see the README).",
-        ),
-    ] = False,
-    allow_env: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--allow-env",
-            metavar="NAME",
-            help="An environment variable run_scenario's ${env.NAME} may read (repeatable); "
-            "default: none.",
-            show_default=False,
-        ),
-    ] = None,
-    scenario_dir: Annotated[
-        list[Path] | None,
-        typer.Option(
-            "--scenario-dir",
-            metavar="DIR",
-            help="A folder run_scenario may read scenario files from (repeatable); default: "
-            "the working directory.",
-            show_default=False,
-        ),
-    ] = None,
-    namespace: Annotated[
-        str | None,
-        typer.Option(
-            "--namespace",
-            help="Drive this namespace of the server: every request under /ns/NAME (env "
-            "PAYORCH_NAMESPACE).",
-            show_default=False,
-        ),
-    ] = None,
-    base_url: Annotated[
-        str | None,
-        typer.Option(
-            "--base-url",
-            help="Drive this running payorch server (env PAYORCH_BASE_URL); default: start an "
-            "embedded one in a temporary data dir.",
-            show_default=False,
-        ),
-    ] = None,
+    http: _Http = False,
+    port: _Port = 8765,
+    read_only: _ReadOnly = False,
+    allow_env: _AllowEnv = None,
+    scenario_dir: _ScenarioDirs = None,
+    namespace: _Namespace = None,
+    base_url: _BaseUrl = None,
     api_key: ApiKey = None,
 ) -> None:
     """Serve the sandbox to an AI agent over MCP.

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -75,25 +76,54 @@ def run(
 ) -> None:
     """Run scenarios. Without --base-url each one gets its own in-process simulator; with it,
     `--namespace auto` runs each one in a fresh namespace of that server (deleted after)."""
-    from payorch_cli.render.coverage import merge as merge_coverage
-    from payorch_cli.scenario.report import summary_line
-    from payorch_cli.scenario.reporters import (
-        LiveReporter,
-        PlainReporter,
-        QuietReporter,
-        result_json,
-        write_junit,
-    )
-    from payorch_cli.scenario.suite import (
-        ISOLATED_REASON,
-        check_reachable,
-        keyword_filter,
-        read_coverage,
-        run_instances,
-        split_isolated,
-    )
-
     options = resolve(ctx, base_url, api_key, as_json)
+    instances, credentials = _select(paths, keyword)
+    namespace = _namespace(options.namespace)
+    isolated: list[Any] = []
+    if options.base_url:
+        instances, isolated = _on_server(ctx, options.base_url, instances, namespace)
+    reporter, console = _reporter(options.json)
+    started = time.perf_counter()
+    reports: list[dict[str, Any]] | None = [] if coverage else None
+    try:
+        results, starts = _execute(instances, reporter, credentials, options, reports, namespace)
+    finally:
+        reporter.close()
+    ran = _Run(results, starts, time.perf_counter() - started, isolated, reports)
+    skip_reason = f"{_isolated_reason()}; {_isolation_advice(ctx)}"
+    if junit is not None:
+        from payorch_cli.scenario.reporters import write_junit
+
+        write_junit(str(junit), results, ran.seconds, [(i, skip_reason) for i in isolated])
+    if options.json:
+        _print_json(ran, options.base_url, skip_reason)
+    else:
+        _print_summary(ctx, ran, options.base_url, console)
+    raise typer.Exit(ExitStatus.OK if all(r.passed for r in results) else ExitStatus.ERROR)
+
+
+@dataclass(frozen=True)
+class _Run:
+    """What a run gives its reports: the results, the in-process starts' milliseconds, its
+    length, the isolated scenarios a shared server skipped, the coverage reports (or None)."""
+
+    results: list[Any]
+    starts: list[float]
+    seconds: float
+    isolated: list[Any]
+    reports: list[dict[str, Any]] | None
+
+    @property
+    def coverage(self) -> dict[str, Any] | None:
+        from payorch_cli.render.coverage import merge
+
+        return merge(self.reports) if self.reports else None
+
+
+def _select(paths: list[Path], keyword: str | None) -> tuple[list[Any], Any]:
+    """The scenario instances (matrix cells) of the files that `-k` selects; exit 2 for none."""
+    from payorch_cli.scenario.suite import keyword_filter
+
     loaded, credentials = _load(paths)
     instances = [i for s in loaded.scenarios for i in s.instances()]
     if keyword:
@@ -105,90 +135,117 @@ def run(
     if not instances:
         what = f"matched -k {keyword!r}" if keyword else f"found in {', '.join(map(str, paths))}"
         raise _fail(f"payorch scenario run: no scenario {what}", ExitStatus.USAGE)
+    return instances, credentials
+
+
+def _on_server(
+    ctx: typer.Context, base_url: str, instances: list[Any], namespace: str | None
+) -> tuple[list[Any], list[Any]]:
+    """The instances a shared server runs and the isolated ones it skips (none with
+    `--namespace auto`, where each has a namespace of its own); exit 2 or 3 when none can run."""
+    from payorch_cli.scenario.suite import check_reachable, split_isolated
+
     isolated: list[Any] = []
-    namespace = _namespace(options.namespace)
-    if options.base_url:
-        if namespace != "auto":  # with `auto` each scenario has a namespace of its own
-            instances, isolated = split_isolated(instances)
-        if not instances:
-            raise _fail(
-                f"payorch scenario run: every selected scenario ({len(isolated)}) is "
-                f"{ISOLATED_REASON}, and --base-url shares one; {_isolation_advice(ctx)}",
-                ExitStatus.USAGE,
-            )
-        problem = check_reachable(options.base_url)
-        if problem:
-            raise _fail(f"payorch scenario run: {problem}", ExitStatus.UNREACHABLE)
-
-    console = None
-    if options.json:
-        reporter = QuietReporter()
-    else:
-        from rich.console import Console
-
-        console = Console()
-        reporter = LiveReporter(console) if console.is_terminal else PlainReporter()
-    started = time.perf_counter()
-    reports: list[dict[str, Any]] | None = [] if coverage else None
-    try:
-        results, starts = run_instances(
-            instances,
-            reporter,
-            credentials,
-            options.base_url,
-            options.api_key,
-            reports,
-            namespace=namespace,
+    if namespace != "auto":
+        instances, isolated = split_isolated(instances)
+    if not instances:
+        raise _fail(
+            f"payorch scenario run: every selected scenario ({len(isolated)}) is "
+            f"{_isolated_reason()}, and --base-url shares one; {_isolation_advice(ctx)}",
+            ExitStatus.USAGE,
         )
-        if reports is not None and options.base_url:
-            reports.append(
-                read_coverage(options.base_url, credentials.default(options.api_key).key)
-            )
-    finally:
-        reporter.close()
-    merged = merge_coverage(reports) if reports else None
-    seconds = time.perf_counter() - started
-    skip_reason = f"{ISOLATED_REASON}; {_isolation_advice(ctx)}"
-    if junit is not None:
-        write_junit(str(junit), results, seconds, [(i, skip_reason) for i in isolated])
-    summary = summary_line(results, seconds, len(isolated))
-    if options.json:
-        from payorch_cli.render.objects import to_json
+    problem = check_reachable(base_url)
+    if problem:
+        raise _fail(f"payorch scenario run: {problem}", ExitStatus.UNREACHABLE)
+    return instances, isolated
 
-        document = {
-            "passed": sum(r.passed for r in results),
-            "failed": sum(not r.passed for r in results),
-            "seconds": round(seconds, 3),
-            "server": options.base_url or "in-process",
-            "inProcessStartMs": [round(s, 1) for s in starts],
-            "scenarios": [result_json(r) for r in results],
-            "skipped": [{"scenario": i.node_id, "reason": skip_reason} for i in isolated],
-        }
-        if merged is not None:
-            document["coverage"] = merged
-        sys.stdout.write(to_json(document) + "\n")
-    else:
-        where = (
-            f"against {options.base_url}"
-            if options.base_url
-            else f"in-process simulator start: {starts[0]:.0f} ms for the first (imports and "
-            f"fixtures)"
-            + (f", {sum(starts[1:]) / (len(starts) - 1):.1f} ms each after" if starts[1:] else "")
+
+def _reporter(as_json: bool) -> tuple[Any, Any]:
+    """The live view on a terminal, plain lines elsewhere, nothing for --json (and the console
+    the coverage tables go to)."""
+    from payorch_cli.scenario.reporters import LiveReporter, PlainReporter, QuietReporter
+
+    if as_json:
+        return QuietReporter(), None
+    from rich.console import Console
+
+    console = Console()
+    return (LiveReporter(console) if console.is_terminal else PlainReporter()), console
+
+
+def _execute(
+    instances: list[Any],
+    reporter: Any,
+    credentials: Any,
+    options: Any,
+    reports: list[dict[str, Any]] | None,
+    namespace: str | None,
+) -> tuple[list[Any], list[float]]:
+    from payorch_cli.scenario.suite import read_coverage, run_instances
+
+    results, starts = run_instances(
+        instances,
+        reporter,
+        credentials,
+        options.base_url,
+        options.api_key,
+        reports,
+        namespace=namespace,
+    )
+    if reports is not None and options.base_url:
+        reports.append(read_coverage(options.base_url, credentials.default(options.api_key).key))
+    return results, starts
+
+
+def _print_json(ran: _Run, base_url: str | None, skip_reason: str) -> None:
+    from payorch_cli.render.objects import to_json
+    from payorch_cli.scenario.reporters import result_json
+
+    document = {
+        "passed": sum(r.passed for r in ran.results),
+        "failed": sum(not r.passed for r in ran.results),
+        "seconds": round(ran.seconds, 3),
+        "server": base_url or "in-process",
+        "inProcessStartMs": [round(s, 1) for s in ran.starts],
+        "scenarios": [result_json(r) for r in ran.results],
+        "skipped": [{"scenario": i.node_id, "reason": skip_reason} for i in ran.isolated],
+    }
+    if ran.coverage is not None:
+        document["coverage"] = ran.coverage
+    sys.stdout.write(to_json(document) + "\n")
+
+
+def _print_summary(ctx: typer.Context, ran: _Run, base_url: str | None, console: Any) -> None:
+    from payorch_cli.scenario.report import summary_line
+
+    summary = summary_line(ran.results, ran.seconds, len(ran.isolated))
+    starts = ran.starts
+    where = (
+        f"against {base_url}"
+        if base_url
+        else f"in-process simulator start: {starts[0]:.0f} ms for the first (imports and "
+        f"fixtures)"
+        + (f", {sum(starts[1:]) / (len(starts) - 1):.1f} ms each after" if starts[1:] else "")
+    )
+    sys.stdout.write(f"{summary}; {where}\n")
+    for r in (r for r in ran.results if not r.passed):
+        at = r.failed_step.step.loc if r.failed_step else r.error
+        sys.stdout.write(f"  failed: {r.instance.node_id}  ({at})\n")
+    if ran.isolated:
+        sys.stdout.write(
+            f"  skipped {len(ran.isolated)} scenario(s) {_isolated_reason()} (--base-url shares "
+            f"one); {_isolation_advice(ctx)}:\n"
         )
-        sys.stdout.write(f"{summary}; {where}\n")
-        for r in (r for r in results if not r.passed):
-            at = r.failed_step.step.loc if r.failed_step else r.error
-            sys.stdout.write(f"  failed: {r.instance.node_id}  ({at})\n")
-        if isolated:
-            sys.stdout.write(
-                f"  skipped {len(isolated)} scenario(s) {ISOLATED_REASON} (--base-url shares "
-                f"one); {_isolation_advice(ctx)}:\n"
-            )
-            for instance in isolated:
-                sys.stdout.write(f"  skipped: {instance.node_id}\n")
-        if merged is not None:
-            _print_coverage(merged, console)
-    raise typer.Exit(ExitStatus.OK if all(r.passed for r in results) else ExitStatus.ERROR)
+        for instance in ran.isolated:
+            sys.stdout.write(f"  skipped: {instance.node_id}\n")
+    if ran.coverage is not None:
+        _print_coverage(ran.coverage, console)
+
+
+def _isolated_reason() -> str:
+    from payorch_cli.scenario.suite import ISOLATED_REASON  # imported when used: a fast --help
+
+    return ISOLATED_REASON
 
 
 def _namespace(option: str | None) -> str | None:

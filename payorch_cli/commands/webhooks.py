@@ -78,13 +78,17 @@ def _headers(signature: str | None, delivery_id: str) -> dict[str, str]:
 
 
 def build_cases(secret: str, old_secret: str | None, now: int) -> list[Case]:
+    foreign = "whsec_" + secrets.token_urlsafe(32)
+    return _genuine_cases(secret, now) + _hostile_cases(secret, old_secret, foreign)
+
+
+def _genuine_cases(secret: str, now: int) -> list[Case]:
+    """A correctly signed delivery, and the same bytes again (which must be refused)."""
     from payorch.webhooks import compute_signature as sig
 
-    foreign = "whsec_" + secrets.token_urlsafe(32)
-    old = old_secret or foreign
     valid_body, valid_id = _event()
     valid = f"t={now},v1={sig(valid_body, secret, now)}"  # the duplicate repeats it exactly
-    cases = [
+    return [
         Case(
             "valid",
             "correctly signed delivery",
@@ -106,76 +110,85 @@ def build_cases(secret: str, old_secret: str | None, now: int) -> list[Case]:
         ),
     ]
 
-    def hostile(
-        name: str,
-        title: str,
-        hint: str,
-        header: Callable[[bytes, int], str] | None,
-        *,
-        tamper: bool = False,
-    ) -> None:
-        """A case whose signature `header(body, now)` makes when it is sent."""
-        body, delivery_id = _event()
-        signed = body
-        if tamper:
-            body = body.replace(b'"amount":125.5', b'"amount":1255.0')
 
-        def signature(at: int) -> str | None:
-            return None if header is None else header(signed, at)
+def _hostile_cases(secret: str, old_secret: str | None, foreign: str) -> list[Case]:
+    """The deliveries an endpoint must refuse, each with the fix when it accepts one."""
+    from payorch.webhooks import compute_signature as sig
 
-        cases.append(Case(name, title, False, body, signature, delivery_id, hint))
+    old = old_secret or foreign
+    late, early = -TOLERANCE - MARGIN, TOLERANCE + MARGIN
+    return [
+        _hostile(
+            "tampered-body",
+            "body changed after signing",
+            "Compute the HMAC over the raw bytes received, not re-serialised JSON.",
+            lambda b, t: f"t={t},v1={sig(b, secret, t)}",
+            tamper=True,
+        ),
+        _hostile(
+            "wrong-secret",
+            "signed with another secret",
+            "Compare the signature with the HMAC made with YOUR secret.",
+            lambda b, t: f"t={t},v1={sig(b, foreign, t)}",
+        ),
+        _hostile(
+            "stale-timestamp",
+            f"t {TOLERANCE + MARGIN} s in the past (correctly signed)",
+            f"Refuse t older than {TOLERANCE} s: it is a replay.",
+            lambda b, t: f"t={t + late},v1={sig(b, secret, t + late)}",
+        ),
+        _hostile(
+            "future-timestamp",
+            f"t {TOLERANCE + MARGIN} s in the future (correctly signed)",
+            f"Refuse t more than {TOLERANCE} s ahead too: check |now - t|, not now - t.",
+            lambda b, t: f"t={t + early},v1={sig(b, secret, t + early)}",
+        ),
+        _hostile(
+            "missing-header",
+            "no X-Service-Signature header",
+            "Refuse a delivery without a signature header.",
+            None,
+        ),
+        _hostile(
+            "old-secret-v0-only",
+            "only a v0 signature with " + ("--old-secret" if old_secret else "a foreign secret"),
+            "Accept only a signature made with a secret you hold, and drop the old secret "
+            "once the 24-hour rotation grace is over.",
+            lambda b, t: f"t={t},v0={sig(b, old, t)}",
+        ),
+        _hostile(
+            "truncated-signature",
+            "v1 cut to its first 32 hex digits",
+            "Compare the whole signature in constant time (hmac.compare_digest), not a prefix.",
+            lambda b, t: f"t={t},v1={sig(b, secret, t)[:32]}",
+        ),
+        _hostile(
+            "missing-timestamp",
+            "v1 present but no t=",
+            "Refuse a header without t=: the signature must cover the timestamp.",
+            lambda b, t: f"v1={sig(b, secret, t)}",
+        ),
+    ]
 
-    hostile(
-        "tampered-body",
-        "body changed after signing",
-        "Compute the HMAC over the raw bytes received, not re-serialised JSON.",
-        lambda b, t: f"t={t},v1={sig(b, secret, t)}",
-        tamper=True,
-    )
-    hostile(
-        "wrong-secret",
-        "signed with another secret",
-        "Compare the signature with the HMAC made with YOUR secret.",
-        lambda b, t: f"t={t},v1={sig(b, foreign, t)}",
-    )
-    hostile(
-        "stale-timestamp",
-        f"t {TOLERANCE + MARGIN} s in the past (correctly signed)",
-        f"Refuse t older than {TOLERANCE} s: it is a replay.",
-        lambda b, t: f"t={t - TOLERANCE - MARGIN},v1={sig(b, secret, t - TOLERANCE - MARGIN)}",
-    )
-    hostile(
-        "future-timestamp",
-        f"t {TOLERANCE + MARGIN} s in the future (correctly signed)",
-        f"Refuse t more than {TOLERANCE} s ahead too: check |now - t|, not now - t.",
-        lambda b, t: f"t={t + TOLERANCE + MARGIN},v1={sig(b, secret, t + TOLERANCE + MARGIN)}",
-    )
-    hostile(
-        "missing-header",
-        "no X-Service-Signature header",
-        "Refuse a delivery without a signature header.",
-        None,
-    )
-    hostile(
-        "old-secret-v0-only",
-        "only a v0 signature with " + ("--old-secret" if old_secret else "a foreign secret"),
-        "Accept only a signature made with a secret you hold, and drop the old secret "
-        "once the 24-hour rotation grace is over.",
-        lambda b, t: f"t={t},v0={sig(b, old, t)}",
-    )
-    hostile(
-        "truncated-signature",
-        "v1 cut to its first 32 hex digits",
-        "Compare the whole signature in constant time (hmac.compare_digest), not a prefix.",
-        lambda b, t: f"t={t},v1={sig(b, secret, t)[:32]}",
-    )
-    hostile(
-        "missing-timestamp",
-        "v1 present but no t=",
-        "Refuse a header without t=: the signature must cover the timestamp.",
-        lambda b, t: f"v1={sig(b, secret, t)}",
-    )
-    return cases
+
+def _hostile(
+    name: str,
+    title: str,
+    hint: str,
+    header: Callable[[bytes, int], str] | None,
+    *,
+    tamper: bool = False,
+) -> Case:
+    """A case whose signature `header(body, now)` makes when it is sent."""
+    body, delivery_id = _event()
+    signed = body
+    if tamper:
+        body = body.replace(b'"amount":125.5', b'"amount":1255.0')
+
+    def signature(at: int) -> str | None:
+        return None if header is None else header(signed, at)
+
+    return Case(name, title, False, body, signature, delivery_id, hint)
 
 
 @dataclass(frozen=True, slots=True)

@@ -113,38 +113,7 @@ class EventStep(StepKind):
         if info is None:
             raise StepFailed(Failure(f"no subscription as {result.credential.name}"))
         started = time.monotonic()
-
-        def candidates() -> list[Delivery]:
-            if info["inbox"]:
-                run.poll_inbox(info)
-            # In arrival order: the receiver's deliveries of this slot and type (indexed, so a
-            # long scenario does not rescan every delivery at every step), then inbox records.
-            received = (
-                run.receiver.by_type.get((info["slot"], event.type), []) if run.receiver else []
-            )
-            records = [
-                d
-                for d in info.get("records", [])
-                if d.slot == info["slot"] and d.event_type == event.type
-            ]
-            return [d for d in received + records if d.event_id not in run.consumed]
-
-        def matching() -> Delivery | None:
-            for delivery in candidates():
-                if not self.mismatches(run, event, delivery):
-                    return delivery
-            return None
-
-        if info["inbox"]:
-            found = None
-            while time.monotonic() - started < event.within and found is None:
-                found = matching()
-                if found is None:
-                    time.sleep(0.05)
-        elif run.receiver is not None:
-            found = run.receiver.wait(matching, event.within)
-        else:
-            found = None
+        found = self.wait(run, event, info)
         waited = (time.monotonic() - started) * 1000
         if event.absent:
             if found is not None:
@@ -157,7 +126,7 @@ class EventStep(StepKind):
             result.note = f"none in {event.within:g} s"
             return
         if found is None:
-            raise StepFailed(self.failure(run, event, candidates(), info))
+            raise StepFailed(self.failure(run, event, self.candidates(run, event, info), info))
         if found.verified is False:
             raise StepFailed(
                 Failure(
@@ -168,6 +137,43 @@ class EventStep(StepKind):
         run.consumed.add(found.event_id)
         result.note = f"{found.event_id} after {waited:.0f} ms"
         save_values(run.scope, step.save, found.envelope, found.headers, "the event")
+
+    def wait(self, run: StepRun, event: EventExpectation, info: dict[str, Any]) -> Delivery | None:
+        """The first delivery not yet consumed that matches, within the step's `within`: pushed
+        to the runner's receiver, or polled from a managed inbox."""
+
+        def matching() -> Delivery | None:
+            for delivery in self.candidates(run, event, info):
+                if not self.mismatches(run, event, delivery):
+                    return delivery
+            return None
+
+        if info["inbox"]:
+            started = time.monotonic()
+            found = None
+            while time.monotonic() - started < event.within and found is None:
+                found = matching()
+                if found is None:
+                    time.sleep(0.05)
+            return found
+        if run.receiver is not None:
+            return run.receiver.wait(matching, event.within)
+        return None
+
+    def candidates(
+        self, run: StepRun, event: EventExpectation, info: dict[str, Any]
+    ) -> list[Delivery]:
+        if info["inbox"]:
+            run.poll_inbox(info)
+        # In arrival order: the receiver's deliveries of this slot and type (indexed, so a
+        # long scenario does not rescan every delivery at every step), then inbox records.
+        received = run.receiver.by_type.get((info["slot"], event.type), []) if run.receiver else []
+        records = [
+            d
+            for d in info.get("records", [])
+            if d.slot == info["slot"] and d.event_type == event.type
+        ]
+        return [d for d in received + records if d.event_id not in run.consumed]
 
     def mismatches(
         self, run: StepRun, event: EventExpectation, delivery: Delivery
