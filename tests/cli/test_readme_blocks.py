@@ -171,6 +171,24 @@ def test_every_command_block_is_marked_run_or_not_run() -> None:
     assert all(commands(b) for b in runnable)
 
 
+def test_the_comparison_refuses_what_the_readme_does_not_show() -> None:
+    """The parser and the matcher the README test relies on: continuations, wildcards, and an
+    extra or missing line failing."""
+    body = '$ curl -d \'{"a":\n  1}\' \\\n    | tee x\n{"id":"TXN-...",...}\n...\n$ true'
+    parsed = commands(Block(1, "console", RUN, body))
+    assert [c.text for c in parsed] == ["curl -d '{\"a\":\n  1}' \\\n    | tee x", "true"]
+    assert parsed[0].expected == ('{"id":"TXN-...",...}', "...") and parsed[1].expected == ()
+    shown = pattern(('{"id":"TXN-...",...}',))
+    assert shown.fullmatch('{"id":"TXN-1","status":"pending"}\n')
+    assert not shown.fullmatch('{"id":"TXN-1","status":"pending"}\nan extra line\n')
+    assert not shown.fullmatch('{"error":{}}\n') and not shown.fullmatch("")
+    assert pattern(('{"id":"TXN-...",...}', "...")).fullmatch('{"id":"TXN-1",}\nmore\nlines\n')
+    assert pattern(()).fullmatch("") and not pattern(()).fullmatch("printed\n")
+    assert printed("http://127.0.0.1:5555/x  \n\n", "http://127.0.0.1:5555") == (
+        "http://127.0.0.1:8080/x\n"
+    )
+
+
 def test_the_runnable_blocks_print_what_the_readme_shows(server: Server, tmp_path: Path) -> None:
     runnable = [b for b in command_blocks() if b.runs]
     work, outputs = tmp_path / "work", tmp_path / "outputs"
