@@ -121,18 +121,32 @@ class Team:
         self._wall = wall or (lambda: time.time())
         self._owners: dict[str, dict[str, Any]] = {}
         self._tokens: dict[str, dict[str, Any]] = {}  # by id
-        if directory is not None:
-            try:
-                state = loads((directory / STATE_FILE).read_bytes())
-            except FileNotFoundError:
-                state = {}
-            self._owners = state.get("owners", {})
-            self._tokens = state.get("tokens", {})
+        self._by_digest: dict[str, str] = {}
+        self._stamp: tuple[int, int, int] | None = None  # the state file's, when last read
+        self._refresh()
+
+    def _refresh(self) -> None:
+        """Read the state file again if another process (a sibling worker behind --workers)
+        replaced it: a token issued or revoked there holds here from the next call."""
+        if self._directory is None:
+            return
+        try:
+            stat = os.stat(self._directory / STATE_FILE)
+        except FileNotFoundError:
+            return
+        stamp = (stat.st_ino, stat.st_mtime_ns, stat.st_size)
+        if stamp == self._stamp:
+            return
+        state = loads((self._directory / STATE_FILE).read_bytes())
+        self._owners = state.get("owners", {})
+        self._tokens = state.get("tokens", {})
         self._by_digest = {t["digest"]: t["id"] for t in self._tokens.values()}
+        self._stamp = stamp
 
     # -- authentication -----------------------------------------------------------------------
 
     def authenticate(self, token: str) -> Caller:
+        self._refresh()
         if token.startswith(ADMIN_PREFIX):
             if hmac.compare_digest(token.encode(), self._admin):
                 return ADMIN
@@ -160,6 +174,7 @@ class Team:
     ) -> dict[str, Any]:
         """A new owner token (the owner made if new, its quota set if given): its record's view
         with `token`, the only time the token is shown."""
+        self._refresh()
         check_owner_name(owner)
         if kind not in KINDS:
             raise ApiError("invalid_request", f"`kind` is one of {', '.join(KINDS)}.", param="kind")
@@ -197,10 +212,11 @@ class Team:
         owners[owner] = entry
         tokens: dict[str, dict[str, Any]] = {**self._tokens, str(record["id"]): record}
         self._save(owners, tokens)  # one write: the token and its owner's quota, or neither
-        self._by_digest[record["digest"]] = record["id"]
+        self._by_digest[str(record["digest"])] = str(record["id"])
         return {**self._view(record), "token": token}
 
     def revoke(self, token_id: str) -> dict[str, Any]:
+        self._refresh()
         record = self._tokens.get(token_id)
         if record is None:
             raise ApiError("team_token_not_found", f"No team token {token_id!r}.", param="id")
@@ -210,6 +226,7 @@ class Team:
         return self._view(self._tokens[token_id])
 
     def set_quota(self, owner: str, max_namespaces: Any) -> dict[str, Any]:
+        self._refresh()
         check_quota(max_namespaces)
         if owner not in self._owners:
             raise ApiError(
@@ -222,16 +239,19 @@ class Team:
         return self.owner_view(owner)
 
     def quota_of(self, owner: str) -> int:
+        self._refresh()
         quota = self._owners.get(owner, {}).get("maxNamespaces")
         return self.default_quota if quota is None else int(quota)
 
     def owner_names(self) -> list[str]:
+        self._refresh()
         return sorted(self._owners)
 
     def owner_view(self, owner: str) -> dict[str, Any]:
         return {"name": owner, "maxNamespaces": self.quota_of(owner)}
 
     def tokens(self, owner: str | None = None) -> list[dict[str, Any]]:
+        self._refresh()
         return [
             self._view(t)
             for t in sorted(self._tokens.values(), key=lambda t: t["createdAt"])
