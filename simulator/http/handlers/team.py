@@ -288,7 +288,9 @@ async def whoami(request: web.Request) -> web.Response:
     mode = team_of(request)
     caller = caller_of(request, mode)
     view = caller.view()
-    if caller.owner is not None and caller.kind != "key":
+    if caller.kind == "key":
+        view["namespace"] = caller.namespace  # the TUI shows its namespace's owner and quota
+    if caller.owner is not None:
         worlds = request.app[WORLDS]
         view.update(
             maxNamespaces=mode.team.quota_of(caller.owner),
