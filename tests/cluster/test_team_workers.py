@@ -9,6 +9,7 @@ import os
 import signal
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -102,6 +103,19 @@ def test_an_owners_quota_holds_across_workers_and_after_a_kill_9(team: Cluster) 
     assert team.call("DELETE", f"/_sim/namespaces/{names[3]}", carol).status == 204
     assert create(team, names[4], carol).status == 201  # one freed on worker 1, taken on 1
     assert create(team, names[2], carol).status == 403
+
+
+def test_concurrent_creations_on_both_workers_never_pass_the_quota(team: Cluster) -> None:
+    # 16 creations at once, half placed on each worker, for an owner allowed 3: exactly 3 are
+    # made. Counting per worker would let each worker make 3.
+    grace = owner_token(team, "grace")
+    names = names_on(team, "race", 0, 8) + names_on(team, "race", 1, 8)
+    with ThreadPoolExecutor(len(names)) as pool:
+        statuses = list(pool.map(lambda n: create(team, n, grace).status, names))
+    assert sorted(statuses) == [201] * QUOTA + [403] * (len(names) - QUOTA), statuses
+    listed = team.call("GET", "/_sim/namespaces", grace).json()["data"]
+    assert len(listed) == QUOTA
+    assert team.call("GET", "/_sim/team/whoami", grace).json()["namespaces"] == QUOTA
 
 
 def test_metrics_are_the_admins_and_sum_both_workers(team: Cluster) -> None:
