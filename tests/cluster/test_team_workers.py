@@ -5,6 +5,7 @@ every worker's entries, and a worker killed with -9 comes back with the counts i
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import time
@@ -169,3 +170,34 @@ def test_the_admin_token_is_made_once_for_the_whole_server(team: Cluster) -> Non
     assert not list(Path(team.data_dir / "workers").glob("*/team/admin-token"))
     printed = [line for line in team.errors if "admin token" in line]
     assert len(printed) == 1 and admin(team) in printed[0]
+
+
+def test_a_worker_killed_between_counting_and_making_recounts_on_restart(
+    tmp_path: Path,
+) -> None:
+    # The state a kill -9 between the ledger's count and the namespace's directory leaves: a
+    # name counted that no worker holds. It refuses (over-counts), never lets one more in, and
+    # the worker that owns the name drops it when it starts again.
+    cluster = Cluster(tmp_path / "data", 2, "--team", "--namespaces-per-owner", "2")
+    try:
+        henry = owner_token(cluster, "henry")
+        assert create(cluster, names_on(cluster, "kept", 0, 1)[0], henry).status == 201
+        ghost = names_on(cluster, "ghost", 1, 1)[0]
+        ledger = cluster.data_dir / "team" / "namespaces.json"
+        state = json.loads(ledger.read_text())
+        state["namespaces"][ghost] = "henry"
+        ledger.write_text(json.dumps(state))
+        fresh = names_on(cluster, "fresh", 0, 1)[0]
+        assert create(cluster, fresh, henry).status == 403  # counted: 2 of 2
+        victim = cluster.worker_pids()[1]
+        os.kill(victim, signal.SIGKILL)
+        deadline = time.monotonic() + 30
+        while cluster.worker_pids().get(1) in (None, victim) or (
+            cluster.call("GET", "/_sim/team/whoami", henry).json()["namespaces"] != 1
+        ):
+            assert time.monotonic() < deadline, "worker 1 did not recount"
+            time.sleep(0.2)
+        assert create(cluster, fresh, henry).status == 201
+        assert create(cluster, ghost, henry).status == 403  # 2 of 2 again, really
+    finally:
+        cluster.kill()
