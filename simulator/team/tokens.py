@@ -9,15 +9,18 @@ change, so a crash leaves the old state or the new one.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
+import functools
 import hashlib
 import hmac
 import os
 import secrets
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from simulator.domain.errors import ApiError
 from simulator.domain.namespaces import NAME_RULE, valid_name
@@ -27,6 +30,7 @@ ADMIN_PREFIX = "pat_"
 OWNER_PREFIX = "pot_"
 KINDS = ("person", "ci", "agent")
 STATE_FILE = "state.json"
+STATE_LOCK = "state.lock"
 ADMIN_TOKEN_FILE = "admin-token"
 MAX_LABEL = 80
 
@@ -104,6 +108,22 @@ def _invalid(why: str) -> ApiError:
     return ApiError("invalid_team_token", f"The team token is {why}.")
 
 
+_Change = TypeVar("_Change", bound=Callable[..., dict[str, Any]])
+
+
+def _exclusive(change: _Change) -> _Change:
+    """A change of the team state made under an exclusive `flock` of the state's lock file, on
+    the state as it is on disk now: behind --workers another worker may have written it."""
+
+    @functools.wraps(change)
+    def held(team: Team, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        with team._locked():
+            team._refresh()
+            return change(team, *args, **kwargs)
+
+    return cast(_Change, held)
+
+
 class Team:
     """Owners, their quotas and tokens; the admin token. Durable in `directory` (None: memory)."""
 
@@ -124,6 +144,19 @@ class Team:
         self._by_digest: dict[str, str] = {}
         self._stamp: tuple[int, int, int] | None = None  # the state file's, when last read
         self._refresh()
+
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[None]:
+        if self._directory is None:
+            yield
+            return
+        self._directory.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self._directory / STATE_LOCK, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)  # closing the only descriptor releases the lock
 
     def _refresh(self) -> None:
         """Read the state file again if another process (a sibling worker behind --workers)
@@ -163,6 +196,7 @@ class Team:
 
     # -- owners and tokens ----------------------------------------------------------------------
 
+    @_exclusive
     def create_token(
         self,
         owner: str,
@@ -174,7 +208,6 @@ class Team:
     ) -> dict[str, Any]:
         """A new owner token (the owner made if new, its quota set if given): its record's view
         with `token`, the only time the token is shown."""
-        self._refresh()
         check_owner_name(owner)
         if kind not in KINDS:
             raise ApiError("invalid_request", f"`kind` is one of {', '.join(KINDS)}.", param="kind")
@@ -215,8 +248,8 @@ class Team:
         self._by_digest[str(record["digest"])] = str(record["id"])
         return {**self._view(record), "token": token}
 
+    @_exclusive
     def revoke(self, token_id: str) -> dict[str, Any]:
-        self._refresh()
         record = self._tokens.get(token_id)
         if record is None:
             raise ApiError("team_token_not_found", f"No team token {token_id!r}.", param="id")
@@ -225,8 +258,8 @@ class Team:
             self._save(self._owners, tokens)
         return self._view(self._tokens[token_id])
 
+    @_exclusive
     def set_quota(self, owner: str, max_namespaces: Any) -> dict[str, Any]:
-        self._refresh()
         check_quota(max_namespaces)
         if owner not in self._owners:
             raise ApiError(
