@@ -116,11 +116,18 @@ class Client:
         merchant, shop, environment and kind); any other key as it is."""
         try:
             mine = self._root_get("/_sim/namespaces/default", key)
+        except ApiError as exc:
+            if exc.status == 0:
+                raise
+            # Not a sandbox secret key of `default` (on a team server `default` is 404 to a
+            # namespace's own key): sent as given.
+            return key
+        try:
             theirs = self._root_get(f"/_sim/namespaces/{quote(str(self.namespace), safe='')}", key)
         except ApiError as exc:
             if exc.status == 0 or exc.code == "namespace_not_found":
                 raise
-            return key  # not a sandbox secret key of `default`: sent as given
+            return key
         for row, counterpart in zip(mine.get("keys", ()), theirs.get("keys", ()), strict=False):
             for field in ("secretKey", "publishableKey"):
                 if row.get(field) == key:

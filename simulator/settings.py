@@ -71,6 +71,9 @@ class Settings:
     # Team mode (design.md 1.10): a server shared by a team; the admin's token (GET /metrics).
     team: bool = False
     admin_token: str | None = None
+    # Team mode behind --workers: the team directory every worker shares (owners and tokens,
+    # the audit trail, the namespace ledger of simulator/team/ledger.py). None: the data dir's.
+    team_dir: Path | None = None
     # The webhook egress policy (simulator/domain/egress.py): None is today's behaviour (any
     # address) outside team mode and the built-in denials in team mode; `payorch serve
     # --egress-allow/--egress-deny` sets one, which applies in either mode.

@@ -182,10 +182,12 @@ class Worlds:
         owner: str | None = None,
         admit: Callable[[], None] | None = None,
         expires_at: float | None = None,
+        quota: int | None = None,
     ) -> tuple[Namespace, bool]:
         """(the namespace, True) once made; (the existing one, False) if it exists: unchanged.
         A new one must fit the server's bounds and pass `admit` (an owner's quota), which
-        raise; the count is of the namespaces on disk, so a restart cannot make it drift."""
+        raise; the count is of the namespaces on disk, so a restart cannot make it drift.
+        Behind --workers in team mode the team's ledger counts instead (the owner's `quota`)."""
         check_name(name)
         if name == DEFAULT:
             return self._default(), False
@@ -205,14 +207,22 @@ class Worlds:
             if self._find_any(name) is not None:
                 await self._remove(name)  # expired, its timer not yet run: gone before reuse
             now = self._wall()
-            self.bounds.check(now, len(self._existing()))
-            if admit is not None:
-                admit()
+            ledger = self.team.ledger if self.team is not None else None
+            if ledger is not None:
+                await asyncio.to_thread(ledger.reserve, name, owner, quota, self.bounds, now)
+            else:
+                self.bounds.check(now, len(self._existing()))
+                if admit is not None:
+                    admit()
             namespace = Namespace(name, now, idle_seconds, now, owner, expires_at)
             if self._root is not None:
-                directory = self._root / name
-                directory.mkdir(parents=True, exist_ok=True)
-                self._write_meta(namespace)
+                try:
+                    (self._root / name).mkdir(parents=True, exist_ok=True)
+                    self._write_meta(namespace)
+                except OSError:
+                    if ledger is not None:
+                        ledger.release(name)
+                    raise
             self._known[name] = namespace
             self._existing().add(name)
             self.bounds.made(now)
@@ -274,6 +284,12 @@ class Worlds:
         found = (known.get(name) or self.find(name) for name in sorted(self._existing()))
         return [n for n in found if n is not None and n.owner == owner]
 
+    def owned_count(self, owner: str) -> int:
+        """How many namespaces `owner` holds on the whole server."""
+        if self.team is not None and self.team.ledger is not None:
+            return self.team.ledger.count(owner)
+        return len(self.owned_by(owner))
+
     def _existing(self) -> set[str]:
         """The namespaces besides `default`, for counting: read from the disk once (a scan costs
         ~50 ms at a few hundred on a busy machine), then kept by `create` and `_remove`, so a
@@ -306,6 +322,8 @@ class Worlds:
             directory = self._root / name
             graveyard = self._root / f"{DELETED}{name}-{secrets.token_hex(4)}"
             directory.rename(graveyard)  # atomic: from here the name is free
+        if self.team is not None and self.team.ledger is not None:
+            self.team.ledger.release(name)
             await asyncio.to_thread(shutil.rmtree, graveyard, True)
         return True
 
@@ -434,6 +452,10 @@ class Worlds:
     async def lifecycle(self, app: web.Application) -> AsyncIterator[None]:
         """aiohttp cleanup context: the sweeper while the server runs; every world stopped at
         the end (their stores written and closed)."""
+        if self.team is not None and self.team.ledger is not None:
+            # What a crash between counting and making (or deleting and uncounting) left over.
+            present = {n: getattr(self._read_meta(n), "owner", None) for n in self.names()[1:]}
+            self.team.ledger.reconcile(self.owns, present)
         task = asyncio.create_task(self._sweep_forever()) if self._sweep_every else None
         yield
         for timer in self._timers.values():

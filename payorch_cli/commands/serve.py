@@ -2,17 +2,54 @@
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import gc
+import shutil
 import signal
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import typer
 
-from payorch_cli.commands.serve_team import Bounds, admin_token, rate, refuse_shared
+from payorch_cli.commands.serve_options import (
+    AdminTokenFile,
+    BodyTimeout,
+    CreationsPerMinute,
+    EgressAllow,
+    EgressDeny,
+    Fsync,
+    Host,
+    InsecureShared,
+    Listen,
+    LogRequests,
+    LoopbackWebhooks,
+    MaxNamespaces,
+    NamespaceMaxBytes,
+    NamespaceMaxObjects,
+    NamespaceRps,
+    NamespacesPerOwner,
+    NoRateLimit,
+    Peers,
+    Port,
+    PrintProxyConfig,
+    PublicUrl,
+    Quiet,
+    RequestLog,
+    Team,
+    TeamDir,
+    WorkerAddresses,
+    Workers,
+)
+from payorch_cli.commands.serve_team import (
+    Bounds,
+    admin_token,
+    refuse_shared,
+    team_worker_options,
+)
 from payorch_cli.options import DEFAULT_DATA, DataDir, Fixtures
 from simulator.cluster import SECRET_ENV, WORKER_ENV
 from simulator.settings import (
@@ -35,208 +72,6 @@ SHUTDOWN_GRACE_SECONDS = 5.0
 LOG_REQUESTS_WITHOUT_LOG = (
     "--log-requests prints the request log, which --request-log 0 turns off: drop one of them"
 )
-
-
-# serve's options, one alias each, so that its signature reads as the list of what it takes.
-Host = Annotated[str, typer.Option("--host", help="Interface to bind.")]
-Port = Annotated[int, typer.Option("--port", min=0, max=65535, help="Port; 0 takes a free one.")]
-NoRateLimit = Annotated[
-    bool, typer.Option("--no-rate-limit", help="Turn the per-credential rate limit off.")
-]
-Fsync = Annotated[
-    bool, typer.Option("--fsync", help="fsync every write (survives power loss, slower).")
-]
-LoopbackWebhooks = Annotated[
-    bool,
-    typer.Option(
-        "--loopback-webhooks",
-        help="Deliver webhooks to loopback hosts only; others are recorded as failed, never "
-        "sent (for fuzzing with generated URLs).",
-    ),
-]
-RequestLog = Annotated[
-    int,
-    typer.Option(
-        "--request-log",
-        min=0,
-        metavar="N",
-        help="Keep the last N requests in the request log (GET /_sim/requests, payorch logs "
-        "tail); 0 turns it off.",
-    ),
-]
-Workers = Annotated[
-    str,
-    typer.Option(
-        "--workers",
-        metavar="N|auto",
-        help="Serve through nginx in front of N worker processes (auto: one per core); "
-        "each namespace lives in one of them. 1: one process, no proxy.",
-    ),
-]
-PrintProxyConfig = Annotated[
-    bool,
-    typer.Option(
-        "--print-proxy-config",
-        help="Moved to `payorch deploy-config` (still works here).",
-        hidden=True,
-    ),
-]
-WorkerAddresses = Annotated[
-    list[str] | None,
-    typer.Option(
-        "--worker",
-        metavar="HOST:PORT",
-        help="A worker's address (--print-proxy-config).",
-        hidden=True,
-    ),
-]
-Listen = Annotated[
-    str,
-    typer.Option(
-        "--listen",
-        metavar="[ADDRESS:]PORT",
-        help="The proxy's port (--print-proxy-config).",
-        hidden=True,
-    ),
-]
-Peers = Annotated[
-    list[str] | None,
-    typer.Option(
-        "--peer",
-        metavar="URL",
-        help="A sibling worker's origin, when this server is one worker of several "
-        "(docs/deploy.md).",
-    ),
-]
-PublicUrl = Annotated[
-    str | None,
-    typer.Option(
-        "--public-url",
-        metavar="URL",
-        help="The origin clients reach this server by (a proxy's), for URLs it hands out.",
-    ),
-]
-LogRequests = Annotated[
-    bool,
-    typer.Option(
-        "--log-requests",
-        help="Print one line per request on standard output, after the Listening line "
-        "(not those of payorch's own tools, such as the TUI's polling).",
-    ),
-]
-Quiet = Annotated[
-    bool,
-    typer.Option(
-        "--quiet",
-        "-q",
-        help="Print only the Listening line (the next steps it prints on a terminal go).",
-    ),
-]
-BodyTimeout = Annotated[
-    float,
-    typer.Option(
-        "--body-timeout",
-        min=0,
-        metavar="SECONDS",
-        help="Seconds a request body has to arrive whole once its head is in; a slower one "
-        "is answered 408 request_timeout and its connection closed. 0: no limit.",
-    ),
-]
-EgressAllow = Annotated[
-    list[str] | None,
-    typer.Option(
-        "--egress-allow",
-        metavar="CIDR|HOST",
-        help="Let webhook deliveries reach this range, address or host (*.domain for "
-        "every name under it) that the egress policy refuses; repeatable. Any egress rule "
-        "turns the policy on, as team mode does (docs/deploy.md).",
-    ),
-]
-EgressDeny = Annotated[
-    list[str] | None,
-    typer.Option(
-        "--egress-deny",
-        metavar="CIDR|HOST",
-        help="Refuse webhook deliveries to this range, address or host; repeatable. The "
-        "most specific rule decides.",
-    ),
-]
-Team = Annotated[
-    bool,
-    typer.Option(
-        "--team",
-        help="A team server: owner and admin tokens, quotas, audit trail (README, "
-        '"A team server").',
-    ),
-]
-AdminTokenFile = Annotated[
-    Path | None,
-    typer.Option(
-        "--admin-token-file",
-        metavar="FILE",
-        help="--team: the admin token (pat_...); without it one is made in the data dir "
-        "(team/admin-token, mode 0600) on first start and printed once.",
-    ),
-]
-InsecureShared = Annotated[
-    bool,
-    typer.Option(
-        "--insecure-shared",
-        help="Serve local mode on a non-loopback --host anyway: anyone who reaches it "
-        "manages every namespace with the public fixture keys.",
-    ),
-]
-MaxNamespaces = Annotated[
-    int,
-    typer.Option(
-        "--max-namespaces", min=0, metavar="N", help="Namespaces the server holds at most."
-    ),
-]
-CreationsPerMinute = Annotated[
-    int,
-    typer.Option(
-        "--namespace-creations-per-minute",
-        min=0,
-        metavar="N",
-        help="Namespaces created per minute at most (429 namespace_rate_limited past it).",
-    ),
-]
-NamespacesPerOwner = Annotated[
-    int,
-    typer.Option(
-        "--namespaces-per-owner",
-        min=0,
-        metavar="N",
-        help="--team: an owner's namespaces at most, unless its own quota says otherwise.",
-    ),
-]
-NamespaceRps = Annotated[
-    str,
-    typer.Option(
-        "--namespace-rps",
-        metavar="N|sandbox",
-        help="Requests per second per namespace (bursts of 5 s' worth; 429 rate_limited "
-        "past it); sandbox: the preset (the starter tier's 200/s, bursts of 1,000); 0: off.",
-    ),
-]
-NamespaceMaxObjects = Annotated[
-    int,
-    typer.Option(
-        "--namespace-max-objects",
-        min=0,
-        metavar="N",
-        help="Objects a namespace may hold (403 for writes past it); 0: no limit.",
-    ),
-]
-NamespaceMaxBytes = Annotated[
-    int,
-    typer.Option(
-        "--namespace-max-bytes",
-        min=0,
-        metavar="BYTES",
-        help="Bytes on disk a namespace may hold (403 for writes past it); 0: no limit.",
-    ),
-]
 
 
 def serve(
@@ -268,6 +103,7 @@ def serve(
     namespace_rps: NamespaceRps = "0",
     namespace_max_objects: NamespaceMaxObjects = 0,
     namespace_max_bytes: NamespaceMaxBytes = 0,
+    team_dir: TeamDir = None,
 ) -> None:
     """Serve the API, checkout pages and the /_sim control plane.
 
@@ -275,60 +111,130 @@ def serve(
     open the TUI and the request log, and where the docs are; piped or with --quiet, only the
     Listening line. --log-requests adds one line per request (the `payorch logs tail` layout).
     """
-    from payorch_cli.commands.serve_workers import serve_workers, worker_count_of
-
     if print_proxy_config:
-        _print_proxy_config(worker_addresses or [], listen)
-        return
+        return _print_proxy_config(worker_addresses or [], listen)
     if log_requests and request_log == 0:
         _usage(LOG_REQUESTS_WITHOUT_LOG)
     refuse_shared(host, team=team, insecure_shared=insecure_shared)
-    egress = _egress_policy(egress_allow or [], egress_deny or [])
-    count = worker_count_of(workers)
-    if team and count > 1:
-        _usage(
-            "--team runs as one process for now (its owners, tokens and audit trail are not "
-            "shared between workers): drop --workers"
-        )
-    next_steps = not quiet and sys.stdout.isatty()
-    if count > 1:
-        flags = {"--no-rate-limit": no_rate_limit, "--fsync": fsync}
-        flags["--loopback-webhooks"] = loopback_webhooks
-        options = _forwarded(fixtures, request_log, flags, body_timeout, log_requests)
-        options += [f"--egress-allow={rule}" for rule in egress_allow or []]
-        options += [f"--egress-deny={rule}" for rule in egress_deny or []]
-        steps = Output(next_steps=next_steps, log_requests=False, fixtures=fixtures)
-        listening = lambda url: steps.started(None, url)  # noqa: E731
-        serve_workers(
-            host, port, data_dir, count, options, log_requests=log_requests, listening=listening
-        )
-        return
-    settings = Settings(
-        host=host,
-        port=port,
-        data_dir=data_dir,
-        fixtures_dir=fixtures,
-        rate_limit=not no_rate_limit,
-        fsync=fsync,
-        webhooks_loopback_only=loopback_webhooks,
-        request_log=request_log,
-        peers=tuple(peers or ()),
-        public_url=public_url,
-        namespace_secret=_namespace_secret(),
-        worker=_worker_place(),
-        body_timeout=body_timeout,
-        egress_policy=egress,
-        team=team,
-        admin_token=admin_token(data_dir, admin_token_file) if team else None,
-        **Bounds(
-            max_namespaces,
-            creations_per_minute,
-            namespaces_per_owner,
-            rate(namespace_rps),
-            (namespace_max_objects, namespace_max_bytes),
-        ).settings(),
+    common = Common(fixtures, no_rate_limit, fsync, loopback_webhooks, request_log, body_timeout)
+    egress = Egress(egress_allow or [], egress_deny or [])
+    storage = (namespace_max_objects, namespace_max_bytes)
+    bounds = Bounds(
+        max_namespaces, creations_per_minute, namespaces_per_owner, namespace_rps, storage
     )
-    _serve_one(settings, Output(next_steps, log_requests=log_requests, fixtures=fixtures))
+    count = _worker_count(workers)
+    output = Output(not quiet and sys.stdout.isatty(), log_requests and count == 1, fixtures)
+    with _removed_unless_served(data_dir, output):
+        if count > 1:
+            options = common.forwarded(log_requests) + egress.options() + bounds.options()
+            if team:
+                options += team_worker_options(data_dir, admin_token_file)
+            return _serve_workers(host, port, data_dir, count, options, output, log_requests)
+        token = admin_token(data_dir, admin_token_file) if team else None
+        place = Place(host, port, data_dir, tuple(peers or ()), public_url)
+        team_settings = {"team": team, "admin_token": token, "team_dir": team_dir}
+        _serve_one(place.settings(egress, team_settings, common, bounds), output)
+
+
+@dataclass(frozen=True, slots=True)
+class Place:
+    """Where one process serves, and how it stands among the workers of one server, if so."""
+
+    host: str
+    port: int
+    data_dir: Path
+    peers: tuple[str, ...]
+    public_url: str | None
+
+    def settings(
+        self, egress: Egress, team: dict[str, Any], common: Common, bounds: Bounds
+    ) -> Settings:
+        return Settings(
+            host=self.host,
+            port=self.port,
+            data_dir=self.data_dir,
+            peers=self.peers,
+            public_url=self.public_url,
+            namespace_secret=_namespace_secret(),
+            worker=_worker_place(),
+            egress_policy=egress.policy(),
+            **team,
+            **common.settings(),
+            **bounds.settings(),
+        )
+
+
+def _worker_count(workers: str) -> int:
+    from payorch_cli.commands.serve_workers import worker_count_of
+
+    return worker_count_of(workers)
+
+
+def _serve_workers(
+    host: str,
+    port: int,
+    data_dir: Path,
+    count: int,
+    options: list[str],
+    output: Output,
+    log_requests: bool,
+) -> None:
+    from payorch_cli.commands.serve_workers import serve_workers
+
+    listening = lambda url: output.started(None, url)  # noqa: E731
+    serve_workers(
+        host, port, data_dir, count, options, log_requests=log_requests, listening=listening
+    )
+
+
+@contextlib.contextmanager
+def _removed_unless_served(data_dir: Path, output: Output) -> Iterator[None]:
+    """A start that fails before its Listening line leaves no data dir behind (issue 36 item
+    10): a dir it made is removed; one that was there before is never touched."""
+    made = not data_dir.exists()
+    try:
+        yield
+    except BaseException as exc:
+        failed = not isinstance(exc, typer.Exit) or exc.exit_code != 0
+        if made and failed and not output.served:
+            shutil.rmtree(data_dir, ignore_errors=True)
+        raise
+
+
+@dataclass(frozen=True, slots=True)
+class Common:
+    """The options a worker of `--workers N` is started with as the server was, and that one
+    process serves with."""
+
+    fixtures: Path | None
+    no_rate_limit: bool
+    fsync: bool
+    loopback_webhooks: bool
+    request_log: int
+    body_timeout: float
+
+    def settings(self) -> dict[str, Any]:
+        return {
+            "fixtures_dir": self.fixtures,
+            "rate_limit": not self.no_rate_limit,
+            "fsync": self.fsync,
+            "webhooks_loopback_only": self.loopback_webhooks,
+            "request_log": self.request_log,
+            "body_timeout": self.body_timeout,
+        }
+
+    def forwarded(self, log_requests: bool) -> list[str]:
+        options = ["--request-log", str(self.request_log)]
+        if self.fixtures is not None:
+            options += ["--fixtures", str(self.fixtures.resolve())]
+        flags = {
+            "--no-rate-limit": self.no_rate_limit,
+            "--fsync": self.fsync,
+            "--loopback-webhooks": self.loopback_webhooks,
+            "--log-requests": log_requests,
+        }
+        options += ["--body-timeout", str(self.body_timeout)]
+        return options + [flag for flag, on in flags.items() if on]
 
 
 def _print_proxy_config(workers: list[str], listen: str) -> None:
@@ -378,15 +284,17 @@ def os_problem(host: str, port: int, exc: OSError) -> str:
     return f"cannot listen on {host}:{port}: {exc.strerror or exc}"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Output:
     """What `serve` prints after its Listening line."""
 
     next_steps: bool
     log_requests: bool
     fixtures: Path | None
+    served: bool = False  # the Listening line is out: from here the data dir is in use
 
     def started(self, app: Any, url: str) -> None:
+        self.served = True
         if self.next_steps:
             from payorch_cli.credentials import fixture_rows
             from payorch_cli.render.next_steps import next_steps
@@ -473,18 +381,6 @@ async def _serve(settings: Settings, output: Output) -> None:
         await runner.cleanup()
 
 
-def _forwarded(
-    fixtures: Path | None, log: int, flags: dict[str, bool], body_timeout: float, log_requests: bool
-) -> list[str]:
-    """The options every worker of `--workers N` is started with (the same as the server's)."""
-    options = ["--request-log", str(log)]
-    if fixtures is not None:
-        options += ["--fixtures", str(fixtures.resolve())]
-    options += [flag for flag, on in flags.items() if on]
-    options += ["--body-timeout", str(body_timeout)]
-    return options + (["--log-requests"] if log_requests else [])
-
-
 def _namespace_secret() -> bytes | None:
     """The workers' shared key (from the supervisor or a deployment); None: the data dir's."""
     import os
@@ -512,14 +408,29 @@ def _worker_place() -> tuple[int, int] | None:
     return int(index), int(count)
 
 
-def _egress_policy(allow: list[str], deny: list[str]) -> EgressPolicy | None:
-    """The egress rules as one policy (None without any), or exit 2 with the first rule that
-    does not parse: nothing is served with half the rules."""
-    if not allow and not deny:
-        return None
-    from simulator.domain.egress import EgressPolicy, EgressRuleError
+@dataclass(frozen=True, slots=True)
+class Egress:
+    """--egress-allow and --egress-deny, as given."""
 
-    try:
-        return EgressPolicy.parse(tuple(allow), tuple(deny))
-    except EgressRuleError as exc:
-        _usage(str(exc))
+    allow: list[str]
+    deny: list[str]
+
+    def __post_init__(self) -> None:
+        self.policy()  # a rule that does not parse is refused before anything starts
+
+    def policy(self) -> EgressPolicy | None:
+        """The rules as one policy (None without any), or exit 2 with the first rule that does
+        not parse: nothing is served with half the rules."""
+        if not self.allow and not self.deny:
+            return None
+        from simulator.domain.egress import EgressPolicy, EgressRuleError
+
+        try:
+            return EgressPolicy.parse(tuple(self.allow), tuple(self.deny))
+        except EgressRuleError as exc:
+            _usage(str(exc))
+
+    def options(self) -> list[str]:
+        return [f"--egress-allow={rule}" for rule in self.allow] + [
+            f"--egress-deny={rule}" for rule in self.deny
+        ]

@@ -19,11 +19,14 @@ class Bounds:
     max_namespaces: int = MAX_NAMESPACES
     creations_per_minute: int = NAMESPACE_CREATIONS_PER_MINUTE
     per_owner: int = NAMESPACES_PER_OWNER
-    rate: tuple[float, int] | None = None  # per namespace: per second, burst
+    rps: str = "0"  # per namespace: --namespace-rps as given (N, sandbox or 0)
     storage: tuple[int, int] = (0, 0)  # per namespace: objects, bytes on disk
 
+    def __post_init__(self) -> None:
+        rate(self.rps)  # a bad one is refused before anything starts
+
     def settings(self) -> dict[str, Any]:
-        per_second, burst = self.rate or (0.0, 0)
+        per_second, burst = rate(self.rps) or (0.0, 0)
         return {
             "max_namespaces": self.max_namespaces,
             "namespace_creations_per_minute": self.creations_per_minute,
@@ -33,6 +36,17 @@ class Bounds:
             "namespace_max_objects": self.storage[0],
             "namespace_max_bytes": self.storage[1],
         }
+
+    def options(self) -> list[str]:
+        """The same bounds as every worker of `--workers N` is given them."""
+        return [
+            f"--max-namespaces={self.max_namespaces}",
+            f"--namespace-creations-per-minute={self.creations_per_minute}",
+            f"--namespaces-per-owner={self.per_owner}",
+            f"--namespace-rps={self.rps}",
+            f"--namespace-max-objects={self.storage[0]}",
+            f"--namespace-max-bytes={self.storage[1]}",
+        ]
 
 
 def rate(value: str) -> tuple[float, int] | None:
@@ -95,3 +109,19 @@ def admin_token(data_dir: Path, given: Path | None) -> str:
             err=True,
         )
     return token
+
+
+def team_worker_options(data_dir: Path, given: Path | None) -> list[str]:
+    """What makes each worker of `--team --workers N` one part of one team server: team mode,
+    the admin token's file (made and printed here, once, never by a worker) and the team
+    directory they share (owners, tokens, audit trail, the namespace ledger)."""
+    from simulator.team.mode import TEAM_DIR
+    from simulator.team.tokens import ADMIN_TOKEN_FILE
+
+    admin_token(data_dir, given)
+    token_file = given if given is not None else data_dir / TEAM_DIR / ADMIN_TOKEN_FILE
+    return [
+        "--team",
+        f"--admin-token-file={token_file.resolve()}",
+        f"--team-dir={(data_dir / TEAM_DIR).resolve()}",
+    ]

@@ -96,6 +96,7 @@ class PayorchApp(App[None]):
         # Injected so screenshots show a clock that does not tick.
         self.monotonic = monotonic
         self.identity: Identity | None = None
+        self.team = ""  # owner and quota of the namespace watched, on a team server
         self.connection = "connecting"
         self.connection_detail = ""
         self.clock: ClockSynced | None = None
@@ -123,7 +124,7 @@ class PayorchApp(App[None]):
         self.backend.close()
 
     def _start_session(self) -> None:
-        self.identity, self.clock = None, None
+        self.identity, self.clock, self.team = None, None, ""
         self.event_log.clear()
         self.chargebacks.clear()
         self._set_connection("connecting")
@@ -156,6 +157,7 @@ class PayorchApp(App[None]):
         identity = self.identity
         header.merchant = identity.merchant_name if identity else mask(self.backend.api_key)
         header.environment = identity.environment if identity else ""
+        header.team = self.team
         header.connection = self.connection
         header.detail = self.connection_detail
         clock = self.clock
@@ -186,12 +188,12 @@ class PayorchApp(App[None]):
     @work(thread=True, group="identity", exclusive=True, exit_on_error=False)
     def _load_identity(self) -> None:
         try:
-            self.post_message(IdentityLoaded(self.backend.ping()))
+            self.post_message(IdentityLoaded(self.backend.ping(), self.backend.team()))
         except ApiError as exc:
             self.post_message(Failed("Checking the key", exc, quiet=True))
 
     def on_identity_loaded(self, message: IdentityLoaded) -> None:
-        self.identity = message.identity
+        self.identity, self.team = message.identity, message.team
         self._paint_headers()
         self.screen.refresh_bindings()  # production keys get no simulate actions
 

@@ -206,6 +206,15 @@ class Backend:
             key_kind=str(data.get("keyKind") or "?"),
         )
 
+    def team(self) -> str:
+        """On a team server, the owner and quota of the namespace watched (GET
+        /_sim/team/whoami with the key in use); "" in local mode, which has no owners."""
+        try:
+            view = _dict(self.call("GET", "/_sim/team/whoami"), "GET /_sim/team/whoami")
+        except ApiError:
+            return ""
+        return present.owner_and_quota(view)
+
     def clock(self) -> dict[str, Any]:
         return _dict(self.call("GET", "/_sim/clock"), "GET /_sim/clock")
 

@@ -46,6 +46,7 @@ class ServerEvent(Message):
 @dataclass
 class IdentityLoaded(Message):
     identity: Identity
+    team: str = ""  # the namespace's owner and quota on a team server (present.owner_and_quota)
 
 
 @dataclass

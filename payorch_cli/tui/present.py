@@ -275,3 +275,15 @@ def squeeze(value: str, width: int) -> str:
     tail = (width - 1) * 2 // 3
     head = width - 1 - tail
     return value[:head] + "…" + value[len(value) - tail :]
+
+
+def owner_and_quota(whoami: dict[str, Any]) -> str:
+    """`owner alice · 3/20 ns` from GET /_sim/team/whoami: whose the namespace is, and how many
+    of its owner's quota are taken; "" for a namespace nobody owns (made by the admin)."""
+    owner = whoami.get("owner")
+    if not isinstance(owner, str) or not owner:
+        return ""
+    count, quota = whoami.get("namespaces"), whoami.get("maxNamespaces")
+    if isinstance(count, int) and isinstance(quota, int):
+        return f"owner {owner} · {count}/{quota} ns"
+    return f"owner {owner}"

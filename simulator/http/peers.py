@@ -26,10 +26,16 @@ TIMEOUT_SECONDS = 5.0
 RETRY_AFTER_SECONDS = 1
 
 
-async def siblings_namespaces(peers: Sequence[str], catalog: Catalog) -> list[dict[str, Any]]:
-    """Every namespace the siblings hold but `default` (the caller's own), unsorted."""
-    key = next(c.secret for c in catalog.credentials if c.environment == "sandbox")
-    headers = {"Authorization": f"Bearer {key}", PEER_HEADER: "1"}
+async def siblings_namespaces(
+    peers: Sequence[str], catalog: Catalog | None = None, *, authorization: str = ""
+) -> list[dict[str, Any]]:
+    """Every namespace the siblings hold but `default` (the caller's own), unsorted: asked with
+    `default`'s key from `catalog`, or (team mode) with the caller's own `authorization`, so
+    that each sibling answers what that caller may see."""
+    if catalog is not None:
+        key = next(c.secret for c in catalog.credentials if c.environment == "sandbox")
+        authorization = f"Bearer {key}"
+    headers = {"Authorization": authorization, PEER_HEADER: "1"}
     timeout = aiohttp.ClientTimeout(total=TIMEOUT_SECONDS)
     async with aiohttp.ClientSession(timeout=timeout, headers=headers) as session:
         lists = await asyncio.gather(*(_ask(session, peer) for peer in peers))

@@ -3,11 +3,16 @@ call, appended with one `write` before the call is answered (in the kernel's han
 kill -9 loses no acknowledged entry) and fsynced too with `--fsync` (power loss), as the store
 does; a line cut short by a crash is dropped when the file is next opened. Bounded: past
 `max_bytes` the file becomes `audit.1.jsonl` (the one before it is dropped) and a new one
-starts."""
+starts.
+
+Behind `--workers` every worker appends to the same file (the team directory they share): each
+append takes an exclusive `flock` of `audit.lock`, and a worker whose file was rotated by a
+sibling reopens it first, so lines never interleave and none lands in the rotated file late."""
 
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import time
 from collections import deque
@@ -19,6 +24,7 @@ from simulator.jsonio import dumps, loads
 
 FILE = "audit.jsonl"
 ROTATED = "audit.1.jsonl"
+LOCK = "audit.lock"
 MAX_BYTES = 4 * 1024 * 1024
 IN_MEMORY = 10_000  # entries kept without a data dir
 
@@ -38,9 +44,21 @@ class AuditLog:
         self._memory: deque[dict[str, Any]] = deque(maxlen=IN_MEMORY)
         self._fd: int | None = None
         self._size = 0
+        self._lock: int | None = None
         if directory is not None:
             directory.mkdir(parents=True, exist_ok=True)
-            self._open()
+            self._lock = os.open(directory / LOCK, os.O_RDWR | os.O_CREAT, 0o600)
+            with self._held():
+                self._open()
+
+    @contextlib.contextmanager
+    def _held(self) -> Iterator[None]:
+        assert self._lock is not None
+        fcntl.flock(self._lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(self._lock, fcntl.LOCK_UN)
 
     def _open(self) -> None:
         assert self._directory is not None
@@ -63,12 +81,27 @@ class AuditLog:
             self._memory.append(entry)
             return
         line = dumps(entry) + b"\n"
-        os.write(self._fd, line)
-        if self._fsync:
-            os.fsync(self._fd)
-        self._size += len(line)
-        if self._size >= self._max_bytes:
-            self._rotate()
+        with self._held():
+            self._follow_rotation()
+            assert self._fd is not None
+            os.write(self._fd, line)
+            if self._fsync:
+                os.fsync(self._fd)
+            self._size = os.fstat(self._fd).st_size  # a sibling's lines count too
+            if self._size >= self._max_bytes:
+                self._rotate()
+
+    def _follow_rotation(self) -> None:
+        """Reopen the file if a sibling worker rotated it since this one last wrote."""
+        assert self._directory is not None and self._fd is not None
+        try:
+            current = os.stat(self._directory / FILE).st_ino
+        except FileNotFoundError:
+            current = -1
+        if current != os.fstat(self._fd).st_ino:
+            os.close(self._fd)
+            self._fd = None
+            self._open()
 
     def _rotate(self) -> None:
         assert self._directory is not None and self._fd is not None
@@ -92,3 +125,6 @@ class AuditLog:
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None
+        if self._lock is not None:
+            os.close(self._lock)
+            self._lock = None

@@ -6,7 +6,7 @@ import contextlib
 import math
 import os
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from simulator.domain.errors import ApiError
@@ -22,10 +22,10 @@ SANDBOX_PRESET = "sandbox"
 class CreationBounds:
     """The server's namespace bounds, checked before each creation (wall-clock seconds)."""
 
-    def __init__(self, max_namespaces: int, per_minute: int) -> None:
+    def __init__(self, max_namespaces: int, per_minute: int, made: Iterable[float] = ()) -> None:
         self.max_namespaces = max_namespaces
         self.per_minute = per_minute
-        self._made: deque[float] = deque()  # creation times within the last minute
+        self._made: deque[float] = deque(made)  # creation times within the last minute
 
     def check(self, now: float, count: int) -> None:
         """Raise if one more namespace may not be made now, given `count` existing."""

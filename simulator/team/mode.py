@@ -9,6 +9,7 @@ from typing import Any
 
 from simulator.settings import Settings
 from simulator.team.audit import AuditLog, iso_ms
+from simulator.team.ledger import Ledger
 from simulator.team.tokens import Caller, Team, read_or_make_admin_token
 
 TEAM_DIR = "team"
@@ -33,6 +34,9 @@ class TeamMode:
     team: Team
     audit: AuditLog
     wall: Callable[[], float]
+    # Behind --workers: the server's namespaces counted across workers (None: one process,
+    # whose own namespaces are the server's).
+    ledger: Ledger | None = None
 
     def record(
         self,
@@ -66,7 +70,7 @@ def open_team(settings: Settings) -> TeamMode | None:
     """Team mode's parts for `settings` (None outside team mode)."""
     if not settings.team:
         return None
-    directory = settings.data_dir / TEAM_DIR if settings.data_dir else None
+    directory = settings.team_dir or (settings.data_dir / TEAM_DIR if settings.data_dir else None)
     admin = settings.admin_token
     if admin is None:
         if directory is None:
@@ -74,4 +78,5 @@ def open_team(settings: Settings) -> TeamMode | None:
         admin, _ = read_or_make_admin_token(directory)
     wall: Callable[[], float] = lambda: time.time()  # noqa: E731  # looked up per call (freezegun)
     team = Team(directory, admin, default_quota=settings.namespaces_per_owner, wall=wall)
-    return TeamMode(team, AuditLog(directory, fsync=settings.fsync), wall)
+    ledger = Ledger(settings.team_dir, fsync=settings.fsync) if settings.team_dir else None
+    return TeamMode(team, AuditLog(directory, fsync=settings.fsync), wall, ledger)

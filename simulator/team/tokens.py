@@ -9,15 +9,18 @@ change, so a crash leaves the old state or the new one.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
+import functools
 import hashlib
 import hmac
 import os
 import secrets
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from simulator.domain.errors import ApiError
 from simulator.domain.namespaces import NAME_RULE, valid_name
@@ -27,6 +30,7 @@ ADMIN_PREFIX = "pat_"
 OWNER_PREFIX = "pot_"
 KINDS = ("person", "ci", "agent")
 STATE_FILE = "state.json"
+STATE_LOCK = "state.lock"
 ADMIN_TOKEN_FILE = "admin-token"
 MAX_LABEL = 80
 
@@ -104,6 +108,22 @@ def _invalid(why: str) -> ApiError:
     return ApiError("invalid_team_token", f"The team token is {why}.")
 
 
+_Change = TypeVar("_Change", bound=Callable[..., dict[str, Any]])
+
+
+def _exclusive(change: _Change) -> _Change:
+    """A change of the team state made under an exclusive `flock` of the state's lock file, on
+    the state as it is on disk now: behind --workers another worker may have written it."""
+
+    @functools.wraps(change)
+    def held(team: Team, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        with team._locked():
+            team._refresh()
+            return change(team, *args, **kwargs)
+
+    return cast(_Change, held)
+
+
 class Team:
     """Owners, their quotas and tokens; the admin token. Durable in `directory` (None: memory)."""
 
@@ -121,18 +141,45 @@ class Team:
         self._wall = wall or (lambda: time.time())
         self._owners: dict[str, dict[str, Any]] = {}
         self._tokens: dict[str, dict[str, Any]] = {}  # by id
-        if directory is not None:
-            try:
-                state = loads((directory / STATE_FILE).read_bytes())
-            except FileNotFoundError:
-                state = {}
-            self._owners = state.get("owners", {})
-            self._tokens = state.get("tokens", {})
+        self._by_digest: dict[str, str] = {}
+        self._stamp: tuple[int, int, int] | None = None  # the state file's, when last read
+        self._refresh()
+
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[None]:
+        if self._directory is None:
+            yield
+            return
+        self._directory.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self._directory / STATE_LOCK, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)  # closing the only descriptor releases the lock
+
+    def _refresh(self) -> None:
+        """Read the state file again if another process (a sibling worker behind --workers)
+        replaced it: a token issued or revoked there holds here from the next call."""
+        if self._directory is None:
+            return
+        try:
+            stat = os.stat(self._directory / STATE_FILE)
+        except FileNotFoundError:
+            return
+        stamp = (stat.st_ino, stat.st_mtime_ns, stat.st_size)
+        if stamp == self._stamp:
+            return
+        state = loads((self._directory / STATE_FILE).read_bytes())
+        self._owners = state.get("owners", {})
+        self._tokens = state.get("tokens", {})
         self._by_digest = {t["digest"]: t["id"] for t in self._tokens.values()}
+        self._stamp = stamp
 
     # -- authentication -----------------------------------------------------------------------
 
     def authenticate(self, token: str) -> Caller:
+        self._refresh()
         if token.startswith(ADMIN_PREFIX):
             if hmac.compare_digest(token.encode(), self._admin):
                 return ADMIN
@@ -149,6 +196,7 @@ class Team:
 
     # -- owners and tokens ----------------------------------------------------------------------
 
+    @_exclusive
     def create_token(
         self,
         owner: str,
@@ -197,9 +245,10 @@ class Team:
         owners[owner] = entry
         tokens: dict[str, dict[str, Any]] = {**self._tokens, str(record["id"]): record}
         self._save(owners, tokens)  # one write: the token and its owner's quota, or neither
-        self._by_digest[record["digest"]] = record["id"]
+        self._by_digest[str(record["digest"])] = str(record["id"])
         return {**self._view(record), "token": token}
 
+    @_exclusive
     def revoke(self, token_id: str) -> dict[str, Any]:
         record = self._tokens.get(token_id)
         if record is None:
@@ -209,6 +258,7 @@ class Team:
             self._save(self._owners, tokens)
         return self._view(self._tokens[token_id])
 
+    @_exclusive
     def set_quota(self, owner: str, max_namespaces: Any) -> dict[str, Any]:
         check_quota(max_namespaces)
         if owner not in self._owners:
@@ -222,16 +272,19 @@ class Team:
         return self.owner_view(owner)
 
     def quota_of(self, owner: str) -> int:
+        self._refresh()
         quota = self._owners.get(owner, {}).get("maxNamespaces")
         return self.default_quota if quota is None else int(quota)
 
     def owner_names(self) -> list[str]:
+        self._refresh()
         return sorted(self._owners)
 
     def owner_view(self, owner: str) -> dict[str, Any]:
         return {"name": owner, "maxNamespaces": self.quota_of(owner)}
 
     def tokens(self, owner: str | None = None) -> list[dict[str, Any]]:
+        self._refresh()
         return [
             self._view(t)
             for t in sorted(self._tokens.values(), key=lambda t: t["createdAt"])

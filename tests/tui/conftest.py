@@ -23,8 +23,9 @@ from tests.conftest import KEYS
 
 
 class LiveServer:
-    def __init__(self, data_dir: Path) -> None:
+    def __init__(self, data_dir: Path, **settings: Any) -> None:
         self.data_dir = data_dir
+        self.settings = settings  # more of Settings' fields (team mode's, for one)
         self.port = 0
         self._runner: web.AppRunner | None = None
 
@@ -34,7 +35,11 @@ class LiveServer:
 
     async def start(self) -> None:
         settings = Settings(
-            data_dir=self.data_dir, tick_seconds=0.05, rate_limit=False, port=self.port
+            data_dir=self.data_dir,
+            tick_seconds=0.05,
+            rate_limit=False,
+            port=self.port,
+            **self.settings,
         )
         runner = web.AppRunner(create_app(settings), handle_signals=False, shutdown_timeout=1.0)
         await runner.setup()

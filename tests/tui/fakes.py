@@ -552,6 +552,9 @@ class FakeBackend(Backend):
     def call(self, method: str, path: str, body: Any = None, query: Any = None) -> Any:
         raise AssertionError(f"the fake makes no HTTP call ({method} {path})")
 
+    def team(self) -> str:
+        return ""  # local mode: no owners
+
     def open_stream(self) -> QuietReader:  # type: ignore[override]  # a reader with the real one's interface, no HTTP
         return QuietReader()
 

@@ -1,4 +1,5 @@
-"""The one-line header: server URL, merchant, environment, simulator clock, connection state."""
+"""The one-line header: server URL, merchant, on a team server the namespace's owner and quota,
+environment, simulator clock, connection state."""
 
 from __future__ import annotations
 
@@ -29,6 +30,7 @@ class StatusHeader(Widget):
     server = reactive("")
     merchant = reactive("…")
     environment = reactive("")
+    team = reactive("")  # `owner alice · 3/20 ns` on a team server; "" in local mode
     connection = reactive("connecting")
     detail = reactive("")  # why disconnected, when it will retry
     clock = reactive("")  # e.g. `2026-11-22 03:44:38Z +2d`; the year goes when narrow
@@ -49,6 +51,7 @@ class StatusHeader(Widget):
         env_style = "bold black on yellow" if env == "production" else "bold black on cyan"
         state, state_style = CONNECTION_LOOKS.get(self.connection, (self.connection, ""))
         tail = Text.assemble(
+            (f" │ {self.team}" if self.team else ""),
             " │ ",
             (f" {env} ", env_style),
             " │ ",

@@ -11,12 +11,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from aiohttp import web
+from aiohttp import hdrs, web
 
 from simulator.domain.errors import ApiError
 from simulator.domain.namespaces import DEFAULT, check_name
-from simulator.http.keys import NAMESPACE, REQUEST_ID, WORLDS
+from simulator.http.keys import NAMESPACE, REQUEST_ID, SETTINGS, WORLDS
 from simulator.http.middlewares import auth
+from simulator.http.peers import PEER_HEADER, merged, siblings_namespaces
 from simulator.http.requests import read_json
 from simulator.http.responses import json_response
 from simulator.team.lifetimes import extended
@@ -138,13 +139,14 @@ async def _create(
         raise _taken(name)
     admit = None
     owner = caller.owner
-    if owner is not None:
+    quota = mode.team.quota_of(owner) if owner is not None else None
+    if owner is not None and quota is not None:
 
         def admit() -> None:
-            check_owner_quota(owner, len(worlds.owned_by(owner)), mode.team.quota_of(owner))
+            check_owner_quota(owner, len(worlds.owned_by(owner)), quota)
 
     namespace, created = await worlds.create(
-        name, idle, owner=owner, admit=admit, expires_at=expires
+        name, idle, owner=owner, admit=admit, expires_at=expires, quota=quota
     )
     if not created and not may_see(caller, namespace):
         raise _taken(name)
@@ -171,6 +173,11 @@ async def list_namespaces(request: web.Request) -> web.Response:
     else:
         found = list(worlds.owned_by(caller.owner or ""))
     data = [worlds.describe(n, keys=False) for n in found if n is not None]
+    peers = request.app[SETTINGS].peers
+    if caller.kind != "key" and peers and PEER_HEADER not in request.headers:
+        # Behind --workers: the siblings hold the rest, each answering what this caller sees.
+        authorization = request.headers.get(hdrs.AUTHORIZATION, "")
+        data = merged(data, await siblings_namespaces(peers, authorization=authorization))
     return json_response({"data": data})
 
 
@@ -262,7 +269,7 @@ async def list_owners(request: web.Request) -> web.Response:
     require_admin(caller)
     worlds = request.app[WORLDS]
     data = [
-        {**mode.team.owner_view(name), "namespaces": len(worlds.owned_by(name))}
+        {**mode.team.owner_view(name), "namespaces": worlds.owned_count(name)}
         for name in mode.team.owner_names()
     ]
     return json_response({"data": data})
@@ -281,11 +288,13 @@ async def whoami(request: web.Request) -> web.Response:
     mode = team_of(request)
     caller = caller_of(request, mode)
     view = caller.view()
-    if caller.owner is not None and caller.kind != "key":
+    if caller.kind == "key":
+        view["namespace"] = caller.namespace  # the TUI shows its namespace's owner and quota
+    if caller.owner is not None:
         worlds = request.app[WORLDS]
         view.update(
             maxNamespaces=mode.team.quota_of(caller.owner),
-            namespaces=len(worlds.owned_by(caller.owner)),
+            namespaces=worlds.owned_count(caller.owner),
         )
     return json_response(view)
 
