@@ -33,7 +33,7 @@ class Status(StrEnum):
 @app.command("list")
 def list_(
     ctx: typer.Context,
-    status: Annotated[Status | None, typer.Option("--status")] = None,
+    status: Annotated[Status | None, typer.Option("--status", help="Only this status.")] = None,
     method_id: Annotated[
         str | None, typer.Option("--method-id", help="A payout method id (sbx_po_mx_spei...).")
     ] = None,

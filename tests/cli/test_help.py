@@ -85,3 +85,22 @@ def test_help_names_values_in_words_not_python_types(path: list[str]) -> None:
 
     page = runner.invoke(app, [*path, "--help"], env={"COLUMNS": "80"}).output
     assert re.findall(r"<[^>\s]+>", page) == [], page
+
+
+def test_every_option_and_argument_says_what_it_takes() -> None:
+    """`simulate deposit --payer-name`, `payments create --user-email` and the list filters had
+    no help: a row with a name and nothing after it."""
+    silent: list[str] = []
+
+    def walk(command: click.Command, path: list[str]) -> None:
+        subcommands = getattr(command, "commands", None)
+        if subcommands is not None:
+            for name, sub in subcommands.items():
+                walk(sub, [*path, name])
+            return
+        for param in command.params:
+            if not getattr(param, "hidden", False) and not getattr(param, "help", None):
+                silent.append(" ".join([*path, param.opts[0]]))
+
+    walk(typer.main.get_command(app), [])
+    assert silent == []
