@@ -83,40 +83,49 @@ def get(
     emit(options, result, lambda: payout_view(result))
 
 
-def _recipient_option(name: str, help: str) -> typer.models.OptionInfo:
-    return typer.Option(name, help=f"recipient.{help}")
+# The recipient fields most rails share (the spec's table under POST /me/payout/send); any
+# other goes as -d recipient[KEY]=VALUE.
+Name = Annotated[str | None, typer.Option("--name", help="recipient.name: the beneficiary.")]
+Account = Annotated[
+    str | None, typer.Option("--account", help="recipient.account: CLABE, PIX key, CBU, CCI...")
+]
+DocumentId = Annotated[
+    str | None, typer.Option("--document-id", help="recipient.documentId: no dots or dashes.")
+]
+DocumentType = Annotated[
+    str | None, typer.Option("--document-type", help="recipient.documentType: RFC or CURP (SPEI).")
+]
+AccountType = Annotated[
+    str | None, typer.Option("--account-type", help="recipient.accountType: CPF, EVP, SAVINGS...")
+]
+BankCode = Annotated[
+    str | None, typer.Option("--bank-code", help="recipient.bankCode: one of the method's codes.")
+]
+Email = Annotated[str | None, typer.Option("--email", help="recipient.email: optional.")]
+PayoutAmount = Annotated[
+    float | None,
+    typer.Option(
+        "--amount", parser=amount_option, metavar="AMOUNT", help="In the method's currency."
+    ),
+]
+MethodId = Annotated[
+    str | None,
+    typer.Option("--method-id", help="The payout method (sbx_po_mx_spei, sbx_po_br_pix...)."),
+]
 
 
 @app.command("send")
 def send(
     ctx: typer.Context,
-    method_id: Annotated[
-        str | None,
-        typer.Option("--method-id", help="The payout method (sbx_po_mx_spei, sbx_po_br_pix...)."),
-    ] = None,
-    amount: Annotated[
-        float | None,
-        typer.Option(
-            "--amount", parser=amount_option, metavar="AMOUNT", help="In the method's currency."
-        ),
-    ] = None,
-    name: Annotated[str | None, _recipient_option("--name", "name: the beneficiary.")] = None,
-    account: Annotated[
-        str | None, _recipient_option("--account", "account: CLABE, PIX key, CBU, CCI...")
-    ] = None,
-    document_id: Annotated[
-        str | None, _recipient_option("--document-id", "documentId: no dots or dashes.")
-    ] = None,
-    document_type: Annotated[
-        str | None, _recipient_option("--document-type", "documentType: RFC or CURP (SPEI).")
-    ] = None,
-    account_type: Annotated[
-        str | None, _recipient_option("--account-type", "accountType: CPF, EVP, SAVINGS...")
-    ] = None,
-    bank_code: Annotated[
-        str | None, _recipient_option("--bank-code", "bankCode: one of the method's codes.")
-    ] = None,
-    email: Annotated[str | None, _recipient_option("--email", "email (optional).")] = None,
+    method_id: MethodId = None,
+    amount: PayoutAmount = None,
+    name: Name = None,
+    account: Account = None,
+    document_id: DocumentId = None,
+    document_type: DocumentType = None,
+    account_type: AccountType = None,
+    bank_code: BankCode = None,
+    email: Email = None,
     fields: Fields = None,
     data: Data = None,
     idempotency_key: Annotated[
