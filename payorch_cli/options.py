@@ -145,6 +145,11 @@ class Group(TyperGroup):
     def get_params(self, ctx: Any) -> list[Any]:
         return _plain_metavars(super().get_params(ctx))
 
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        rest = super().parse_args(ctx, args)
+        _check_base_url(ctx, self)
+        return rest
+
     def format_commands(self, ctx: Any, formatter: Any) -> None:
         commands = [
             (name, command)
@@ -199,10 +204,29 @@ class Command(TyperCommand):
         if "base_url" in names and "namespace" not in names:
             args = _take_namespace(ctx, args)
         try:
-            return super().parse_args(ctx, args)
+            rest = super().parse_args(ctx, args)
         except typer.BadParameter as exc:
             exc.message = plain_reason(exc) or exc.message
             raise
+        _check_base_url(ctx, self)
+        return rest
+
+
+def _check_base_url(ctx: Any, command: Any) -> None:
+    """A malformed --base-url (root's or a command's, `payorch mcp`'s included) is a bad
+    argument, exit 2 before anything runs: found later it was a dead server (3) in the
+    commands that first probe the server (`scenario run`, `mcp`)."""
+    from urllib.parse import urlsplit
+
+    url = ctx.params.get("base_url")
+    if not url:
+        return
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        param = next((p for p in command.params if p.name == "base_url"), None)
+        raise typer.BadParameter(
+            f"Not an http(s) URL: {url} (write e.g. http://127.0.0.1:8080)", ctx=ctx, param=param
+        )
 
 
 def _take_namespace(ctx: Any, args: list[str]) -> list[str]:
