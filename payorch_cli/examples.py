@@ -84,8 +84,8 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         "payorch simulate payout po_... rejected",
     ),
     "simulate deposit": (
-        "payorch simulate deposit --clabe 646180000000000009 --amount 250",
-        "payorch simulate deposit --clabe 646180000000000009 --amount 250 \\\n"
+        "payorch simulate deposit --clabe 646180... --amount 250",
+        "payorch simulate deposit --clabe 646180... --amount 250 \\\n"
         "  --payer-name 'Ana López' --payer-email ana@example.com",
     ),
     "trigger": (
