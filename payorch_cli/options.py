@@ -219,7 +219,7 @@ def _check_base_url(ctx: Any, command: Any) -> None:
     from urllib.parse import urlsplit
 
     url = ctx.params.get("base_url")
-    if not url:
+    if not url or ctx.resilient_parsing:  # Tab completion parses half-typed lines
         return
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:

@@ -167,9 +167,9 @@ def keys(
     from rich.console import Console
     from rich.text import Text
 
-    console = Console()
     from payorch_cli.credentials import traps
 
+    console = Console()
     lines = credential_lines(rows, console.width, traps(fixtures))
     if any(row["environment"] == "production" for row in rows):
         lines += [Text(""), *_wrapped(PRODUCTION_NOTE, console.width, "", "dim")]
