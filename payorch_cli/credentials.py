@@ -104,3 +104,28 @@ def credentials_of(row: Mapping[str, Any]) -> list[Credential]:
         for suffix, key in (("", row["secretKey"]), ("/publishable", row["publishableKey"]))
         if key is not None
     ]
+
+
+TrapKey = tuple[str, str | None, str]  # merchantId, shopId (None: merchant-wide), environment
+
+
+def trap_key(row: Mapping[str, Any]) -> TrapKey:
+    return row["merchantId"], row["shopId"], row["environment"]
+
+
+def traps(fixtures: Path | None = None) -> dict[TrapKey, str]:
+    """The fixtures' trap credentials, each with what every request made with it is answered
+    (`403 shop_suspended: The shop is suspended.`): keys that authenticate and yet serve no
+    request. Keyed by owner and environment, not by key, so that a namespace's derived keys
+    (the same merchants and shops) are marked alike."""
+    from simulator.domain.auth import standing_refusal
+    from simulator.fixture_loader import load_catalog
+
+    found: dict[TrapKey, str] = {}
+    for credential in load_catalog(fixtures).credentials:
+        refusal = standing_refusal(credential)
+        if refusal is not None:
+            shop = credential.shop.id if credential.shop else None
+            owner = (credential.merchant.id, shop, credential.environment)
+            found[owner] = f"{refusal.status} {refusal.code}: {refusal.message}"
+    return found

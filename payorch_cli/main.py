@@ -3,6 +3,10 @@
 Global options (--base-url, --api-key, --json) live on the root callback (options.py); command
 modules import only typer and the standard library at the top, so `payorch --help` stays fast and
 never loads aiohttp or textual.
+
+Commands are registered here in the order and under the headings `payorch --help` lists them
+(typer's `rich_help_panel`, drawn by options.Group), and every help page gets its examples
+from payorch_cli/examples.py: both in one place, so command modules carry neither.
 """
 
 from __future__ import annotations
@@ -29,7 +33,14 @@ from payorch_cli.commands import state as state_command
 from payorch_cli.commands import team as team_command
 from payorch_cli.commands import trace as trace_command
 from payorch_cli.commands import webhooks as webhooks_command
+from payorch_cli.examples import apply_examples
 from payorch_cli.options import command_group, root_options
+
+SERVE = "Serve and tools"
+RESOURCES = "Resources"
+SIMULATION = "Simulation"
+OBSERVATION = "Observation"
+TEAM = "Namespaces and team"
 
 app = command_group(
     "Local, offline simulator of a LATAM-first payment-orchestration API.",
@@ -37,35 +48,42 @@ app = command_group(
     pretty_exceptions_enable=False,
 )
 app.callback()(root_options)
-app.command("serve")(serve.serve)
-app.command("deploy-config")(deploy_config_command.deploy_config)
-app.command("keys")(keys.keys)
-app.command("listen")(listen_command.listen)
-app.command("tui")(tui.tui)
-app.add_typer(webhooks_command.app, name="webhooks")
-app.add_typer(simulate.app, name="simulate")
-app.command("trigger")(trigger.trigger)
-app.add_typer(clock.app, name="clock")
-app.add_typer(logs_command.app, name="logs")
-app.command("reset")(reset_command.reset)
-app.add_typer(state_command.app, name="state")
-app.add_typer(scenario.app, name="scenario")
-app.command("openapi")(openapi.openapi)
-app.command("coverage")(coverage_command.coverage)
-app.command("record")(record_command.record)
-app.command("proxy")(proxy_command.proxy)
-app.command("trace")(trace_command.trace)
-app.add_typer(providers_command.app, name="providers")
-app.add_typer(ns_command.app, name="ns")
-app.add_typer(team_command.app, name="team")
-app.command("mcp")(mcp_command.mcp)
-app.add_typer(payments_command.app, name="payments")
-app.add_typer(payouts_command.app, name="payouts")
-app.command("balance")(balance_command.balance)
-app.command("methods")(methods_command.methods)
-app.command("completion")(completion_command.completion)
-app.command("skill")(skill_command.skill)
-app.command("drift")(drift_command.drift)
+
+app.command("serve", rich_help_panel=SERVE)(serve.serve)
+app.command("keys", rich_help_panel=SERVE)(keys.keys)
+app.command("tui", rich_help_panel=SERVE)(tui.tui)
+app.command("mcp", rich_help_panel=SERVE)(mcp_command.mcp)
+app.command("openapi", rich_help_panel=SERVE)(openapi.openapi)
+app.command("proxy", rich_help_panel=SERVE)(proxy_command.proxy)
+app.command("deploy-config", rich_help_panel=SERVE)(deploy_config_command.deploy_config)
+app.command("completion", rich_help_panel=SERVE)(completion_command.completion)
+app.command("skill", rich_help_panel=SERVE)(skill_command.skill)
+
+app.add_typer(payments_command.app, name="payments", rich_help_panel=RESOURCES)
+app.add_typer(payouts_command.app, name="payouts", rich_help_panel=RESOURCES)
+app.command("balance", rich_help_panel=RESOURCES)(balance_command.balance)
+app.command("methods", rich_help_panel=RESOURCES)(methods_command.methods)
+
+app.add_typer(simulate.app, name="simulate", rich_help_panel=SIMULATION)
+app.command("trigger", rich_help_panel=SIMULATION)(trigger.trigger)
+app.add_typer(clock.app, name="clock", rich_help_panel=SIMULATION)
+app.add_typer(providers_command.app, name="providers", rich_help_panel=SIMULATION)
+app.add_typer(scenario.app, name="scenario", rich_help_panel=SIMULATION)
+app.command("reset", rich_help_panel=SIMULATION)(reset_command.reset)
+app.add_typer(state_command.app, name="state", rich_help_panel=SIMULATION)
+
+app.command("listen", rich_help_panel=OBSERVATION)(listen_command.listen)
+app.add_typer(webhooks_command.app, name="webhooks", rich_help_panel=OBSERVATION)
+app.add_typer(logs_command.app, name="logs", rich_help_panel=OBSERVATION)
+app.command("trace", rich_help_panel=OBSERVATION)(trace_command.trace)
+app.command("coverage", rich_help_panel=OBSERVATION)(coverage_command.coverage)
+app.command("record", rich_help_panel=OBSERVATION)(record_command.record)
+app.command("drift", rich_help_panel=OBSERVATION)(drift_command.drift)
+
+app.add_typer(ns_command.app, name="ns", rich_help_panel=TEAM)
+app.add_typer(team_command.app, name="team", rich_help_panel=TEAM)
+
+apply_examples(app)
 
 
 if __name__ == "__main__":  # pragma: no cover

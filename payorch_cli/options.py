@@ -128,11 +128,52 @@ def _plain_metavars(params: list[Any]) -> list[Any]:
     return params
 
 
+def _format_examples(epilog: str | None, formatter: Any) -> None:
+    """The epilog (payorch_cli/examples.py) as an `Examples:` section of whole command lines:
+    click's own epilog would rewrap them into one paragraph."""
+    if not epilog:
+        return
+    with formatter.section("Examples"):
+        for line in epilog.splitlines():
+            formatter.write(f"{'':>{formatter.current_indent}}{line}\n")
+
+
 class Group(TyperGroup):
-    """Every command group of the CLI (command_group makes them with it): metavars in words."""
+    """Every command group of the CLI (command_group makes them with it): metavars in words,
+    commands listed under their `rich_help_panel` (main.py), examples whole."""
 
     def get_params(self, ctx: Any) -> list[Any]:
         return _plain_metavars(super().get_params(ctx))
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        rest = super().parse_args(ctx, args)
+        _check_base_url(ctx, self)
+        return rest
+
+    def format_commands(self, ctx: Any, formatter: Any) -> None:
+        commands = [
+            (name, command)
+            for name in self.list_commands(ctx)
+            if (command := self.get_command(ctx, name)) is not None and not command.hidden
+        ]
+        if not any(getattr(command, "rich_help_panel", None) for _, command in commands):
+            super().format_commands(ctx, formatter)
+            return
+        # typer's panels need its rich renderer, which this CLI does not use (command_group):
+        # the same panels, in click's plain sections, names aligned across all of them.
+        width = max(len(name) for name, _ in commands)
+        limit = formatter.width - 6 - width
+        panels: dict[str, list[tuple[str, str]]] = {}
+        for name, command in commands:
+            panel = getattr(command, "rich_help_panel", None) or "Commands"
+            row = (name.ljust(width), command.get_short_help_str(limit))
+            panels.setdefault(panel, []).append(row)
+        for panel, rows in panels.items():
+            with formatter.section(panel):
+                formatter.write_dl(rows)
+
+    def format_epilog(self, ctx: Any, formatter: Any) -> None:
+        _format_examples(self.epilog, formatter)
 
 
 class Command(TyperCommand):
@@ -155,15 +196,37 @@ class Command(TyperCommand):
     def get_params(self, ctx: Any) -> list[Any]:
         return _plain_metavars(super().get_params(ctx))
 
+    def format_epilog(self, ctx: Any, formatter: Any) -> None:
+        _format_examples(self.epilog, formatter)
+
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
         names = {p.name for p in self.params}
         if "base_url" in names and "namespace" not in names:
             args = _take_namespace(ctx, args)
         try:
-            return super().parse_args(ctx, args)
+            rest = super().parse_args(ctx, args)
         except typer.BadParameter as exc:
             exc.message = plain_reason(exc) or exc.message
             raise
+        _check_base_url(ctx, self)
+        return rest
+
+
+def _check_base_url(ctx: Any, command: Any) -> None:
+    """A malformed --base-url (root's or a command's, `payorch mcp`'s included) is a bad
+    argument, exit 2 before anything runs: found later it was a dead server (3) in the
+    commands that first probe the server (`scenario run`, `mcp`)."""
+    from urllib.parse import urlsplit
+
+    url = ctx.params.get("base_url")
+    if not url or ctx.resilient_parsing:  # Tab completion parses half-typed lines
+        return
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        param = next((p for p in command.params if p.name == "base_url"), None)
+        raise typer.BadParameter(
+            f"Not an http(s) URL: {url} (write e.g. http://127.0.0.1:8080)", ctx=ctx, param=param
+        )
 
 
 def _take_namespace(ctx: Any, args: list[str]) -> list[str]:

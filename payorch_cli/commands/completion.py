@@ -33,14 +33,6 @@ def completion(
     Completes commands, options, event names, payment method ids, namespaces, saved states
     and fixture merchants (asking the server where needed, quickly, silently when there is
     none).
-
-    Examples:
-
-      payorch completion bash > ~/.local/share/bash-completion/completions/payorch
-
-      payorch completion zsh > "${fpath[1]}/_payorch"
-
-      payorch completion fish > ~/.config/fish/completions/payorch.fish
     """
     root = ctx.find_root().command  # the whole CLI, as typer built it for this run
     os.environ[COMPLETE_VAR] = f"source_{shell.value}"

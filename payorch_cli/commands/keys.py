@@ -4,12 +4,19 @@ The command exists to copy keys, so a key is never cut: the table groups the cre
 merchant (shop, environment, publishable and secret key on one line), and a terminal too narrow
 for that line gets one block per credential instead. Nothing is cropped either way: rich prints
 with soft wrapping, so a terminal narrower still wraps a line rather than losing its end.
+
+The fixtures' trap credentials (a suspended merchant or shop, a promoted shop's other
+environment: keys that authenticate and then refuse every request) carry a `trap:` line saying
+what they answer, and a last line says what production keys do differently; --json keeps the
+fixed shape of design.md 1.2.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import textwrap
+from collections.abc import Mapping
 from dataclasses import replace
 from itertools import groupby
 from typing import TYPE_CHECKING, Any
@@ -17,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from payorch_cli.client import BASE_URL_ENV
+from payorch_cli.credentials import TrapKey, trap_key
 from payorch_cli.options import (
     DEFAULT_DATA,
     ApiKey,
@@ -35,6 +43,11 @@ if TYPE_CHECKING:
 GAP = "  "
 MERCHANT_WIDE = "(merchant-wide)"
 HEADERS = ("shop", "env", "publishable key", "secret key")
+PRODUCTION_NOTE = (
+    "Production keys (env production) get outcomes from the simulated providers (declines, "
+    "outages), never from Sandbox-Simulate or `payorch simulate`, and the control plane "
+    "(/_sim) refuses them, `payorch trace` aside."
+)
 
 
 def _cells(row: dict[str, Any]) -> tuple[str, str, str, str]:
@@ -61,11 +74,43 @@ def _merchant(row: dict[str, Any]) -> tuple[str, str]:
     return row["merchantName"], row["merchantId"]
 
 
-def credential_lines(rows: list[dict[str, Any]], width: int) -> list[Text]:
-    """The credentials grouped by merchant: a table when `width` holds a credential's line,
-    else one block per credential."""
+def _wrapped(text: str, width: int, indent: str, style: str) -> list[Text]:
     from rich.text import Text
 
+    lines = textwrap.wrap(
+        text,
+        max(width, 40),
+        initial_indent=indent,
+        subsequent_indent=indent,
+        break_on_hyphens=False,
+    )
+    return [Text(line, style=style) for line in lines]
+
+
+def _row_lines(row: dict[str, Any], widths: list[int] | None) -> list[Text]:
+    """One credential: a table line with `widths`, else a block of three lines."""
+    from rich.text import Text
+
+    shop, environment, publishable, secret = _cells(row)
+    if widths is not None:
+        cells = (shop, environment, publishable, secret)
+        line = GAP + GAP.join(c.ljust(w) for c, w in zip(cells, widths, strict=True))
+        return [Text(line.rstrip())]
+    return [
+        Text.assemble(GAP, (shop, "cyan"), " · ", environment),
+        Text.assemble(GAP * 2, ("publishable ", "dim"), publishable),
+        Text.assemble(GAP * 2, ("secret      ", "dim"), secret),
+    ]
+
+
+def credential_lines(
+    rows: list[dict[str, Any]], width: int, traps: Mapping[TrapKey, str] | None = None
+) -> list[Text]:
+    """The credentials grouped by merchant: a table when `width` holds a credential's line,
+    else one block per credential; a trap's line under it."""
+    from rich.text import Text
+
+    traps = traps or {}
     widths = _widths(rows)
     as_table = width >= table_width(rows)
     lines = [Text("payorch credentials", style="bold"), Text("")]
@@ -75,15 +120,10 @@ def credential_lines(rows: list[dict[str, Any]], width: int) -> list[Text]:
             header = GAP + GAP.join(h.ljust(w) for h, w in zip(HEADERS, widths, strict=True))
             lines.append(Text(header.rstrip(), style="dim"))
         for row in group:
-            shop, environment, publishable, secret = _cells(row)
-            if as_table:
-                cells = (shop, environment, publishable, secret)
-                line = GAP + GAP.join(c.ljust(w) for c, w in zip(cells, widths, strict=True))
-                lines.append(Text(line.rstrip()))
-                continue
-            lines.append(Text.assemble(GAP, (shop, "cyan"), " · ", environment))
-            lines.append(Text.assemble(GAP * 2, ("publishable ", "dim"), publishable))
-            lines.append(Text.assemble(GAP * 2, ("secret      ", "dim"), secret))
+            lines.extend(_row_lines(row, widths if as_table else None))
+            trap = traps.get(trap_key(row))
+            if trap is not None:
+                lines.extend(_wrapped(f"trap: {trap}", width, GAP * 2, "yellow"))
         lines.append(Text(""))
     return lines[:-1]
 
@@ -125,7 +165,13 @@ def keys(
         print(json.dumps(rows, indent=2))
         return
     from rich.console import Console
+    from rich.text import Text
+
+    from payorch_cli.credentials import traps
 
     console = Console()
-    for line in credential_lines(rows, console.width):
+    lines = credential_lines(rows, console.width, traps(fixtures))
+    if any(row["environment"] == "production" for row in rows):
+        lines += [Text(""), *_wrapped(PRODUCTION_NOTE, console.width, "", "dim")]
+    for line in lines:
         console.print(line, soft_wrap=True)

@@ -28,12 +28,6 @@ def methods(
     One line each: the paymentMethodId to send, rail, country, channel, the amount limits in
     the local currency, the buyer fields it asks for (needs) and whether it is routable.
     --json prints the listing's entries with `requiredFields`, `flow` and `dueHours` added.
-
-    Examples:
-
-      payorch methods --country BR
-
-      payorch methods --json | jq -r '.[] | select(.routable) | .paymentMethodId'
     """
     from payorch_cli.client import ApiError
     from payorch_cli.render.methods import methods_table, plain_lines

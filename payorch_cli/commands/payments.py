@@ -105,8 +105,12 @@ def create(
         str | None, typer.Option("--merchant-order-id", help="Your own reference.")
     ] = None,
     user_name: Annotated[str | None, typer.Option("--user-name", help="The buyer's name.")] = None,
-    user_email: Annotated[str | None, typer.Option("--user-email")] = None,
-    user_phone: Annotated[str | None, typer.Option("--user-phone")] = None,
+    user_email: Annotated[
+        str | None, typer.Option("--user-email", help="The buyer's email (rails that ask).")
+    ] = None,
+    user_phone: Annotated[
+        str | None, typer.Option("--user-phone", help="The buyer's phone (rails that ask).")
+    ] = None,
     document_id: Annotated[
         str | None, typer.Option("--document-id", help="The buyer's identity document.")
     ] = None,
@@ -114,7 +118,13 @@ def create(
         bool | None,
         typer.Option("--hosted-checkout", help="Answer with a checkoutUrl.", show_default=False),
     ] = None,
-    return_url: Annotated[str | None, typer.Option("--return-url")] = None,
+    return_url: Annotated[
+        str | None,
+        typer.Option(
+            "--return-url",
+            help="Where checkout sends the buyer when done (with --hosted-checkout).",
+        ),
+    ] = None,
     fields: Fields = None,
     data: Data = None,
     idempotency_key: Annotated[
@@ -183,13 +193,22 @@ def get(
 @app.command("list")
 def list_(
     ctx: typer.Context,
-    status: Annotated[Status | None, typer.Option("--status")] = None,
+    status: Annotated[Status | None, typer.Option("--status", help="Only this status.")] = None,
     payment_method_id: Annotated[
         str | None,
-        typer.Option("--payment-method-id", "--method", autocompletion=completion.method_ids),
+        typer.Option(
+            "--payment-method-id",
+            "--method",
+            help="Only this payment method.",
+            autocompletion=completion.method_ids,
+        ),
     ] = None,
-    country: Annotated[str | None, typer.Option("--country")] = None,
-    merchant_order_id: Annotated[str | None, typer.Option("--merchant-order-id")] = None,
+    country: Annotated[
+        str | None, typer.Option("--country", help="Only this country (ISO-2 or ISO-3).")
+    ] = None,
+    merchant_order_id: Annotated[
+        str | None, typer.Option("--merchant-order-id", help="Only this order id of yours.")
+    ] = None,
     limit: Limit = 20,
     offset: Offset = 0,
     base_url: BaseUrl = None,

@@ -92,8 +92,12 @@ def deposit(
             "--amount", parser=amount_option, metavar="AMOUNT", help="In the account's currency."
         ),
     ],
-    payer_name: Annotated[str | None, typer.Option("--payer-name")] = None,
-    payer_email: Annotated[str | None, typer.Option("--payer-email")] = None,
+    payer_name: Annotated[
+        str | None, typer.Option("--payer-name", help="Who sent the transfer, as the bank says.")
+    ] = None,
+    payer_email: Annotated[
+        str | None, typer.Option("--payer-email", help="The sender's email, if the bank has it.")
+    ] = None,
     base_url: BaseUrl = None,
     api_key: ApiKey = None,
     as_json: Json = False,

@@ -358,6 +358,20 @@ class Authenticator:
             raise ApiError("shop_suspended")
 
 
+def standing_refusal(credential: Credential) -> ApiError | None:
+    """What every request made with `credential` is answered, whatever it asks (a suspended
+    merchant or shop, a promoted shop's other environment), or None for a usable key: the
+    checks authentication runs, so `payorch keys` marks the fixtures' traps as the server
+    treats them."""
+    try:
+        Authenticator._check_standing(credential.merchant, credential.shop)
+        if credential.shop is not None:
+            _check_shop_environment(credential.shop, credential.environment)
+    except ApiError as exc:
+        return exc
+    return None
+
+
 def check_environment(principal: Principal) -> None:
     """A shop promoted to one environment refuses credentials of the other."""
     if principal.shop is not None:

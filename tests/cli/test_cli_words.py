@@ -29,3 +29,19 @@ def test_bad_arguments_are_exit_2_before_anything_is_sent() -> None:
     assert bad_url.exit_code == 2 and "Not an http(s) URL: htp:/x" in bad_url.stderr
     dead = runner.invoke(app, ["--base-url", "http://127.0.0.1:9", "balance"])
     assert dead.exit_code == 3  # a well-formed URL where nothing answers: worth retrying
+
+
+def test_a_malformed_base_url_is_exit_2_in_the_commands_that_probe_first() -> None:
+    """`scenario run` and `mcp` probe the server before anything else: a malformed --base-url
+    was a dead server there (exit 3), and `payorch mcp` has a --base-url of its own."""
+    for args in (
+        ["--base-url", "htp:/x", "scenario", "run", "scenarios/idempotent_retry.yaml"],
+        ["scenario", "run", "scenarios/idempotent_retry.yaml", "--base-url", "ftp://x"],
+        ["mcp", "--base-url", "http://"],
+        ["--base-url", "127.0.0.1:8080", "clock", "show"],
+    ):
+        result = runner.invoke(app, args)
+        assert result.exit_code == 2, (args, result.output)
+        assert (
+            "Not an http(s) URL" in result.stderr and "e.g. http://127.0.0.1:8080" in result.stderr
+        )

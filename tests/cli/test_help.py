@@ -35,16 +35,26 @@ def group_paths() -> list[list[str]]:
     return found
 
 
+NOT_COMMANDS = ("Usage:", "Arguments:", "Options:", "Examples:")
+
+
+def command_sections(output: str) -> dict[str, list[str]]:
+    """The sections of a help page that list commands (`Commands:`, or the root's panels), by
+    heading, each with its lines."""
+    sections: dict[str, list[str]] = {}
+    current: list[str] | None = None
+    for line in output.splitlines():
+        if line and not line.startswith(" "):
+            heading = not line.startswith(NOT_COMMANDS) and line.endswith(":")
+            current = sections.setdefault(line, []) if heading else None
+        elif current is not None and line.strip():
+            current.append(line)
+    return sections
+
+
 def command_list(output: str) -> list[str]:
-    """The lines of the `Commands:` section of a help page."""
-    lines = output.splitlines()
-    start = lines.index("Commands:") + 1
-    section = []
-    for line in lines[start:]:
-        if not line.strip():
-            break
-        section.append(line)
-    return section
+    """The lines of every section of a help page that lists commands."""
+    return [line for lines in command_sections(output).values() for line in lines]
 
 
 @pytest.mark.parametrize("path", group_paths(), ids=lambda path: " ".join(["payorch", *path]))
@@ -85,3 +95,46 @@ def test_help_names_values_in_words_not_python_types(path: list[str]) -> None:
 
     page = runner.invoke(app, [*path, "--help"], env={"COLUMNS": "80"}).output
     assert re.findall(r"<[^>\s]+>", page) == [], page
+
+
+def test_every_option_and_argument_says_what_it_takes() -> None:
+    """`simulate deposit --payer-name`, `payments create --user-email` and the list filters had
+    no help: a row with a name and nothing after it."""
+    silent: list[str] = []
+
+    def walk(command: click.Command, path: list[str]) -> None:
+        subcommands = getattr(command, "commands", None)
+        if subcommands is not None:
+            for name, sub in subcommands.items():
+                walk(sub, [*path, name])
+            return
+        for param in command.params:
+            if not getattr(param, "hidden", False) and not getattr(param, "help", None):
+                silent.append(" ".join([*path, param.opts[0]]))
+
+    walk(typer.main.get_command(app), [])
+    assert silent == []
+
+
+def test_the_root_lists_commands_in_five_groups() -> None:
+    """`payorch --help` listed 30 commands in no order; now under typer's rich_help_panel
+    headings (main.py), which click's plain help draws through options.Group."""
+    page = runner.invoke(app, ["--help"], env={"COLUMNS": "80"}).output
+    sections = command_sections(page)
+    assert list(sections) == [
+        "Serve and tools:",
+        "Resources:",
+        "Simulation:",
+        "Observation:",
+        "Namespaces and team:",
+    ]
+    named = {heading: {line.split()[0] for line in lines} for heading, lines in sections.items()}
+    assert {"serve", "keys", "tui", "mcp"} <= named["Serve and tools:"]
+    assert named["Resources:"] == {"payments", "payouts", "balance", "methods"}
+    assert {"simulate", "trigger", "clock", "state"} <= named["Simulation:"]
+    assert {"listen", "logs", "trace", "coverage"} <= named["Observation:"]
+    assert named["Namespaces and team:"] == {"ns", "team"}
+    every = [line.split()[0] for lines in sections.values() for line in lines]
+    assert len(every) == len(set(every)) == len(typer.main.get_command(app).commands)  # type: ignore[attr-defined]  # the root is a group
+    # One column for the summaries across the groups, as in one list.
+    assert len({line.index(line.split()[1]) for lines in sections.values() for line in lines}) == 1

@@ -243,7 +243,12 @@ CLI_USES_OF_THE_SERVER = {
     },
     # Keys are listed without a server: the fixtures' and a data dir's namespaces'.
     "payorch_cli.commands.keys": {"simulator.fixture_loader"},
-    "payorch_cli.credentials": {"simulator.domain.namespaces", "simulator.fixture_loader"},
+    # Their traps are marked by authentication's own standing checks (`payorch keys`).
+    "payorch_cli.credentials": {
+        "simulator.domain.auth",
+        "simulator.domain.namespaces",
+        "simulator.fixture_loader",
+    },
     "payorch_cli.mcp.catalogue": {"simulator.domain.catalog"},
     # The OpenAPI document is printed and served to agents without a server.
     "payorch_cli.commands.openapi": {"simulator.openapi.document"},
