@@ -42,3 +42,24 @@ def test_every_scenario_recorded_by_the_proxy_drifts_at_parity_one(
     assert report["parity"] == 1.0 and report["differences"] == [], report.get("differences")
     assert report["skipped"] == 0
     assert report["compared"] > 500
+
+
+def test_an_endpoint_that_failed_upstream_fails_in_the_replay_too(
+    proxied: Callable[..., Running], tmp_path: Path
+) -> None:
+    """The retries scenario's receiver answers 503, then 200: the proxy never sees it, but the
+    delivery lists it read back do, and drift's receiver answers the same, so the replay's
+    attempts (503 then the retry's 200, then the replay's) are the upstream's."""
+    proxy = proxied()
+    scenario = SCENARIOS / "webhook_retries_replay.yaml"
+    done = scenario_run(str(scenario), "--base-url", proxy.url)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr
+    assert proxy.stop() == 0
+    recording = tmp_path / "rec" / "exchanges.jsonl"
+    assert '"httpStatus":503' in recording.read_text()
+    drift = subprocess.run(
+        [*PAYORCH, "drift", str(recording), "--json"], capture_output=True, text=True, timeout=300
+    )
+    report = json.loads(drift.stdout)
+    assert (drift.returncode, report["differences"]) == (0, []), drift.stderr
+    assert report["compared"] >= 8 and report["parity"] == 1.0
