@@ -29,13 +29,21 @@ import threading
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from payorch_cli.drift.events import object_of
 
 if TYPE_CHECKING:
     from payorch_cli.drift.ids import IdMap
-    from payorch_cli.drift.replay import Target
+
+
+class Target(Protocol):
+    """What the wait asks of the replay's target (replay.py's `Target`, which imports this)."""
+
+    def prefixed(self, path: str) -> str: ...
+
+    def call(self, method: str, path: str, key: str, body: Any = None) -> tuple[int, Any]: ...
+
 
 # A delivery to the proxy's receiver does not name its subscription: its answers are kept
 # under this key and used for any subscription.
