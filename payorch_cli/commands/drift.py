@@ -34,7 +34,11 @@ def _extract(recording: Recording, seq: int) -> None:
 
 def _replay(recording: Recording, base_url: str | None, api_key: str | None) -> Outcome:
     from payorch_cli.client import DEFAULT_API_KEY
+    from payorch_cli.drift.deliveries import EndpointAnswers
     from payorch_cli.drift.replay import Replay, Target
+
+    # The look-ahead pass first: what the user's endpoint answered, from the reads after it.
+    answers = EndpointAnswers.read(recording.lines())
 
     simulator = None
     if base_url is None:
@@ -47,7 +51,8 @@ def _replay(recording: Recording, base_url: str | None, api_key: str | None) -> 
         target.create()
         try:
             upstream = str(recording.header.get("upstream"))
-            return Replay(target, upstream).run(recording.records(), lambda seq: None)
+            replay = Replay(target, upstream, answers)
+            return replay.run(recording.records(), lambda seq: None)
         finally:
             target.delete()
     finally:
@@ -97,26 +102,43 @@ def drift(
     --base-url the replay runs on an embedded payorch; with it, on that server, in a fresh
     namespace deleted afterwards. Exit 0 at or above --min-parity, 1 below, 2 for a bad
     recording or usage, 3 when the server cannot be reached."""
-    from payorch_cli.recording.reader import RecordingError, open_recording
-    from payorch_cli.render.drift import document, html_page, text_lines
-
     options = resolve(ctx, base_url, api_key, as_json)
+    outcome = _outcome(recording_path, options.base_url, options.api_key, exchange)
+    if outcome is not None:
+        _report(outcome, str(recording_path), min_parity, html_file, as_json=options.json)
+
+
+def _outcome(
+    recording_path: Path, base_url: str | None, api_key: str | None, exchange: int | None
+) -> Outcome | None:
+    """The replay's outcome (None when only record `exchange` was printed); a bad recording,
+    a refused replay and an unreachable server end the command with their exit status."""
+    from payorch_cli.recording.reader import RecordingError, open_recording
+
     try:
         with open_recording(recording_path) as recording:
             if exchange is not None:
                 _extract(recording, exchange)
-                return
-            outcome = _replay(recording, options.base_url, options.api_key)
+                return None
+            return _replay(recording, base_url, api_key)
     except RecordingError as exc:
         raise _fail(str(exc), ExitStatus.USAGE) from None
     except RuntimeError as exc:
         raise _fail(str(exc), ExitStatus.ERROR) from None
     except OSError as exc:
-        raise _fail(f"cannot reach {options.base_url}: {exc}", ExitStatus.UNREACHABLE) from None
-    doc = document(outcome, str(recording_path), min_parity)
+        raise _fail(f"cannot reach {base_url}: {exc}", ExitStatus.UNREACHABLE) from None
+
+
+def _report(
+    outcome: Outcome, recording: str, min_parity: float, html_file: Path | None, *, as_json: bool
+) -> None:
+    """Print the report (and write its HTML page); exit 1 below --min-parity."""
+    from payorch_cli.render.drift import document, html_page, text_lines
+
+    doc = document(outcome, recording, min_parity)
     if html_file is not None:
         html_file.write_text(html_page(doc), encoding="utf-8")
-    if options.json:
+    if as_json:
         sys.stdout.write(json.dumps(doc, indent=2) + "\n")
     else:
         sys.stdout.write("\n".join(text_lines(doc)) + "\n")

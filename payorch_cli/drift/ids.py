@@ -129,6 +129,8 @@ class IdMap:
             and upstream != payorch
             and (
                 TOKEN_PLACEHOLDER.fullmatch(upstream)
+                # A key an answer hands out (a namespace's keys): payorch's at the same place.
+                or KEY_PLACEHOLDER.fullmatch(upstream)
                 or (key and (ID_KEY.search(key) or key in TOKEN_KEYS))
             )
         ):

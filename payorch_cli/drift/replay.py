@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import re
 import secrets
 import threading
 import time
@@ -22,6 +23,7 @@ from typing import Any
 from urllib.parse import quote, urlsplit
 
 from payorch_cli.drift.compare import Difference, compare_answers
+from payorch_cli.drift.deliveries import Deliveries, EndpointAnswers
 from payorch_cli.drift.events import Event, compare_events, object_of
 from payorch_cli.drift.ids import Hint, IdMap
 
@@ -30,6 +32,7 @@ SENT_HEADERS = frozenset({"content-type", "idempotency-key", "sandbox-simulate",
 CLOCK_SLACK = 1.0  # seconds the simulated clock may lag the recording's before it is moved
 QUIET = 1.0  # seconds without a new event that end the wait for payorch's last events
 TRANSIENT = frozenset({429, 500, 502, 503, 504})
+MADE_WAIT = 2.0  # seconds to wait for the event that names an object first seen in a path
 
 
 @dataclass
@@ -140,7 +143,9 @@ class Target:
                 return
 
     def prefixed(self, path: str) -> str:
-        if self.namespace is None:
+        # A recorded path under a namespace of its own (`scenario run --namespace auto`) names
+        # the namespace the recording made, replayed as it is.
+        if self.namespace is None or path.startswith("/ns/"):
             return path
         return f"/ns/{quote(self.namespace, safe='')}{path}"
 
@@ -211,6 +216,33 @@ class EventCollector:
                 return None
             time.sleep(0.02)
 
+    def made(self, upstream_id: str, answer: dict[str, Any], ids: IdMap) -> str | None:
+        """payorch's id for an object the recording first names in a request path (its id came
+        in a webhook to the user's own endpoint, which the proxy never sees: a claim's id from
+        `claim.opened`): the object of one of payorch's events of the same kind (the id's
+        prefix) that names the same objects as the recorded answer does, through the id map."""
+        kind = re.match(r"[A-Za-z]+[-_]", upstream_id)
+        related = {
+            name: ids.values[value]
+            for name, value in answer.items()
+            if name != "id" and isinstance(value, str) and value in ids.values
+        }
+        if kind is None or not related:
+            return None
+        deadline = time.monotonic() + MADE_WAIT
+        while True:
+            with self._lock:
+                for event in self.events:
+                    data = event.body.get("data") if isinstance(event.body, dict) else None
+                    if not isinstance(data, dict) or not isinstance(data.get("id"), str):
+                        continue
+                    same = all(data.get(name) == value for name, value in related.items())
+                    if same and data["id"].startswith(kind.group(0)):
+                        return str(data["id"])
+            if time.monotonic() >= deadline:
+                return None
+            time.sleep(0.02)
+
     def drain(self, limit: float = 5.0) -> list[Event]:
         """The events, once none has arrived for QUIET seconds (or after `limit`)."""
         started = time.monotonic()
@@ -221,35 +253,6 @@ class EventCollector:
                     break
         with self._lock:
             return list(self.events)
-
-
-class Receiver:
-    """Where the replay's subscriptions deliver: a loopback endpoint that answers 200 to every
-    delivery. The recorded URL (the proxy's receiver, the user's endpoint) is not running during
-    a replay; without it payorch's delivery attempts would fail, and the delivery lists and
-    traces read back would differ from the recording's for that reason alone."""
-
-    def __init__(self) -> None:
-        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                self.send_response(200)
-                self.send_header("Content-Length", "0")
-                self.end_headers()
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
-        threading.Thread(target=self._server.serve_forever, daemon=True).start()
-        self.url = f"http://127.0.0.1:{self._server.server_address[1]}/hooks"
-
-    def close(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
 
 
 def _instant(text: Any) -> float | None:
@@ -317,15 +320,17 @@ class _Subscriptions:
 class Replay:
     """One replay of one recording's records against one target namespace."""
 
-    def __init__(self, target: Target, upstream: str) -> None:
+    def __init__(
+        self, target: Target, upstream: str, answers: EndpointAnswers | None = None
+    ) -> None:
         self.target = target
         self.ids = IdMap(target.keys)
+        self.deliveries = Deliveries(target, self.ids, answers or EndpointAnswers())
         self.events = EventCollector(target)
         self.clock = _Clock(target, self.ids)
         self.outcome = Outcome(upstream, target.base_url)
         self.upstream_events: list[Event] = []
         self.delivered: set[str] = set()
-        self.receiver: Receiver | None = None
         self.subscriptions = _Subscriptions()
 
     def run(self, records: Iterable[dict[str, Any]], progress: Callable[[int], None]) -> Outcome:
@@ -371,6 +376,47 @@ class Replay:
         if not record.get("comparable", True) or response is None:
             self.outcome.skipped += 1
             return
+        headers, maker = self._headers(request, response)
+        body, to_receiver = self._body(seq, request)
+        self._learn_made(request, response)
+        path, unknown = self.ids.path(str(request.get("path") or "/"))
+        query = self.ids.query(str(request.get("query") or ""))
+        target = self.target.prefixed(path) + (f"?{query}" if query else "")
+        self.deliveries.settle()
+        method = str(request.get("method"))
+        status, answer, text = self.target.send(method, target, headers, body)
+        if to_receiver and status < 300:
+            auth = headers.get("authorization", "").removeprefix("Bearer ")
+            self.deliveries.subscribed(seq, response.get("body"), answer, auth)
+        elif method == "DELETE" and "/webhooks/" in path and status < 300:
+            self.deliveries.unsubscribed(path)
+        fix = "payorch"
+        if unknown or response.get("status") in TRANSIENT or request.get("truncated"):
+            fix = "recording"
+        mine = {"status": status, "body": answer, "bodyText": None if answer else text}
+        self.outcome.compared += 1
+        self.outcome.add(compare_answers(seq, _where(request), response, mine, fix))
+        self.ids.learn(response.get("body"), answer, maker)
+        if self.subscriptions.note(request, status):
+            self.events.keeping = True
+
+    def _learn_made(self, request: dict[str, Any], response: dict[str, Any]) -> None:
+        """An id the request's path names for the first time, told by payorch's events."""
+        answer = response.get("body")
+        made = answer.get("id") if isinstance(answer, dict) else None
+        path = str(request.get("path") or "")
+        if not isinstance(answer, dict) or not isinstance(made, str):
+            return
+        if made not in self.ids.values and made in path.split("/"):
+            found = self.events.made(made, answer, self.ids)
+            if found is not None:
+                self.ids.values[made] = found
+
+    def _headers(
+        self, request: dict[str, Any], response: dict[str, Any]
+    ) -> tuple[dict[str, str], str | None]:
+        """The headers to send (credentials mapped) and the key placeholder that makes the
+        request's objects (None when its Authorization names none)."""
         recorded = {
             name: str(value)
             for name, value in (request.get("headers") or {}).items()
@@ -387,33 +433,20 @@ class Replay:
         for name, value in headers.items():
             if name == "authorization" and value.startswith("Bearer sk_test_"):
                 self.events.watch(value.removeprefix("Bearer "))
-        body: bytes | None = None
-        if request.get("body") is not None:
-            sent = self.ids.apply(request["body"])
-            subscription = "/webhooks" in str(request.get("path", ""))
-            if subscription and isinstance(sent, dict) and isinstance(sent.get("url"), str):
-                sent["url"] = self._receiver().url
-            body = json.dumps(sent).encode()
-        elif request.get("bodyText"):
-            body = self.ids.text(str(request["bodyText"])).encode()
-        path, unknown = self.ids.path(str(request.get("path") or "/"))
-        query = self.ids.query(str(request.get("query") or ""))
-        target = self.target.prefixed(path) + (f"?{query}" if query else "")
-        status, answer, text = self.target.send(str(request.get("method")), target, headers, body)
-        fix = "payorch"
-        if unknown or response.get("status") in TRANSIENT or request.get("truncated"):
-            fix = "recording"
-        mine = {"status": status, "body": answer, "bodyText": None if answer else text}
-        self.outcome.compared += 1
-        self.outcome.add(compare_answers(seq, _where(request), response, mine, fix))
-        self.ids.learn(response.get("body"), answer, maker)
-        if self.subscriptions.note(request, status):
-            self.events.keeping = True
+        return headers, maker
 
-    def _receiver(self) -> Receiver:
-        if self.receiver is None:
-            self.receiver = Receiver()
-        return self.receiver
+    def _body(self, seq: int, request: dict[str, Any]) -> tuple[bytes | None, bool]:
+        """The body to send (ids mapped), and whether it points a subscription at drift's
+        receiver (a webhook URL is rewritten to it)."""
+        if request.get("body") is None:
+            text = request.get("bodyText")
+            return (self.ids.text(str(text)).encode() if text else None), False
+        sent = self.ids.apply(request["body"])
+        subscription = "/webhooks" in str(request.get("path", ""))
+        if subscription and isinstance(sent, dict) and isinstance(sent.get("url"), str):
+            sent["url"] = self.deliveries.url_for(seq)
+            return json.dumps(sent).encode(), True
+        return json.dumps(sent).encode(), False
 
     def finish(self) -> None:
         try:
@@ -425,5 +458,4 @@ class Replay:
             self.outcome.add(compare_events(self.upstream_events, events, self.ids))
             self.outcome.differences.sort(key=lambda d: d.seq)
         finally:
-            if self.receiver is not None:
-                self.receiver.close()
+            self.deliveries.close()

@@ -135,37 +135,57 @@ class Proxy:
         started = time.perf_counter()
         at = now_iso()
         body = await request.read()
-        raw_path = request.raw_path
-        path, _, query = raw_path.partition("?")
+        path, _, query = request.raw_path.partition("?")
+        sent = Side(list(request.headers.items()), body[: self.config.body_limit + 1], len(body))
+        unanswered = RawExchange(at, 0, request.method, path, query, sent, None, None)
+        try:
+            upstream = await self._send_upstream(request, body)
+        except (TimeoutError, aiohttp.ServerTimeoutError):
+            message = f"The upstream {self._shown} sent no answer in {self.config.timeout:g} s."
+            return await self._refuse(fmt.UPSTREAM_TIMEOUT, message, unanswered, started)
+        except (aiohttp.ClientError, OSError) as exc:
+            message = f"The upstream {self._shown} could not be reached: {_reason(exc)}"
+            return await self._refuse(fmt.UPSTREAM_UNREACHABLE, message, unanswered, started)
+        answer, kept, size, error = await self._stream_back(request, upstream)
+        raw = RawExchange(
+            at,
+            (time.perf_counter() - started) * 1000,
+            request.method,
+            path,
+            query,
+            sent,
+            upstream.status,
+            Side(list(upstream.headers.items()), kept, size),
+            error,
+        )
+        await self.record(raw)
+        if error is not None and request.transport is not None:
+            request.transport.close()
+        return answer
+
+    async def _send_upstream(self, request: web.Request, body: bytes) -> aiohttp.ClientResponse:
+        """The request as it came (hop-by-hop headers aside), to the upstream; its answer's
+        head (the body is streamed by `_stream_back`)."""
         headers = CIMultiDict(
             (name, value)
             for name, value in request.headers.items()
             if name.lower() not in HOP_BY_HOP
         )
-        sent = Side(list(request.headers.items()), body[: self.config.body_limit + 1], len(body))
-        try:
-            upstream = await self.session.request(
-                request.method,
-                URL(self.config.upstream + raw_path, encoded=True),
-                headers=headers,
-                data=body if body else None,
-                allow_redirects=False,
-                skip_auto_headers=SKIP_AUTO,
-            )
-        except (TimeoutError, aiohttp.ServerTimeoutError):
-            return await self._refuse(
-                fmt.UPSTREAM_TIMEOUT,
-                f"The upstream {self._shown} sent no answer in {self.config.timeout:g} s.",
-                RawExchange(at, 0, request.method, path, query, sent, None, None),
-                started,
-            )
-        except (aiohttp.ClientError, OSError) as exc:
-            return await self._refuse(
-                fmt.UPSTREAM_UNREACHABLE,
-                f"The upstream {self._shown} could not be reached: {_reason(exc)}",
-                RawExchange(at, 0, request.method, path, query, sent, None, None),
-                started,
-            )
+        return await self.session.request(
+            request.method,
+            URL(self.config.upstream + request.raw_path, encoded=True),
+            headers=headers,
+            data=body if body else None,
+            allow_redirects=False,
+            skip_auto_headers=SKIP_AUTO,
+        )
+
+    async def _stream_back(
+        self, request: web.Request, upstream: aiohttp.ClientResponse
+    ) -> tuple[web.StreamResponse, bytes, int, tuple[str, str] | None]:
+        """The upstream's answer passed to the client chunk by chunk: the response, the first
+        `bodyLimit` + 1 bytes kept for the record, the body's whole size, and the error when the
+        upstream stopped mid-answer."""
         answer = web.StreamResponse(status=upstream.status, reason=upstream.reason)
         for name, value in upstream.headers.items():
             if name.lower() not in HOP_BY_HOP:
@@ -189,21 +209,7 @@ class Proxy:
             pass  # the client went away; what the upstream sent is still recorded
         finally:
             upstream.release()
-        raw = RawExchange(
-            at,
-            (time.perf_counter() - started) * 1000,
-            request.method,
-            path,
-            query,
-            sent,
-            upstream.status,
-            Side(list(upstream.headers.items()), bytes(kept), size),
-            error,
-        )
-        await self.record(raw)
-        if error is not None and request.transport is not None:
-            request.transport.close()
-        return answer
+        return answer, bytes(kept), size, error
 
     async def _refuse(
         self, code: str, message: str, raw: RawExchange, started: float

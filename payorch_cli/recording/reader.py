@@ -44,6 +44,16 @@ class Recording:
                 )
             yield record
 
+    def lines(self) -> Iterator[str]:
+        """The raw lines after the header, for a first pass before `records()` (which then
+        reads from the first record again): drift's look-ahead for endpoint answers."""
+        start = self._file.tell()
+        try:
+            while line := self._file.readline():
+                yield line
+        finally:
+            self._file.seek(start)
+
     def close(self) -> None:
         self._file.close()
 

@@ -71,6 +71,7 @@ class PayorchApp(App[None]):
         main.mode: main.screen for main in MAIN_SCREENS
     }
     DEFAULT_MODE = MAIN_SCREENS[0].mode
+    drift_report: Path | None = None  # `--drift FILE`: the report the Drift screen shows
     BINDINGS: ClassVar[list[BindingType]] = [
         *(Binding(main.key, f"switch_mode({main.mode!r})", main.title) for main in MAIN_SCREENS),
         Binding("a", "advance_clock", "Clock+"),
@@ -587,8 +588,11 @@ def run(
     keys: list[str],
     fixtures: Path | None = None,
     namespace: str | None = None,
+    drift_report: Path | None = None,
 ) -> None:
     """Start the TUI on the first key (in `namespace`); the others are offered by the key
     switcher."""
     backend = Backend(base_url or "", keys[0] if keys else "", namespace=namespace)
-    PayorchApp(backend, keys=keys[1:], fixtures=fixtures).run()
+    app = PayorchApp(backend, keys=keys[1:], fixtures=fixtures)
+    app.drift_report = drift_report
+    app.run()

@@ -1,7 +1,8 @@
 """Nothing secret is ever written (issue 35): 40 distinct secrets and personal values go through a
 real `payorch proxy` in requests (headers, bodies, query, a form body), come back in answers (keys,
 tokens, a webhook secret the upstream made) and in webhooks (the delivery's signature, the
-event's buyer data); every byte the proxy wrote (recording, scenario, its output) is scanned for
+event's buyer data); every byte the proxy wrote (recording, scenario, its output) and every byte
+of the reports `payorch drift` makes of that recording (HTML, JSON, its output) is scanned for
 each: none is found. The same run checks the webhook receiver: signatures checked with
 `--webhook-secret`, deliveries forwarded unchanged, a forged one recorded as invalid."""
 
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import json
+import subprocess
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -18,6 +20,7 @@ from typing import Any
 from payorch_cli.scenario.credentials import Credentials
 from simulator.domain import documents
 from tests.proxy.conftest import (
+    PAYORCH,
     SANDBOX_SK,
     Receiver,
     Running,
@@ -254,9 +257,22 @@ def test_forty_planted_secrets_are_never_written(
     assert proxy.stop() == 0
 
     assert len(planted) == 40 and len(set(planted.values())) == 40
+    # The reports made of the recording are written too: drift's HTML page, its JSON and its
+    # output (a replay on an embedded payorch; whatever its parity, it must run).
+    reports = tmp_path / "reports"
+    reports.mkdir()
+    drift = subprocess.run(
+        [*PAYORCH, "drift", str(tmp_path / "rec"), "--json", "--html", str(reports / "r.html")],
+        capture_output=True,
+        timeout=600,
+    )
+    assert drift.returncode in (0, 1), drift.stderr
+    (reports / "drift.json").write_bytes(drift.stdout)
+    (reports / "drift.err").write_bytes(drift.stderr)
     written = [p for p in (tmp_path / "rec").iterdir() if p.is_file()]
-    written += [proxy.stdout, proxy.stderr]
-    assert {p.name for p in written} >= {"exchanges.jsonl", "scenario.yaml", "proxy.out"}
+    written += [proxy.stdout, proxy.stderr, *reports.iterdir()]
+    names = {p.name for p in written}
+    assert names >= {"exchanges.jsonl", "scenario.yaml", "proxy.out", "r.html", "drift.json"}
     found = {
         (what, path.name)
         for path in written

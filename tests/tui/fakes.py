@@ -9,6 +9,7 @@ from __future__ import annotations
 import copy
 import threading
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 from payorch_cli.client import ApiError
@@ -16,6 +17,9 @@ from payorch_cli.tui.backend import Backend, Identity, Page
 from payorch_cli.tui.stream import Frame, Opened
 
 NOW = "2026-05-04T12:00:00.000Z"
+# A report of `payorch drift --json` (fixed: seven differences of different kinds, both sides to
+# fix), for the Drift screen.
+DRIFT_REPORT = Path(__file__).with_name("drift-report.json")
 BASE_URL = "http://127.0.0.1:8080"
 
 

@@ -12,7 +12,14 @@ from payorch_cli.tui.app import PayorchApp
 from payorch_cli.tui.screens.transactions import TransactionsScreen
 from payorch_cli.tui.widgets.footer import FittingFooter
 from payorch_cli.tui.widgets.transactions import TransactionsTable
-from tests.tui.fakes import CHARGEBACK_ID, DELIVERIES, REQUESTS, TRANSACTIONS, FakeBackend
+from tests.tui.fakes import (
+    CHARGEBACK_ID,
+    DELIVERIES,
+    DRIFT_REPORT,
+    REQUESTS,
+    TRANSACTIONS,
+    FakeBackend,
+)
 from tests.tui.helpers import screen_text, settle
 
 SIZES = ((80, 24), (120, 35), (200, 50))
@@ -27,12 +34,13 @@ SCREENS = {
     "transaction-trace": ("enter", "t"),
     "requests": ("4",),
     "request": ("4", "down", "enter"),
+    "drift": ("6",),
 }
-# At 120 columns the transactions footer shows every key: the screen keys as one (`2-5
+# At 120 columns the transactions footer shows every key: the screen keys as one (`2-6
 # Screens`), since written out they would push `k Key` and `q Quit` off; at 200 columns every
 # screen key is written out.
 ALL_KEYS = ("Search", "Status", "Method", "Screens", "Clock+", "Key", "Quit")
-SCREEN_NAMES = ("Balances", "Deliveries", "Requests", "Providers")
+SCREEN_NAMES = ("Balances", "Deliveries", "Requests", "Providers", "Drift")
 # At 80 columns each screen's footer keeps its own actions, the screen keys (as one), the clock
 # and the key switcher; the filter keys its filter bar already shows may give way, and on a
 # pending payment's detail (five actions of its own) the key switcher does (the palette has it).
@@ -46,11 +54,14 @@ OWN_KEYS = {
     "transaction-trace": ("Back", "Trace"),
     "requests": ("Status", "Method", "Path"),
     "request": ("Back",),
+    "drift": (),
 }
 
 
 def fixed_app(**kw: object) -> PayorchApp:
-    return PayorchApp(FakeBackend(**kw), monotonic=lambda: 0.0)  # type: ignore[arg-type]  # FakeBackend stands in for Backend
+    app = PayorchApp(FakeBackend(**kw), monotonic=lambda: 0.0)  # type: ignore[arg-type]  # FakeBackend stands in for Backend
+    app.drift_report = DRIFT_REPORT
+    return app
 
 
 async def press(pilot: Pilot[None], *keys: str) -> None:
@@ -92,7 +103,7 @@ async def test_at_120_columns_the_transactions_footer_shows_every_key() -> None:
         await settle(pilot)
         shown = footer_keys(app)
         assert [k for k in ALL_KEYS if k not in shown] == []
-        assert "2-5 Screens" in screen_text(app).splitlines()[-1]  # not 1: it is shown
+        assert "2-6 Screens" in screen_text(app).splitlines()[-1]  # not 1: it is shown
 
 
 async def test_at_200_columns_the_footer_writes_every_screen_key_out() -> None:

@@ -23,7 +23,7 @@ import pytest
 from textual.pilot import Pilot
 
 from payorch_cli.tui.app import PayorchApp
-from tests.tui.fakes import CHARGEBACK_ID, PAID, FakeBackend
+from tests.tui.fakes import CHARGEBACK_ID, DRIFT_REPORT, PAID, FakeBackend
 from tests.tui.helpers import settle
 
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
@@ -38,7 +38,9 @@ def recorded_renderer() -> str | None:
 
 
 def fixed_app(**kw: object) -> PayorchApp:
-    return PayorchApp(FakeBackend(**kw), monotonic=lambda: 0.0)  # type: ignore[arg-type]  # FakeBackend stands in for Backend
+    app = PayorchApp(FakeBackend(**kw), monotonic=lambda: 0.0)  # type: ignore[arg-type]  # FakeBackend stands in for Backend
+    app.drift_report = DRIFT_REPORT
+    return app
 
 
 async def check(app: PayorchApp, pilot: Pilot[None], name: str, tmp_path: Path) -> None:
@@ -140,6 +142,10 @@ async def request(app: PayorchApp, pilot: Pilot[None]) -> None:
     await press(pilot, "4", "down", "down", "down", "down", "enter")
 
 
+async def drift(app: PayorchApp, pilot: Pilot[None]) -> None:
+    await press(pilot, "6", "down")
+
+
 # Every screen (and dialog), each at the three sizes it is checked at: the smallest terminal the
 # layout is made for, a common laptop one, and a wide one. `transactions.svg` (80x24) is the
 # README's; the others are named NAME-WxH.svg.
@@ -157,6 +163,7 @@ SCREENS = {
     "key-switcher": key_switcher,
     "requests": requests,
     "request": request,
+    "drift": drift,
 }
 SIZES = ((80, 24), (120, 35), (200, 50))
 

@@ -12,6 +12,7 @@ import contextlib
 from collections import deque
 from collections.abc import Callable
 from collections.abc import Set as AbstractSet
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, cast, runtime_checkable
 
 from rich.text import Text
@@ -53,6 +54,7 @@ class Host(Protocol):
     connection: str
     chargebacks: set[str]
     event_log: deque[dict[str, Any]]
+    drift_report: Path | None
 
     @property
     def online(self) -> bool: ...

@@ -10,6 +10,7 @@ from textual.screen import Screen
 
 from payorch_cli.tui.screens.balances import BalancesScreen
 from payorch_cli.tui.screens.deliveries import DeliveriesScreen
+from payorch_cli.tui.screens.drift import DriftScreen
 from payorch_cli.tui.screens.providers import ProvidersScreen
 from payorch_cli.tui.screens.requests import RequestsScreen
 from payorch_cli.tui.screens.transactions import TransactionsScreen
@@ -28,4 +29,5 @@ MAIN_SCREENS: tuple[MainScreen, ...] = (
     MainScreen("deliveries", "3", "Deliveries", DeliveriesScreen),
     MainScreen("requests", "4", "Requests", RequestsScreen),
     MainScreen("providers", "5", "Providers", ProvidersScreen),
+    MainScreen("drift", "6", "Drift", DriftScreen),
 )
