@@ -417,6 +417,6 @@ def emit(globals_: Globals, data: object, human: object) -> None:
     if isinstance(renderable, str):
         sys.stdout.write(renderable + "\n")
         return
-    from rich.console import Console
+    from payorch_cli.render.layout import show
 
-    Console().print(renderable)
+    show(renderable)
