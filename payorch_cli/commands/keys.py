@@ -82,10 +82,21 @@ def credential_lines(rows: list[dict[str, Any]], width: int) -> list[Text]:
                 lines.append(Text(line.rstrip()))
                 continue
             lines.append(Text.assemble(GAP, (shop, "cyan"), " · ", environment))
-            lines.append(Text.assemble(GAP * 2, ("publishable ", "dim"), publishable))
-            lines.append(Text.assemble(GAP * 2, ("secret      ", "dim"), secret))
+            lines.extend(_key_lines("publishable", publishable, width))
+            lines.extend(_key_lines("secret", secret, width))
         lines.append(Text(""))
     return lines[:-1]
+
+
+def _key_lines(label: str, key: str, width: int) -> list[Text]:
+    """`publishable KEY`, or the label and then the key alone on the next line where a namespace's
+    longer key would pass the width: a key is copied, never folded."""
+    from rich.text import Text
+
+    head = GAP * 2 + label.ljust(len("publishable ")) + key
+    if len(head) <= width:
+        return [Text.assemble(GAP * 2, (label.ljust(len("publishable ")), "dim"), key)]
+    return [Text.assemble(GAP * 2, (label, "dim")), Text(GAP * 2 + key)]
 
 
 def keys(
@@ -126,6 +137,8 @@ def keys(
         return
     from rich.console import Console
 
+    from payorch_cli.render.layout import terminal_width
+
     console = Console()
-    for line in credential_lines(rows, console.width):
+    for line in credential_lines(rows, terminal_width()):
         console.print(line, soft_wrap=True)

@@ -67,8 +67,9 @@ def _with_keys(namespace: dict[str, Any], headline: str) -> Any:
         from rich.text import Text
 
         from payorch_cli.commands.keys import credential_lines
+        from payorch_cli.render.layout import terminal_width
 
-        lines = credential_lines(namespace["keys"], 10_000)[2:]  # without the title
+        lines = credential_lines(namespace["keys"], terminal_width())[2:]  # without the title
         prefix = f"/ns/{namespace['name']}"
         return Group(
             Text(headline, style="bold"),

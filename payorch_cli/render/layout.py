@@ -176,7 +176,7 @@ class Columns(_Lines):
             out.append(_line((self._joined(kept, [c.header for c in self.columns]), "bold")))
         for row in self.rows:
             out.append(self._row_line(kept, row))
-            out.extend(self._spilled(kept, row))
+            out.extend(self._spilled(kept, row, width))
         if self.footer:
             out.append(_line((self.footer, "dim")))
         return out
@@ -186,10 +186,14 @@ class Columns(_Lines):
         return max(len(cell) for cell in cells)
 
     def _fitting(self, width: int) -> list[int]:
-        every = list(range(len(self.columns)))
-        if self._total(every) <= width:
-            return every
-        return [i for i in every if not self.columns[i].spill]
+        """Every column, less spill columns from the right until the row fits."""
+        kept = list(range(len(self.columns)))
+        for index in reversed(kept[:]):
+            if self._total(kept) <= width:
+                break
+            if self.columns[index].spill:
+                kept.remove(index)
+        return kept
 
     def _total(self, indexes: Iterable[int]) -> int:
         widths = [self._width_of(i) for i in indexes]
@@ -210,9 +214,27 @@ class Columns(_Lines):
             parts.append((self._cell(index, row[index]), self.columns[index].style))
         return _line(*parts)
 
-    def _spilled(self, kept: list[int], row: Sequence[str]) -> list[Text]:
-        return [
-            _line(INDENT, (f"{self.columns[i].header} ", "dim"), row[i])
+    def _spilled(self, kept: list[int], row: Sequence[str], width: int) -> list[Text]:
+        """The spilled cells of a row, `header value`, on one line under it when they fit there,
+        else one a line."""
+        cells = [
+            (f"{self.columns[i].header} ", row[i])
             for i in range(len(self.columns))
             if i not in kept and row[i]
         ]
+        together = INDENT + GAP.join(head + value for head, value in cells)
+        if len(together) <= width:
+            parts: list[str | tuple[str, str]] = [INDENT]
+            for position, (head, value) in enumerate(cells):
+                parts.extend([GAP] if position else [])
+                parts.extend([(head, "dim"), value])
+            return [_line(*parts)] if cells else []
+        return [line for head, value in cells for line in _wrapped(head, value, width)]
+
+
+def _wrapped(head: str, value: str, width: int) -> list[Text]:
+    """`  head value`, prose wrapped at words under the value; a token is never split."""
+    room = width - len(INDENT) - len(head)
+    parts = textwrap.wrap(value, room, break_long_words=False, break_on_hyphens=False) or [""]
+    pad = " " * (len(INDENT) + len(head))
+    return [_line(INDENT, (head, "dim"), parts[0]), *(_line(pad + part) for part in parts[1:])]
