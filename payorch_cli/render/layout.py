@@ -158,6 +158,8 @@ class Column:
     style: str = ""
     # Moved to a line under its row, as `header value`, when the row would pass the width.
     spill: bool = False
+    # Left out when the row would pass the width (the view says where to find it).
+    optional: bool = False
 
 
 @dataclass
@@ -186,13 +188,16 @@ class Columns(_Lines):
         return max(len(cell) for cell in cells)
 
     def _fitting(self, width: int) -> list[int]:
-        """Every column, less spill columns from the right until the row fits."""
-        kept = list(range(len(self.columns)))
-        for index in reversed(kept[:]):
-            if self._total(kept) <= width:
-                break
-            if self.columns[index].spill:
-                kept.remove(index)
+        """Every column, less optional columns then spill columns from the right until the
+        row fits."""
+        # A column nobody has a value in is left out, header and all.
+        kept = [i for i in range(len(self.columns)) if any(row[i] for row in self.rows)]
+        for kind in ("optional", "spill"):
+            for index in reversed(kept[:]):
+                if self._total(kept) <= width:
+                    return kept
+                if getattr(self.columns[index], kind):
+                    kept.remove(index)
         return kept
 
     def _total(self, indexes: Iterable[int]) -> int:
@@ -220,7 +225,7 @@ class Columns(_Lines):
         cells = [
             (f"{self.columns[i].header} ", row[i])
             for i in range(len(self.columns))
-            if i not in kept and row[i]
+            if i not in kept and row[i] and self.columns[i].spill
         ]
         together = INDENT + GAP.join(head + value for head, value in cells)
         if len(together) <= width:
