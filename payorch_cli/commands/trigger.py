@@ -281,42 +281,48 @@ def _event_name(value: str) -> str:
     return value
 
 
+EventArgument = Annotated[
+    str,
+    typer.Argument(
+        help=f"One of: {', '.join(EVENT_TYPES)}.",
+        parser=_event_name,
+        metavar="EVENT",
+        autocompletion=completion.event_names,
+    ),
+]
+MethodOption = Annotated[
+    str,
+    typer.Option(
+        "--method",
+        help="paymentMethodId for the payments it creates.",
+        autocompletion=completion.method_ids,
+    ),
+]
+Timeout = Annotated[
+    float,
+    typer.Option(
+        "--timeout",
+        parser=positive_seconds,
+        metavar="SECONDS",
+        help="Seconds to wait for the event once driven.",
+    ),
+]
+AdvanceClock = Annotated[
+    bool,
+    typer.Option(
+        "--advance-clock",
+        help="Let it move the server's simulated clock (shared by every client of the "
+        "server) for events that need time: claim.resolved, settlement.*, withdrawal.*.",
+    ),
+]
+
+
 def trigger(
     ctx: typer.Context,
-    event: Annotated[
-        str,
-        typer.Argument(
-            help=f"One of: {', '.join(EVENT_TYPES)}.",
-            parser=_event_name,
-            metavar="EVENT",
-            autocompletion=completion.event_names,
-        ),
-    ],
-    method: Annotated[
-        str,
-        typer.Option(
-            "--method",
-            help="paymentMethodId for the payments it creates.",
-            autocompletion=completion.method_ids,
-        ),
-    ] = "1001",
-    timeout: Annotated[
-        float,
-        typer.Option(
-            "--timeout",
-            parser=positive_seconds,
-            metavar="SECONDS",
-            help="Seconds to wait for the event once driven.",
-        ),
-    ] = 10.0,
-    advance_clock: Annotated[
-        bool,
-        typer.Option(
-            "--advance-clock",
-            help="Let it move the server's simulated clock (shared by every client of the "
-            "server) for events that need time: claim.resolved, settlement.*, withdrawal.*.",
-        ),
-    ] = False,
+    event: EventArgument,
+    method: MethodOption = "1001",
+    timeout: Timeout = 10.0,
+    advance_clock: AdvanceClock = False,
     base_url: BaseUrl = None,
     api_key: ApiKey = None,
     as_json: Json = False,
