@@ -7,8 +7,6 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from rich.console import RenderableType
-
     from payorch_cli.render.layout import Detail
 
 # rich is imported by the functions that draw: `clock show` and every --json output need none
@@ -35,12 +33,6 @@ def to_json(data: Any) -> str:
     return json.dumps(data, indent=2, ensure_ascii=False)
 
 
-def _cell(value: Any) -> str:
-    if isinstance(value, dict | list):
-        return json.dumps(value, ensure_ascii=False, separators=(", ", ": "))
-    return "null" if value is None else str(value)
-
-
 JSON_HINT = "--json for every field"
 
 
@@ -58,20 +50,6 @@ def object_table(title: str, obj: dict[str, Any], fields: Iterable[str] | None =
     picked = {name: obj[name] for name in chosen if name in obj}
     rows = [(name, text) for name, text in flatten(picked) if text not in title.split()]
     return Detail(title, rows, JSON_HINT if fields is None else None)
-
-
-def event_renderable(envelope: dict[str, Any]) -> RenderableType:
-    from rich.console import Group
-    from rich.text import Text
-
-    head = Text.assemble(
-        ("event ", "bold"),
-        (envelope.get("type", "?"), "bold magenta"),
-        f"  {envelope.get('id', '')}  {envelope.get('createdAt', '')}",
-    )
-    data = envelope.get("data")
-    body = object_table("data", data) if isinstance(data, dict) else Text(_cell(data))
-    return Group(head, body)
 
 
 def clock_text(state: dict[str, Any]) -> str:
