@@ -43,7 +43,7 @@ def payments_table(page: dict[str, Any]) -> RenderableType:
         Column("amount", right=True),
         Column("local", right=True),
         Column("method"),
-        Column("created"),
+        Column("created", spill=True),
         Column("order", spill=True),
     )
     cells = [
@@ -71,7 +71,7 @@ def payouts_table(page: dict[str, Any]) -> RenderableType:
         Column("status"),
         Column("amount", right=True),
         Column("method"),
-        Column("created"),
+        Column("created", spill=True),
         Column("failure", spill=True),
     )
     cells = [
@@ -148,7 +148,8 @@ def balance_view(answer: dict[str, Any]) -> RenderableType:
         parts.append(object_table("balance", money, ("available", "pending", "frozen", "reserve")))
     fees = answer.get("feeSummary")
     if isinstance(fees, dict):
-        parts.append(object_table("fees", {k: _money(v, currency) for k, v in fees.items()}))
+        money = {k: _money(v, currency) for k, v in fees.items()}
+        parts.append(object_table("fees", money, tuple(money)))
     warnings = answer.get("ledgerWarnings") or []
     for warning in warnings:
         parts.append(Text(f"warning: {warning}", style="yellow"))
