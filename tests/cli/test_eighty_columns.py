@@ -184,3 +184,22 @@ def test_a_pix_payment_keeps_its_code_whole_at_any_width(payorch: Payorch, width
     # The few things a person acts on; the rest is one --json away.
     assert "settlement" not in result.stdout.split("--json")[0]
     assert result.stdout.rstrip().endswith("--json for every field (fees, settlement, tags)")
+
+
+def test_views_hold_no_raw_json_and_no_empty_fields(payorch: Payorch) -> None:
+    """`fees {"platform": ...}` inside a table and `pdfReady False` beside `pdfReadyAt null`:
+    a view flattens what is nested, leaves out what is empty and says where the rest is."""
+    payments = _payments(payorch)
+    [payout, _] = _payouts(payorch)
+    runs = [
+        ["payments", "get", payments[0]["transactionId"]],
+        ["payouts", "get", payout["id"]],
+        ["trigger", "settlement.pdf_ready", "--advance-clock"],
+        ["balance"],
+    ]
+    for args in runs:
+        result = runner.invoke(app, ["--base-url", payorch.base_url, *args])
+        assert result.exit_code == 0, (args, result.output)
+        for raw in ("{", "}", "null", "None", "False", "True"):
+            assert raw not in result.stdout, (args, raw, result.stdout)
+        assert "--json" in result.stdout, args

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+from payorch_cli.client import ApiError
 from payorch_cli.main import app
 from payorch_cli.scenario.fixture import Payorch
 
@@ -241,3 +242,21 @@ def test_show_lists_each_incident_with_the_id_end_asks_for(payorch: Payorch) -> 
     assert ended["id"] == later["id"]
     quiet = runner.invoke(app, ["--base-url", payorch.base_url, "providers", "show", "prv_cardhub"])
     assert any(line.split() == ["incidents", "none"] for line in quiet.stdout.splitlines())
+
+
+def test_counts_and_reset_say_what_happened_in_words(payorch: Payorch) -> None:
+    """`1: 0 ok, 1 down` was a riddle, and reset printed every provider (149 lines)."""
+    cli(payorch, "providers", "incident", "prv_stp_mx", "outage", "--for", "10m")
+    live = payorch.as_("shp_mazul_tienda/production")
+    buyer = {"userName": "Ana López", "userEmail": "ana@example.com", "documentId": "IXLZ9511197B1"}
+    with pytest.raises(ApiError, match="cascade_exhausted"):  # SPEI's one provider is down
+        live.post("/payments", {"amount": 50, "paymentMethodId": "1001", **buyer})
+    shown = runner.invoke(app, ["--base-url", payorch.base_url, "providers", "show", "prv_stp_mx"])
+    assert shown.exit_code == 0, shown.output
+    [did] = [line.split(None, 1)[1] for line in shown.stdout.splitlines() if " did " in line]
+    assert did == "1 charge: 0 accepted, 1 unavailable"
+    reset = runner.invoke(app, ["--base-url", payorch.base_url, "providers", "reset"])
+    assert reset.exit_code == 0, reset.output
+    lines = reset.stdout.splitlines()
+    assert len(lines) == 2 and lines[0].startswith("18 providers back as the fixtures define them")
+    assert lines[1].endswith("`payorch providers` lists them.")
