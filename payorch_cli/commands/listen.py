@@ -309,6 +309,15 @@ class Session:
         # Under --json, stdout carries only the deliveries: the rest goes to stderr.
         typer.echo(text, err=self.as_json)
 
+    def say_fitting(self, head: str, note: str) -> None:
+        """`head (note)`, or the note on the next line where the terminal is too narrow for
+        both: the head holds a value to copy (a URL, the secret), never folded."""
+        if len(head) + len(note) + 3 <= terminal_width():
+            self.say(f"{head} ({note})")
+        else:
+            self.say(head)
+            self.say(f"  ({note})")
+
     def run(self, poll: float) -> int:
         """Print attempts until Ctrl-C, then pause the subscription; the exit status."""
         from payorch_cli.client import ApiError
@@ -332,9 +341,9 @@ class Session:
         kinds = "all events" if self.sub["events"] == ["*"] else ", ".join(self.sub["events"])
         how = "local receiver, verifying signatures" if self.receiver else "forwarding"
         kept = "the same as the last run" if self.reused else "new; kept for the next runs"
-        self.say(f"Subscription {self.sub['id']} -> {self.sub['url']} ({how})")
+        self.say_fitting(f"Subscription {self.sub['id']} -> {self.sub['url']}", how)
         self.say(f"Events: {kinds}")
-        self.say(f"Signing secret: {self.secret} ({kept})")
+        self.say_fitting(f"Signing secret: {self.secret}", kept)
         self.say("Ready. Ctrl-C to stop (the subscription is paused, not removed).")
         sys.stdout.flush()
 
@@ -388,7 +397,7 @@ class Session:
         code = 0
         try:
             self.client.update_webhook(self.sub["id"], {"active": False})
-            self.say(f"Paused subscription {self.sub['id']} (the next payorch listen resumes it).")
+            self.say(f"Paused subscription {self.sub['id']} (the next listen resumes it).")
         except ApiError as exc:
             typer.echo(f"payorch listen: could not pause {self.sub['id']}: {exc.message}", err=True)
             code = 1
