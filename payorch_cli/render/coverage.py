@@ -10,6 +10,7 @@ from payorch_cli.render.layout import Column
 
 # The way a row is reached is prose: under its row when the row is too wide for it.
 _VIA = Column("via", spill=True)
+_REACHED = Column("reached", right=True, marks=(("never", "bold red"),))
 
 
 def merge(reports: list[dict[str, Any]]) -> dict[str, Any]:
@@ -94,7 +95,7 @@ def coverage_tables(report: dict[str, Any], *, all_errors: bool = False) -> Any:
     from payorch_cli.render.layout import Columns
 
     states = Columns(
-        (Column("table"), Column("transition"), Column("reached", right=True), _VIA),
+        (Column("table"), Column("transition"), _REACHED, _VIA),
         [
             (table["table"], f"{row['from']} -> {row['to']}", _reached(row["reached"]), row["via"])
             for table in report["stateTables"]
@@ -102,12 +103,12 @@ def coverage_tables(report: dict[str, Any], *, all_errors: bool = False) -> Any:
         ],
     )
     events = Columns(
-        (Column("event type"), Column("reached", right=True)),
+        (Column("event type"), _REACHED),
         [(event["type"], _reached(event["reached"])) for event in report["events"]],
     )
     shown = [e for e in report["errors"] if e["reached"] or all_errors]
     errors = Columns(
-        (Column("error code"), Column("status", right=True), Column("reached", right=True)),
+        (Column("error code"), Column("status", right=True), _REACHED),
         [(e["code"], str(e["status"]), _reached(e["reached"])) for e in shown],
     )
     totals = report["totals"]

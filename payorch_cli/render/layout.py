@@ -160,6 +160,11 @@ class Column:
     spill: bool = False
     # Left out when the row would pass the width (the view says where to find it).
     optional: bool = False
+    # A style for a cell of this exact text (coverage's `never` in red).
+    marks: tuple[tuple[str, str], ...] = ()
+
+    def style_of(self, text: str) -> str:
+        return next((style for mark, style in self.marks if mark == text), self.style)
 
 
 @dataclass
@@ -216,7 +221,8 @@ class Columns(_Lines):
         for position, index in enumerate(kept):
             if position:
                 parts.append(GAP)
-            parts.append((self._cell(index, row[index]), self.columns[index].style))
+            column = self.columns[index]
+            parts.append((self._cell(index, row[index]), column.style_of(row[index])))
         return _line(*parts)
 
     def _spilled(self, kept: list[int], row: Sequence[str], width: int) -> list[Text]:
