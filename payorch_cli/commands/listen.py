@@ -84,7 +84,7 @@ def attempt_line(
             head,
             *textwrap.wrap(
                 notes,
-                width,
+                max(width, 40),  # a sliver of a terminal still gets whole words
                 initial_indent=indent,
                 subsequent_indent=indent,
                 break_long_words=False,

@@ -72,14 +72,14 @@ def payout(
 
     Actions: completed (paid), failed (rejected), refunded (returned).
     """
-    from payorch_cli.render.objects import object_table
+    from payorch_cli.render.resources import payout_view
 
     options = resolve(ctx, base_url, api_key, as_json)
     with api_errors("simulate payout"):
         result = options.client().post(
             f"/me/payout/send/{payout_id}/simulate", {"action": action.value}
         )
-    emit(options, result, lambda: object_table(f"payout {payout_id}", result["payout"]))
+    emit(options, result, lambda: payout_view(result))
 
 
 # What a deposit adds to its payment's view; the rest is the payment's or --json's.

@@ -27,6 +27,8 @@ GAP = "  "
 # A value under one of these names is something to copy even when it holds spaces (a PIX code
 # carries the beneficiary's city): it goes whole on a line of its own, never word-wrapped.
 COPYABLE = re.compile(r"(?i)(url|code|barcode|line|secret|key|token|clabe|id|reference)$")
+# Narrower than this, prose goes on a line of its own rather than into a sliver of a column.
+MIN_WRAP = 20
 _TRAILING = re.compile(r"[ \t]+((?:\x1b\[[0-9;]*m)*)$")
 
 
@@ -138,7 +140,7 @@ def _field_lines(name: str, value: str, names: int, width: int) -> list[Text]:
     label = (INDENT + name.ljust(names), "cyan")
     if len(value) <= room and "\n" not in value:
         return [_line(label, GAP + value)]
-    if " " in value and not COPYABLE.search(name):
+    if " " in value and not COPYABLE.search(name) and room >= MIN_WRAP:
         wrapped = textwrap.wrap(value, room, break_long_words=False, break_on_hyphens=False)
         if all(len(part) <= room for part in wrapped):
             pad = " " * (width - room)
@@ -245,7 +247,7 @@ class Columns(_Lines):
 
 def _wrapped(head: str, value: str, width: int) -> list[Text]:
     """`  head value`, prose wrapped at words under the value; a token is never split."""
-    room = width - len(INDENT) - len(head)
+    room = max(width - len(INDENT) - len(head), MIN_WRAP)
     parts = textwrap.wrap(value, room, break_long_words=False, break_on_hyphens=False) or [""]
     pad = " " * (len(INDENT) + len(head))
     return [_line(INDENT, (head, "dim"), parts[0]), *(_line(pad + part) for part in parts[1:])]

@@ -126,9 +126,22 @@ def refund_view(refund: dict[str, Any]) -> RenderableType:
 
 
 def payout_view(answer: dict[str, Any]) -> RenderableType:
+    """Status, money, method, recipient, dates and why it failed; the rest is for --json."""
+    from payorch_cli.render.layout import Detail, flatten
+
     payout = answer.get("payout") if isinstance(answer.get("payout"), dict) else answer
     assert isinstance(payout, dict)
-    return object_table(f"payout {payout.get('id', '?')}", payout)
+    summary = {
+        "status": payout.get("status"),
+        "amount": _money(payout.get("amount"), payout.get("currency")),
+        "method": payout.get("methodId"),
+        "recipient": _object(payout.get("recipient")),
+        "created": payout.get("createdAt"),
+        "failure": payout.get("failureReason"),
+        "providerRef": payout.get("providerRef"),
+    }
+    title = f"payout {payout.get('id', '?')}"
+    return Detail(title, flatten(summary), "--json for every field (timestamps, provider)")
 
 
 # GET /me/balance: these first, as a small table each; the lists (movements, reserve schedule)
