@@ -6,6 +6,7 @@ Plain strings only (no rich at import): `payorch providers --json` builds none o
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from payorch.vocabulary import ACCEPTING_BEHAVIOUR
@@ -127,12 +128,7 @@ def incidents_text(provider: dict[str, Any]) -> str:
 def counts_text(provider: dict[str, Any]) -> str:
     """`12: 9 ok, 2 declined, 1 down · cb 9 (+1 ignored)`: what the provider has done (charges,
     or payout dispatches, by answer; callbacks sent, of which ignored)."""
-    counts = _obj(provider.get("counts"))
-
-    def n(name: str) -> int:
-        value = counts.get(name)
-        return value if isinstance(value, int) and not isinstance(value, bool) else 0
-
+    n = _counter(provider)
     if not n("charges") and not n("callbacksSent"):
         return "-"
     parts = [f"{n('accepted')} ok"]
@@ -162,25 +158,33 @@ def is_disturbed(provider: dict[str, Any]) -> bool:
     )
 
 
-def counts_sentence(provider: dict[str, Any]) -> str:
-    """`12 charges: 9 accepted, 2 declined, 1 unavailable; 9 callbacks sent (1 more ignored)`:
-    counts_text in words, for a view with room for them."""
+def _counter(provider: dict[str, Any]) -> Callable[[str], int]:
+    """A provider's count by name; 0 for one it does not have."""
     counts = _obj(provider.get("counts"))
 
     def n(name: str) -> int:
         value = counts.get(name)
         return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
+    return n
+
+
+def _plural(count: int, noun: str, nouns: str) -> str:
+    return f"{count} {noun if count == 1 else nouns}"
+
+
+def counts_sentence(provider: dict[str, Any]) -> str:
+    """`12 charges: 9 accepted, 2 declined, 1 unavailable; 9 callbacks sent (1 more ignored)`:
+    counts_text in words, for a view with room for them."""
+    n = _counter(provider)
     if not n("charges") and not n("callbacksSent"):
         return "nothing yet"
-    noun = "dispatch" if provider.get("kind") == "payout" else "charge"
-    total = n("charges")
-    text = f"{total} {noun}{'es' if noun == 'dispatch' and total != 1 else ''}"
-    text += "" if noun == "dispatch" or total == 1 else "s"
+    payout = provider.get("kind") == "payout"
+    text = _plural(n("charges"), *(("dispatch", "dispatches") if payout else ("charge", "charges")))
     answers = [f"{n(key)} {word}" for key, word in _ANSWERS if n(key) or key == "accepted"]
     text += ": " + ", ".join(answers)
     if n("callbacksSent") or n("callbacksIgnored"):
-        text += f"; {n('callbacksSent')} callbacks sent"
+        text += f"; {_plural(n('callbacksSent'), 'callback', 'callbacks')} sent"
         if n("callbacksIgnored"):
             text += f" ({n('callbacksIgnored')} more ignored)"
     return text
