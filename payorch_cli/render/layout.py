@@ -64,6 +64,27 @@ def _strip_trailing(line: str) -> str:
     return stripped
 
 
+def wrapped_text(text: str, width: int | None = None) -> str:
+    """A message's lines wrapped at words to the terminal's width; a word longer than the width
+    (a URL, an id) stays whole on its line, for the terminal to soft-wrap."""
+    columns = width or terminal_width()
+    return "\n".join(_wrap_line(line, columns) for line in text.split("\n"))
+
+
+def _wrap_line(line: str, columns: int) -> str:
+    if len(line) <= columns:
+        return line.rstrip()
+    indent = line[: len(line) - len(line.lstrip())]
+    parts = textwrap.wrap(
+        line,
+        max(columns, MIN_WRAP),
+        subsequent_indent=indent,
+        break_long_words=False,
+        break_on_hyphens=False,
+    )
+    return "\n".join(parts) or line.rstrip()
+
+
 def show(renderable: Any) -> None:
     sys.stdout.write(rendered(renderable) + "\n")
 

@@ -142,6 +142,9 @@ def _world(payorch: Payorch) -> list[tuple[list[str], list[str]]]:
         (["methods"], ["sbx_spei"]),
         (["trigger", "payment.completed"], ["event payment.completed"]),
         (["providers", "reset"], []),
+        # A message (a string, not a view) is wrapped at words, its values whole.
+        (["state", "restore", STATE], [STATE]),
+        (["reset"], [payorch.base_url]),
     ]
     return commands
 
