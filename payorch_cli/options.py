@@ -477,9 +477,9 @@ def emit(globals_: Globals, data: object, human: object) -> None:
         sys.stdout.write(to_json(data) + "\n")
         return
     renderable = human() if callable(human) else human
-    if isinstance(renderable, str):
-        sys.stdout.write(renderable + "\n")
-        return
-    from rich.console import Console
+    from payorch_cli.render.layout import show, wrapped_text
 
-    Console().print(renderable)
+    if isinstance(renderable, str):
+        sys.stdout.write(wrapped_text(renderable) + "\n")
+        return
+    show(renderable)

@@ -87,8 +87,8 @@ def _wrapped(text: str, width: int, indent: str, style: str) -> list[Text]:
     return [Text(line, style=style) for line in lines]
 
 
-def _row_lines(row: dict[str, Any], widths: list[int] | None) -> list[Text]:
-    """One credential: a table line with `widths`, else a block of three lines."""
+def _row_lines(row: dict[str, Any], widths: list[int] | None, width: int) -> list[Text]:
+    """One credential: a table line with `widths`, else a block of three lines or more."""
     from rich.text import Text
 
     shop, environment, publishable, secret = _cells(row)
@@ -98,8 +98,8 @@ def _row_lines(row: dict[str, Any], widths: list[int] | None) -> list[Text]:
         return [Text(line.rstrip())]
     return [
         Text.assemble(GAP, (shop, "cyan"), " · ", environment),
-        Text.assemble(GAP * 2, ("publishable ", "dim"), publishable),
-        Text.assemble(GAP * 2, ("secret      ", "dim"), secret),
+        *_key_lines("publishable", publishable, width),
+        *_key_lines("secret", secret, width),
     ]
 
 
@@ -120,12 +120,23 @@ def credential_lines(
             header = GAP + GAP.join(h.ljust(w) for h, w in zip(HEADERS, widths, strict=True))
             lines.append(Text(header.rstrip(), style="dim"))
         for row in group:
-            lines.extend(_row_lines(row, widths if as_table else None))
+            lines.extend(_row_lines(row, widths if as_table else None, width))
             trap = traps.get(trap_key(row))
             if trap is not None:
                 lines.extend(_wrapped(f"trap: {trap}", width, GAP * 2, "yellow"))
         lines.append(Text(""))
     return lines[:-1]
+
+
+def _key_lines(label: str, key: str, width: int) -> list[Text]:
+    """`publishable KEY`, or the label and then the key alone on the next line where a namespace's
+    longer key would pass the width: a key is copied, never folded."""
+    from rich.text import Text
+
+    head = GAP * 2 + label.ljust(len("publishable ")) + key
+    if len(head) <= width:
+        return [Text.assemble(GAP * 2, (label.ljust(len("publishable ")), "dim"), key)]
+    return [Text.assemble(GAP * 2, (label, "dim")), Text(GAP * 2 + key)]
 
 
 def keys(
@@ -168,10 +179,12 @@ def keys(
     from rich.text import Text
 
     from payorch_cli.credentials import traps
+    from payorch_cli.render.layout import terminal_width
 
     console = Console()
-    lines = credential_lines(rows, console.width, traps(fixtures))
+    width = terminal_width()
+    lines = credential_lines(rows, width, traps(fixtures))
     if any(row["environment"] == "production" for row in rows):
-        lines += [Text(""), *_wrapped(PRODUCTION_NOTE, console.width, "", "dim")]
+        lines += [Text(""), *_wrapped(PRODUCTION_NOTE, width, "", "dim")]
     for line in lines:
         console.print(line, soft_wrap=True)

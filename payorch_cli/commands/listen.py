@@ -13,9 +13,11 @@ the same server, key and target. The server returns a secret only when it create
 
 from __future__ import annotations
 
+import json
 import signal
 import sys
 import time
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Annotated, Any
 from urllib.parse import quote
@@ -24,10 +26,12 @@ import typer
 
 from payorch.vocabulary import EVENT_TYPES
 from payorch_cli.options import ApiKey, BaseUrl, Json, api_errors, did_you_mean, resolve
+from payorch_cli.render.layout import terminal_width
 
 if TYPE_CHECKING:
     from payorch_cli.client import Client
     from payorch_cli.listen_state import ListenState
+    from payorch_cli.local_receiver import LocalReceiver
 
 CLEANUP_TIMEOUT_SECONDS = 5.0
 DESCRIPTION = "payorch listen"
@@ -56,11 +60,40 @@ def parse_events(value: str) -> list[str] | str:
     return names
 
 
-def attempt_line(delivery: dict[str, Any], attempt: dict[str, Any], verdict: str | None) -> str:
+def attempt_line(
+    delivery: dict[str, Any], attempt: dict[str, Any], verdict: str | None, width: int = 80
+) -> str:
+    """`time  event  delivery  status  latency`, then why (retry, error, bad signature) on the
+    same line when it fits in `width`, else under it, wrapped at words."""
+    import textwrap
+
     stamp = attempt.get("sentAt") or attempt["at"]
     when = datetime.fromisoformat(stamp.replace("Z", "+00:00")).astimezone().strftime("%H:%M:%S")
     status = "stored" if attempt.get("stored") else str(attempt.get("httpStatus") or "ERR")
     latency = attempt.get("durationMs")
+    head = (
+        f"{when}  {delivery['eventType']:<20}  {delivery['id']}  {status:>6}  "
+        f"{'' if latency is None else f'{latency:.0f} ms':>7}"
+    ).rstrip()
+    notes = " · ".join(_attempt_notes(attempt, verdict))
+    if not notes or len(head) + 2 + len(notes) <= width:
+        return f"{head}  {notes}".rstrip()
+    indent = " " * 10  # under the event type
+    return "\n".join(
+        [
+            head,
+            *textwrap.wrap(
+                notes,
+                max(width, 40),  # a sliver of a terminal still gets whole words
+                initial_indent=indent,
+                subsequent_indent=indent,
+                break_long_words=False,
+            ),
+        ]
+    )
+
+
+def _attempt_notes(attempt: dict[str, Any], verdict: str | None) -> list[str]:
     notes = []
     if attempt["trigger"] != "initial":
         notes.append(attempt["trigger"])
@@ -68,10 +101,7 @@ def attempt_line(delivery: dict[str, Any], attempt: dict[str, Any], verdict: str
         notes.append(attempt["error"])
     if verdict not in (None, "ok"):
         notes.append(f"bad signature: {verdict}")
-    return (
-        f"{when}  {delivery['eventType']:<22} {delivery['id']}  {status:>6}  "
-        f"{'' if latency is None else f'{latency:.0f} ms':>8}  {' · '.join(notes)}"
-    ).rstrip()
+    return notes
 
 
 def _stop_on_signals() -> None:
@@ -190,11 +220,7 @@ def listen(
     Ctrl-C pauses the subscription; the next run for the same server, key and target resumes
     it, with the same signing secret. --json prints one delivery attempt per line.
     """
-    import json
-
-    from payorch_cli.client import ApiError
     from payorch_cli.listen_state import ListenState, entry_key
-    from payorch_cli.local_receiver import LocalReceiver
 
     wanted = parse_events(events)  # a bad name is refused before anything starts
     options = resolve(ctx, base_url, api_key, as_json)
@@ -202,13 +228,46 @@ def listen(
     state = ListenState()
     key = entry_key(client.base_url, client.api_key, forward_to)
     if print_secret:
-        with api_errors("listen"):
-            sub, secret, _ = acquire(client, state, key, forward_to, wanted, active=False)
-        if options.json:
-            typer.echo(json.dumps({"webhookId": sub["id"], "secret": secret}))
-        else:
-            typer.echo(secret)
-        raise typer.Exit(0)
+        _print_secret(client, state, key, forward_to, wanted, as_json=options.json)
+    session = _subscribe(client, state, key, forward_to, wanted, as_json=options.json)
+    # Armed before "Ready." is printed: a caller that signals as soon as it reads it must not
+    # find SIGINT still ignored, and the clean-up below covers every line printed.
+    _stop_on_signals()
+    raise typer.Exit(session.run(poll))
+
+
+def _print_secret(
+    client: Client,
+    state: ListenState,
+    key: str,
+    forward_to: str | None,
+    wanted: list[str] | str,
+    *,
+    as_json: bool,
+) -> None:
+    import json
+
+    with api_errors("listen"):
+        sub, secret, _ = acquire(client, state, key, forward_to, wanted, active=False)
+    if as_json:
+        typer.echo(json.dumps({"webhookId": sub["id"], "secret": secret}))
+    else:
+        typer.echo(secret)
+    raise typer.Exit(0)
+
+
+def _subscribe(
+    client: Client,
+    state: ListenState,
+    key: str,
+    forward_to: str | None,
+    wanted: list[str] | str,
+    *,
+    as_json: bool,
+) -> Session:
+    """The local receiver (unless forwarding) and the subscription pointed at it; a refusal
+    stops the receiver and exits with the API's line."""
+    from payorch_cli.local_receiver import LocalReceiver
 
     receiver = None if forward_to else LocalReceiver()
     if receiver is not None:
@@ -225,68 +284,123 @@ def listen(
         raise
     if receiver is not None:
         receiver.arm(secret)
-    kinds = "all events" if sub["events"] == ["*"] else ", ".join(sub["events"])
-    how = "local receiver, verifying signatures" if receiver else "forwarding"
-    kept = "the same as the last run" if reused else "new; kept for the next runs"
-    # Under --json, stdout carries only the deliveries: the rest goes to stderr.
-    say = (lambda text: typer.echo(text, err=True)) if options.json else typer.echo
-    # Armed before "Ready." is printed: a caller that signals as soon as it reads it must not
-    # find SIGINT still ignored, and the clean-up below covers every line printed.
-    _stop_on_signals()
-    code = 0
-    try:
-        say(f"Subscription {sub['id']} -> {sub['url']} ({how})")
-        say(f"Events: {kinds}")
-        say(f"Signing secret: {secret} ({kept})")
-        say("Ready. Ctrl-C to stop (the subscription is paused, not removed).")
+    session = Session(client, state, key, target, wanted, receiver, sub, secret, as_json)
+    session.printed, session.reused = printed, reused
+    return session
+
+
+@dataclass
+class Session:
+    """One listen run: the subscription, its secret, and the attempts already printed."""
+
+    client: Client
+    state: ListenState
+    key: str
+    target: str | None
+    wanted: list[str] | str
+    receiver: LocalReceiver | None
+    sub: dict[str, Any]
+    secret: str
+    as_json: bool
+    reused: bool = False
+    printed: dict[str, int] = field(default_factory=dict)
+
+    def say(self, text: str) -> None:
+        # Under --json, stdout carries only the deliveries: the rest goes to stderr.
+        typer.echo(text, err=self.as_json)
+
+    def say_fitting(self, head: str, note: str) -> None:
+        """`head (note)`, or the note on the next line where the terminal is too narrow for
+        both: the head holds a value to copy (a URL, the secret), never folded."""
+        if len(head) + len(note) + 3 <= terminal_width():
+            self.say(f"{head} ({note})")
+        else:
+            self.say(head)
+            self.say(f"  ({note})")
+
+    def run(self, poll: float) -> int:
+        """Print attempts until Ctrl-C, then pause the subscription; the exit status."""
+        from payorch_cli.client import ApiError
+
+        code = 0
+        try:
+            self.announce()
+            while True:
+                self.print_new_attempts()
+                time.sleep(poll)
+        except KeyboardInterrupt:
+            pass
+        except ApiError as exc:
+            typer.echo(f"payorch listen: {exc.message}", err=True)
+            code = 1
+        finally:
+            code = self.pause() or code
+        return code
+
+    def announce(self) -> None:
+        kinds = "all events" if self.sub["events"] == ["*"] else ", ".join(self.sub["events"])
+        how = "local receiver, verifying signatures" if self.receiver else "forwarding"
+        kept = "the same as the last run" if self.reused else "new; kept for the next runs"
+        self.say_fitting(f"Subscription {self.sub['id']} -> {self.sub['url']}", how)
+        self.say(f"Events: {kinds}")
+        self.say_fitting(f"Signing secret: {self.secret}", kept)
+        self.say("Ready. Ctrl-C to stop (the subscription is paused, not removed).")
         sys.stdout.flush()
-        while True:
-            try:
-                deliveries = client.webhook_deliveries(sub["id"])
-            except ApiError as exc:
-                if exc.code != "webhook_not_found":
-                    raise
-                # The server was reset under us: go on with a new subscription, with the
-                # same secret where the server lets it be set, and say which.
-                sub, secret, same = acquire(client, state, key, target, wanted, active=True)
-                if receiver is not None:
-                    receiver.arm(secret)
-                printed = {}
-                say(f"The server no longer has the subscription (reset?): now {sub['id']}")
-                if same:
-                    say("Signing secret: unchanged (your endpoint keeps verifying)")
+
+    def print_new_attempts(self) -> None:
+        from payorch_cli.client import ApiError
+
+        try:
+            deliveries = self.client.webhook_deliveries(self.sub["id"])
+        except ApiError as exc:
+            if exc.code != "webhook_not_found":
+                raise
+            self.resubscribe()
+            return
+        width = terminal_width()
+        for delivery in reversed(deliveries):
+            attempts = delivery["attempts"]
+            for attempt in attempts[self.printed.get(delivery["id"], 0) :]:
+                verdict = self.receiver.verdicts.get(delivery["id"]) if self.receiver else None
+                if self.as_json:
+                    record = attempt_record(delivery, attempt, verdict)
+                    typer.echo(json.dumps(record, ensure_ascii=False))
                 else:
-                    say(f"Signing secret: {secret} (new: give it to your endpoint)")
-                sys.stdout.flush()
-                continue
-            for delivery in reversed(deliveries):
-                attempts = delivery["attempts"]
-                for attempt in attempts[printed.get(delivery["id"], 0) :]:
-                    verdict = receiver.verdicts.get(delivery["id"]) if receiver else None
-                    if options.json:
-                        record = attempt_record(delivery, attempt, verdict)
-                        typer.echo(json.dumps(record, ensure_ascii=False))
-                    else:
-                        typer.echo(attempt_line(delivery, attempt, verdict))
-                printed[delivery["id"]] = len(attempts)
-            sys.stdout.flush()
-            time.sleep(poll)
-    except KeyboardInterrupt:
-        pass
-    except ApiError as exc:
-        typer.echo(f"payorch listen: {exc.message}", err=True)
-        code = 1
-    finally:
+                    typer.echo(attempt_line(delivery, attempt, verdict, width))
+            self.printed[delivery["id"]] = len(attempts)
+        sys.stdout.flush()
+
+    def resubscribe(self) -> None:
+        """The server was reset under us: go on with a new subscription, with the same secret
+        where the server lets it be set, and say which."""
+        self.sub, self.secret, same = acquire(
+            self.client, self.state, self.key, self.target, self.wanted, active=True
+        )
+        if self.receiver is not None:
+            self.receiver.arm(self.secret)
+        self.printed = {}
+        self.say(f"The server no longer has the subscription (reset?): now {self.sub['id']}")
+        if same:
+            self.say("Signing secret: unchanged (your endpoint keeps verifying)")
+        else:
+            self.say(f"Signing secret: {self.secret} (new: give it to your endpoint)")
+        sys.stdout.flush()
+
+    def pause(self) -> int:
+        """Pause the subscription and stop the receiver; 1 when the pause failed."""
+        from payorch_cli.client import ApiError
+
         # Ctrl-C can land mid-exchange and leave the kept-alive connection half-used: the
         # clean-up starts on a fresh one, and gives up rather than hang if the server is gone.
-        client.timeout = CLEANUP_TIMEOUT_SECONDS
-        client.close()
+        self.client.timeout = CLEANUP_TIMEOUT_SECONDS
+        self.client.close()
+        code = 0
         try:
-            client.update_webhook(sub["id"], {"active": False})
-            say(f"Paused subscription {sub['id']} (the next payorch listen resumes it).")
+            self.client.update_webhook(self.sub["id"], {"active": False})
+            self.say(f"Paused subscription {self.sub['id']} (the next listen resumes it).")
         except ApiError as exc:
-            typer.echo(f"payorch listen: could not pause {sub['id']}: {exc.message}", err=True)
+            typer.echo(f"payorch listen: could not pause {self.sub['id']}: {exc.message}", err=True)
             code = 1
-        if receiver is not None:
-            receiver.stop()
-    raise typer.Exit(code)
+        if self.receiver is not None:
+            self.receiver.stop()
+        return code

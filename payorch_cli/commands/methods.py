@@ -30,7 +30,7 @@ def methods(
     --json prints the listing's entries with `requiredFields`, `flow` and `dueHours` added.
     """
     from payorch_cli.client import ApiError
-    from payorch_cli.render.methods import methods_table, plain_lines
+    from payorch_cli.render.methods import methods_table
 
     options = resolve(ctx, base_url, api_key, as_json)
     client = options.user_client()
@@ -48,7 +48,7 @@ def methods(
         {**entry, **_extra(requirements.get(entry["paymentMethodId"]))}
         for entry in listing.get("methods") or []
     ]
-    emit(options, rows, lambda: plain_lines(methods_table(listing, requirements)))
+    emit(options, rows, lambda: methods_table(listing, requirements))
 
 
 def _extra(requirement: dict[str, Any] | None) -> dict[str, Any]:

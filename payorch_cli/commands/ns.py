@@ -67,8 +67,9 @@ def _with_keys(namespace: dict[str, Any], headline: str) -> Any:
         from rich.text import Text
 
         from payorch_cli.commands.keys import credential_lines
+        from payorch_cli.render.layout import terminal_width
 
-        lines = credential_lines(namespace["keys"], 10_000)[2:]  # without the title
+        lines = credential_lines(namespace["keys"], terminal_width())[2:]  # without the title
         prefix = f"/ns/{namespace['name']}"
         return Group(
             Text(headline, style="bold"),
@@ -125,11 +126,28 @@ def list_namespaces(
     with api_errors("ns list"):
         listed = options.client().namespace_call("GET")
     rows = listed.get("data", []) if isinstance(listed, dict) else []
-    human = "\n".join(
-        _summary(n) + ("" if n.get("loaded") or n["name"] == "default" else "  (not in memory)")
-        for n in rows
+    emit(options, listed, lambda: _table(rows))
+
+
+def _table(namespaces: list[dict[str, Any]]) -> Any:
+    from payorch_cli.render.layout import Column, Columns
+
+    columns = (
+        Column("name", style="cyan"),
+        Column("created"),
+        Column("memory", spill=True),
+        Column("deleted after", spill=True),
     )
-    emit(options, listed, human)
+    rows = [
+        (
+            str(n["name"]),
+            str(n.get("createdAt") or "with the server"),
+            "" if n.get("loaded") or n["name"] == "default" else "not loaded",
+            f"{n['idleSeconds']} s unused" if n.get("idleSeconds") else "",
+        )
+        for n in namespaces
+    ]
+    return Columns(columns, rows)
 
 
 @app.command("delete")

@@ -76,69 +76,80 @@ Data = Annotated[
 TransactionId = Annotated[str, typer.Argument(metavar="ID", help="TXN-...")]
 
 
+Amount = Annotated[
+    float | None,
+    typer.Option(
+        "--amount",
+        parser=amount_option,
+        metavar="AMOUNT",
+        help="Major units of --currency (USD by default).",
+    ),
+]
+Currency = Annotated[str | None, typer.Option("--currency", help="ISO-4217 presentment currency.")]
+MethodId = Annotated[
+    str | None,
+    typer.Option(
+        "--payment-method-id",
+        "--method",
+        help="A 4-digit code or sbx_* (payment-methods).",
+        autocompletion=completion.method_ids,
+    ),
+]
+Country = Annotated[str | None, typer.Option("--country", help="ISO-2 or ISO-3.")]
+OrderId = Annotated[str | None, typer.Option("--merchant-order-id", help="Your own reference.")]
+UserName = Annotated[str | None, typer.Option("--user-name", help="The buyer's name.")]
+UserEmail = Annotated[
+    str | None, typer.Option("--user-email", help="The buyer's email (rails that ask).")
+]
+UserPhone = Annotated[
+    str | None, typer.Option("--user-phone", help="The buyer's phone (rails that ask).")
+]
+DocumentId = Annotated[
+    str | None, typer.Option("--document-id", help="The buyer's identity document.")
+]
+HostedCheckout = Annotated[
+    bool | None,
+    typer.Option("--hosted-checkout", help="Answer with a checkoutUrl.", show_default=False),
+]
+ReturnUrl = Annotated[
+    str | None,
+    typer.Option(
+        "--return-url",
+        help="Where checkout sends the buyer when done (with --hosted-checkout).",
+    ),
+]
+IdempotencyKey = Annotated[
+    str | None,
+    typer.Option("--idempotency-key", help="A retry under the same key never charges twice."),
+]
+Simulate = Annotated[
+    Outcome | None,
+    typer.Option(
+        "--simulate",
+        help="Sandbox-Simulate: the outcome the sandbox provider sends a few simulated "
+        "seconds later.",
+    ),
+]
+
+
 @app.command("create")
 def create(
     ctx: typer.Context,
-    amount: Annotated[
-        float | None,
-        typer.Option(
-            "--amount",
-            parser=amount_option,
-            metavar="AMOUNT",
-            help="Major units of --currency (USD by default).",
-        ),
-    ] = None,
-    currency: Annotated[
-        str | None, typer.Option("--currency", help="ISO-4217 presentment currency.")
-    ] = None,
-    payment_method_id: Annotated[
-        str | None,
-        typer.Option(
-            "--payment-method-id",
-            "--method",
-            help="A 4-digit code or sbx_* (payment-methods).",
-            autocompletion=completion.method_ids,
-        ),
-    ] = None,
-    country: Annotated[str | None, typer.Option("--country", help="ISO-2 or ISO-3.")] = None,
-    merchant_order_id: Annotated[
-        str | None, typer.Option("--merchant-order-id", help="Your own reference.")
-    ] = None,
-    user_name: Annotated[str | None, typer.Option("--user-name", help="The buyer's name.")] = None,
-    user_email: Annotated[
-        str | None, typer.Option("--user-email", help="The buyer's email (rails that ask).")
-    ] = None,
-    user_phone: Annotated[
-        str | None, typer.Option("--user-phone", help="The buyer's phone (rails that ask).")
-    ] = None,
-    document_id: Annotated[
-        str | None, typer.Option("--document-id", help="The buyer's identity document.")
-    ] = None,
-    hosted_checkout: Annotated[
-        bool | None,
-        typer.Option("--hosted-checkout", help="Answer with a checkoutUrl.", show_default=False),
-    ] = None,
-    return_url: Annotated[
-        str | None,
-        typer.Option(
-            "--return-url",
-            help="Where checkout sends the buyer when done (with --hosted-checkout).",
-        ),
-    ] = None,
+    amount: Amount = None,
+    currency: Currency = None,
+    payment_method_id: MethodId = None,
+    country: Country = None,
+    merchant_order_id: OrderId = None,
+    user_name: UserName = None,
+    user_email: UserEmail = None,
+    user_phone: UserPhone = None,
+    document_id: DocumentId = None,
+    hosted_checkout: HostedCheckout = None,
+    return_url: ReturnUrl = None,
     fields: Fields = None,
     data: Data = None,
-    idempotency_key: Annotated[
-        str | None,
-        typer.Option("--idempotency-key", help="A retry under the same key never charges twice."),
-    ] = None,
-    simulate: Annotated[
-        Outcome | None,
-        typer.Option(
-            "--simulate",
-            help="Sandbox-Simulate: the outcome the sandbox provider sends a few simulated "
-            "seconds later.",
-        ),
-    ] = None,
+    idempotency_key: IdempotencyKey = None,
+    simulate: Simulate = None,
     base_url: BaseUrl = None,
     api_key: ApiKey = None,
     as_json: Json = False,
@@ -161,14 +172,20 @@ def create(
         "returnUrl": return_url,
     }
     body = build(json_object(data) if data else None, fields or [], named)
+    with api_errors("payments create"):
+        result = options.user_client().post(
+            "/payments", body, headers=_headers(idempotency_key, simulate)
+        )
+    emit(options, result, lambda: payment_view(result))
+
+
+def _headers(idempotency_key: str | None, simulate: Outcome | None) -> dict[str, str]:
     headers = {}
     if idempotency_key is not None:
         headers["Idempotency-Key"] = idempotency_key
     if simulate is not None:
         headers["Sandbox-Simulate"] = simulate.value
-    with api_errors("payments create"):
-        result = options.user_client().post("/payments", body, headers=headers)
-    emit(options, result, lambda: payment_view(result))
+    return headers
 
 
 @app.command("get")

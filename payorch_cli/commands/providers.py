@@ -94,13 +94,16 @@ def _duration_or_never(value: str) -> float | None:
     return _duration(value)
 
 
+ProviderId = Annotated[str, typer.Argument(metavar="ID", help="A provider id (prv_...).")]
+
+
 def _list(ctx: typer.Context, as_json: bool) -> None:
-    from payorch_cli.render.providers import ProvidersView
+    from payorch_cli.render.providers import providers_view
 
     options = resolve(ctx, as_json=as_json)
     with api_errors("providers"):
         providers = options.client().get("/_sim/providers")["data"]
-    emit(options, {"data": providers}, lambda: ProvidersView(providers))
+    emit(options, {"data": providers}, lambda: providers_view(providers))
 
 
 @app.callback()
@@ -137,7 +140,7 @@ def _show_one(options: Any, provider: dict[str, Any], note: str = "") -> None:
 @app.command("show")
 def show(
     ctx: typer.Context,
-    provider_id: Annotated[str, typer.Argument(metavar="ID", help="A provider id (prv_...).")],
+    provider_id: ProviderId,
     base_url: BaseUrl = None,
     api_key: ApiKey = None,
     as_json: Json = False,
@@ -149,74 +152,84 @@ def show(
     _show_one(options, provider)
 
 
+BehaviourOption = Annotated[
+    Behaviour | None,
+    typer.Option("--behaviour", help="What it does to every charge. " + BEHAVIOURS_HELP),
+]
+DeclineRate = Annotated[
+    float | None,
+    typer.Option(
+        "--decline-rate",
+        parser=_rate,
+        metavar="RATE",
+        help="Share of charges declined while accepting (0 to 1), drawn from the seed.",
+    ),
+]
+DeclineReason = Annotated[
+    str | None,
+    typer.Option(
+        "--decline-reason",
+        help="The reason a decline carries: card_declined, insufficient_funds, "
+        "expired_card, fraud_blocked, kyc_required, three_ds_required, three_ds_failed (a "
+        "card charge fails with that 402 code), do_not_honor (the cascade moves on); for a "
+        "payout provider the rejection's failureReason. `none` clears it.",
+    ),
+]
+Seed = Annotated[
+    int | None,
+    typer.Option("--seed", help="Seed of its decline draws: the same charges every run."),
+]
+Latency = Annotated[
+    float | None,
+    typer.Option(
+        "--latency",
+        parser=_duration_or_zero,
+        metavar="DURATION",
+        help="How long it takes to answer (2s, 45s; 0 for none); past the platform's "
+        "timeout it counts as a timeout.",
+    ),
+]
+CallbackAfter = Annotated[
+    float | None,
+    typer.Option(
+        "--callback-after",
+        parser=_duration_or_never,
+        metavar="DURATION|none",
+        help="When its callback confirms a charge (30s, 10m), or `none`: it never calls "
+        "back and only the 5-minute reconciliation poll settles it (0 on a payout "
+        "provider: it confirms in its dispatch answer).",
+    ),
+]
+CallbackOutcomeOption = Annotated[
+    CallbackOutcome | None,
+    typer.Option(
+        "--callback-outcome",
+        help=f"What the callback reports: {_either(OUTCOMES_BY_KIND['payin'])} from a pay-in "
+        f"provider; {_either(OUTCOMES_BY_KIND['payout'])} from a payout provider (a failure "
+        "after processing: payout.failed, the debit reversed).",
+    ),
+]
+CallbackModeOption = Annotated[
+    CallbackMode | None,
+    typer.Option(
+        "--callback-mode",
+        help=f"{_either(PROVIDER_CALLBACK_MODES)}: duplicate delivers the callback twice.",
+    ),
+]
+
+
 @app.command("set")
 def set_(
     ctx: typer.Context,
-    provider_id: Annotated[str, typer.Argument(metavar="ID", help="A provider id (prv_...).")],
-    behaviour: Annotated[
-        Behaviour | None,
-        typer.Option("--behaviour", help="What it does to every charge. " + BEHAVIOURS_HELP),
-    ] = None,
-    decline_rate: Annotated[
-        float | None,
-        typer.Option(
-            "--decline-rate",
-            parser=_rate,
-            metavar="RATE",
-            help="Share of charges declined while accepting (0 to 1), drawn from the seed.",
-        ),
-    ] = None,
-    decline_reason: Annotated[
-        str | None,
-        typer.Option(
-            "--decline-reason",
-            help="The reason a decline carries: card_declined, insufficient_funds, "
-            "expired_card, fraud_blocked, kyc_required, three_ds_required, three_ds_failed (a "
-            "card charge fails with that 402 code), do_not_honor (the cascade moves on); for a "
-            "payout provider the rejection's failureReason. `none` clears it.",
-        ),
-    ] = None,
-    seed: Annotated[
-        int | None,
-        typer.Option("--seed", help="Seed of its decline draws: the same charges every run."),
-    ] = None,
-    latency: Annotated[
-        float | None,
-        typer.Option(
-            "--latency",
-            parser=_duration_or_zero,
-            metavar="DURATION",
-            help="How long it takes to answer (2s, 45s; 0 for none); past the platform's "
-            "timeout it counts as a timeout.",
-        ),
-    ] = None,
-    callback_after: Annotated[
-        float | None,
-        typer.Option(
-            "--callback-after",
-            parser=_duration_or_never,
-            metavar="DURATION|none",
-            help="When its callback confirms a charge (30s, 10m), or `none`: it never calls "
-            "back and only the 5-minute reconciliation poll settles it (0 on a payout "
-            "provider: it confirms in its dispatch answer).",
-        ),
-    ] = None,
-    callback_outcome: Annotated[
-        CallbackOutcome | None,
-        typer.Option(
-            "--callback-outcome",
-            help=f"What the callback reports: {_either(OUTCOMES_BY_KIND['payin'])} from a pay-in "
-            f"provider; {_either(OUTCOMES_BY_KIND['payout'])} from a payout provider (a failure "
-            "after processing: payout.failed, the debit reversed).",
-        ),
-    ] = None,
-    callback_mode: Annotated[
-        CallbackMode | None,
-        typer.Option(
-            "--callback-mode",
-            help=f"{_either(PROVIDER_CALLBACK_MODES)}: duplicate delivers the callback twice.",
-        ),
-    ] = None,
+    provider_id: ProviderId,
+    behaviour: BehaviourOption = None,
+    decline_rate: DeclineRate = None,
+    decline_reason: DeclineReason = None,
+    seed: Seed = None,
+    latency: Latency = None,
+    callback_after: CallbackAfter = None,
+    callback_outcome: CallbackOutcomeOption = None,
+    callback_mode: CallbackModeOption = None,
     base_url: BaseUrl = None,
     api_key: ApiKey = None,
     as_json: Json = False,
@@ -225,39 +238,51 @@ def set_(
 
     Kept across restarts; `payorch providers reset` undoes it. Behaviours apply to PRODUCTION keys
     only: the sandbox cascade always accepts (outcomes come from simulate and Sandbox-Simulate)."""
-    body: dict[str, Any] = {}
-    if behaviour is not None:
-        body["behaviour"] = behaviour.value
-    if decline_rate is not None:
-        body["declineRate"] = decline_rate
+    body: dict[str, Any] = {
+        "behaviour": behaviour.value if behaviour is not None else None,
+        "declineRate": decline_rate,
+        "seed": seed,
+        "latencySeconds": latency,
+    }
+    body = {name: value for name, value in body.items() if value is not None}
     if decline_reason is not None:
         body["declineReason"] = None if decline_reason.lower() in NONE_WORDS else decline_reason
-    if seed is not None:
-        body["seed"] = seed
-    if latency is not None:
-        body["latencySeconds"] = latency
-    callback: dict[str, Any] = {}
-    # `--callback-after none` parses to None, the same as no option: read what was written.
-    if _given(ctx, "callback_after"):
-        callback["afterSeconds"] = callback_after
-    if callback_outcome is not None:
-        callback["outcome"] = callback_outcome.value
-    if callback_mode is not None:
-        callback["mode"] = callback_mode.value
+    callback = _callback_changes(ctx, callback_after, callback_outcome, callback_mode)
     if callback:
         body["callback"] = callback
     if not body:
-        typer.echo(
-            "payorch providers set: nothing to change; give at least one of --behaviour, "
-            "--decline-rate, --decline-reason, --seed, --latency, --callback-after, "
-            "--callback-outcome, --callback-mode",
-            err=True,
-        )
-        raise typer.Exit(ExitStatus.USAGE)
+        _nothing_to_change()
     options = resolve(ctx, base_url, api_key, as_json)
     with api_errors("providers set"):
         provider = options.client().request("PATCH", f"/_sim/providers/{provider_id}", body)
     _show_one(options, provider, note=PRODUCTION_ONLY)
+
+
+def _callback_changes(
+    ctx: typer.Context,
+    after: float | None,
+    outcome: CallbackOutcome | None,
+    mode: CallbackMode | None,
+) -> dict[str, Any]:
+    callback: dict[str, Any] = {}
+    # `--callback-after none` parses to None, the same as no option: read what was written.
+    if _given(ctx, "callback_after"):
+        callback["afterSeconds"] = after
+    if outcome is not None:
+        callback["outcome"] = outcome.value
+    if mode is not None:
+        callback["mode"] = mode.value
+    return callback
+
+
+def _nothing_to_change() -> None:
+    typer.echo(
+        "payorch providers set: nothing to change; give at least one of --behaviour, "
+        "--decline-rate, --decline-reason, --seed, --latency, --callback-after, "
+        "--callback-outcome, --callback-mode",
+        err=True,
+    )
+    raise typer.Exit(ExitStatus.USAGE)
 
 
 def _given(ctx: typer.Context, name: str) -> bool:
@@ -266,34 +291,37 @@ def _given(ctx: typer.Context, name: str) -> bool:
     return source is not None and source.name != "DEFAULT"
 
 
+IncidentBehaviour = Annotated[
+    Behaviour,
+    typer.Argument(metavar="BEHAVIOUR", help="What it does during the window. " + BEHAVIOURS_HELP),
+]
+For = Annotated[
+    float,
+    typer.Option(
+        "--for",
+        parser=_duration,
+        metavar="DURATION",
+        help="How long, in simulated time (90s, 10m, 2h).",
+    ),
+]
+StartsIn = Annotated[
+    float | None,
+    typer.Option(
+        "--in",
+        parser=_duration,
+        metavar="DURATION",
+        help="Start this far from now (default: now).",
+    ),
+]
+
+
 @app.command("incident")
 def incident(
     ctx: typer.Context,
-    provider_id: Annotated[str, typer.Argument(metavar="ID", help="A provider id (prv_...).")],
-    behaviour: Annotated[
-        Behaviour,
-        typer.Argument(
-            metavar="BEHAVIOUR", help="What it does during the window. " + BEHAVIOURS_HELP
-        ),
-    ],
-    for_: Annotated[
-        float,
-        typer.Option(
-            "--for",
-            parser=_duration,
-            metavar="DURATION",
-            help="How long, in simulated time (90s, 10m, 2h).",
-        ),
-    ],
-    starts_in: Annotated[
-        float | None,
-        typer.Option(
-            "--in",
-            parser=_duration,
-            metavar="DURATION",
-            help="Start this far from now (default: now).",
-        ),
-    ] = None,
+    provider_id: ProviderId,
+    behaviour: IncidentBehaviour,
+    for_: For,
+    starts_in: StartsIn = None,
     decline_reason: Annotated[
         str | None,
         typer.Option("--decline-reason", help="The reason declines carry meanwhile."),
@@ -314,20 +342,18 @@ def incident(
     options = resolve(ctx, base_url, api_key, as_json)
     with api_errors("providers incident"):
         created = options.client().post(f"/_sim/providers/{provider_id}/incidents", body)
+    emit(options, created, lambda: _incident_text(provider_id, created))
 
-    def human() -> str:
-        from payorch_cli.render.providers import clock_time
 
-        when = (
-            "from now" if created.get("active") else f"from {clock_time(created.get('startsAt'))}"
-        )
-        return (
-            f"{provider_id}: {created.get('behaviour')} {when} until "
-            f"{clock_time(created.get('endsAt'))} (simulated), incident {created.get('id')}.\n"
-            f"{PRODUCTION_ONLY}"
-        )
+def _incident_text(provider_id: str, created: dict[str, Any]) -> str:
+    from payorch_cli.render.providers import clock_time
 
-    emit(options, created, human)
+    when = "from now" if created.get("active") else f"from {clock_time(created.get('startsAt'))}"
+    return (
+        f"{provider_id}: {created.get('behaviour')} {when} until "
+        f"{clock_time(created.get('endsAt'))} (simulated), incident {created.get('id')}.\n"
+        f"{PRODUCTION_ONLY}"
+    )
 
 
 def ended_line(provider_id: str, ended: dict[str, Any]) -> str:
@@ -344,7 +370,7 @@ def ended_line(provider_id: str, ended: dict[str, Any]) -> str:
 @app.command("end")
 def end(
     ctx: typer.Context,
-    provider_id: Annotated[str, typer.Argument(metavar="ID", help="A provider id (prv_...).")],
+    provider_id: ProviderId,
     incident_id: Annotated[
         str | None,
         typer.Argument(
@@ -390,13 +416,12 @@ def reset(
 
     Behaviours, rates, seeds, callbacks and incidents (counts start again).
     """
-    from payorch_cli.render.providers import ProvidersView
-
     options = resolve(ctx, base_url, api_key, as_json)
     with api_errors("providers reset"):
         providers = options.client().post("/_sim/providers/reset")["data"]
     emit(
         options,
         {"data": providers},
-        lambda: ProvidersView(providers, title=f"{len(providers)} providers back to fixtures"),
+        f"{len(providers)} providers back as the fixtures define them (behaviours, rates, "
+        "seeds,\ncallbacks; no incidents; counts start again). `payorch providers` lists them.",
     )

@@ -72,14 +72,18 @@ def payout(
 
     Actions: completed (paid), failed (rejected), refunded (returned).
     """
-    from payorch_cli.render.objects import object_table
+    from payorch_cli.render.resources import payout_view
 
     options = resolve(ctx, base_url, api_key, as_json)
     with api_errors("simulate payout"):
         result = options.client().post(
             f"/me/payout/send/{payout_id}/simulate", {"action": action.value}
         )
-    emit(options, result, lambda: object_table(f"payout {payout_id}", result["payout"]))
+    emit(options, result, lambda: payout_view(result))
+
+
+# What a deposit adds to its payment's view; the rest is the payment's or --json's.
+DEPOSIT_FIELDS = ("status", "accountId", "clabe", "reference", "payerName", "payerEmail")
 
 
 @app.command("deposit")
@@ -106,6 +110,7 @@ def deposit(
     from rich.console import Group
 
     from payorch_cli.render.objects import object_table
+    from payorch_cli.render.resources import payment_view
 
     options = resolve(ctx, base_url, api_key, as_json)
     body: dict[str, object] = {"clabe": clabe, "amount": amount}
@@ -117,9 +122,10 @@ def deposit(
         result = options.client().post("/_sim/deposits", body)
 
     def human() -> Group:
-        parts = [object_table(f"transaction {result['transaction']['id']}", result["transaction"])]
+        parts = [payment_view(result["transaction"])]
         if isinstance(result.get("deposit"), dict):
-            parts.append(object_table(f"deposit {result['deposit'].get('id')}", result["deposit"]))
+            deposit = result["deposit"]
+            parts.append(object_table(f"deposit {deposit.get('id')}", deposit, DEPOSIT_FIELDS))
         return Group(*parts)
 
     emit(options, result, human)

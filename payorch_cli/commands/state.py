@@ -117,19 +117,32 @@ def list_states(
 def _table(states: list[dict[str, Any]]) -> Any:
     if not states:
         return "No saved states. Save one with `payorch state save NAME`."
-    from rich.table import Table
+    from payorch_cli.render.layout import Column, Columns
 
-    table = Table("Name", "Saved at", "Simulated at", "Transactions", "Size", "Version")
-    for state in states:
-        table.add_row(
+    columns = (
+        Column("name", style="cyan"),
+        Column("saved at"),
+        Column("transactions", right=True),
+        Column("size", right=True, spill=True),
+        Column("simulated at", spill=True),
+        Column("version", spill=True),
+    )
+    rows = [
+        (
             state["name"],
-            state["createdAt"],
-            state["simulatedAt"],
+            _second(state["createdAt"]),
             str(state["transactions"]),
             _size(state["sizeBytes"]),
+            _second(state["simulatedAt"]),
             str(state["version"]),
         )
-    return table
+        for state in states
+    ]
+    return Columns(columns, rows)
+
+
+def _second(stamp: str) -> str:
+    return stamp[:19].replace("T", " ")
 
 
 @app.command("delete")

@@ -217,21 +217,25 @@ RECIPES: dict[str, Callable[[Trigger], object]] = {
 
 
 def _human(trigger: Trigger, event: dict[str, Any]) -> Any:
-    from rich.console import Group
-    from rich.text import Text
-
+    """The event and one line per object it took (id, status, money): the objects and the event
+    in full are for --json."""
     from payorch_cli.durations import format_duration
-    from payorch_cli.render.objects import event_renderable, object_table
+    from payorch_cli.render.layout import Detail
 
-    made = ", ".join(f"{noun} {ident}" for noun, ident in created(trigger.objects).items())
-    parts: list[Any] = [Text(f"created {made}", style="bold")] if made else []
-    parts += [
-        object_table(name, obj) for name, obj in trigger.objects.items() if isinstance(obj, dict)
-    ]
+    rows = [("at", str(event.get("createdAt", "")))]
+    for noun, ident in created(trigger.objects).items():
+        obj = trigger.objects[noun]
+        rows.append((noun, "  ".join(part for part in (ident, *_gist(obj)) if part)))
     if trigger.advanced:
-        parts.append(Text(f"clock advanced {format_duration(trigger.advanced)}", style="dim"))
-    parts.append(event_renderable(event))
-    return Group(*parts)
+        rows.append(("clock", f"advanced {format_duration(trigger.advanced)}"))
+    title = f"event {event.get('type', '?')}  {event.get('id', '')}"
+    return Detail(title, rows, "--json for the objects and the event in full")
+
+
+def _gist(obj: dict[str, Any]) -> tuple[str, str]:
+    amount, currency = obj.get("amount"), obj.get("currency")
+    money = "" if amount is None else f"{amount} {currency or ''}".strip()
+    return str(obj.get("status") or ""), money
 
 
 def created(objects: dict[str, Any]) -> dict[str, str]:
@@ -277,50 +281,81 @@ def _event_name(value: str) -> str:
     return value
 
 
+EventArgument = Annotated[
+    str,
+    typer.Argument(
+        help=f"One of: {', '.join(EVENT_TYPES)}.",
+        parser=_event_name,
+        metavar="EVENT",
+        autocompletion=completion.event_names,
+    ),
+]
+MethodOption = Annotated[
+    str,
+    typer.Option(
+        "--method",
+        help="paymentMethodId for the payments it creates.",
+        autocompletion=completion.method_ids,
+    ),
+]
+Timeout = Annotated[
+    float,
+    typer.Option(
+        "--timeout",
+        parser=positive_seconds,
+        metavar="SECONDS",
+        help="Seconds to wait for the event once driven.",
+    ),
+]
+AdvanceClock = Annotated[
+    bool,
+    typer.Option(
+        "--advance-clock",
+        help="Let it move the server's simulated clock (shared by every client of the "
+        "server) for events that need time: claim.resolved, settlement.*, withdrawal.*.",
+    ),
+]
+
+
 def trigger(
     ctx: typer.Context,
-    event: Annotated[
-        str,
-        typer.Argument(
-            help=f"One of: {', '.join(EVENT_TYPES)}.",
-            parser=_event_name,
-            metavar="EVENT",
-            autocompletion=completion.event_names,
-        ),
-    ],
-    method: Annotated[
-        str,
-        typer.Option(
-            "--method",
-            help="paymentMethodId for the payments it creates.",
-            autocompletion=completion.method_ids,
-        ),
-    ] = "1001",
-    timeout: Annotated[
-        float,
-        typer.Option(
-            "--timeout",
-            parser=positive_seconds,
-            metavar="SECONDS",
-            help="Seconds to wait for the event once driven.",
-        ),
-    ] = 10.0,
-    advance_clock: Annotated[
-        bool,
-        typer.Option(
-            "--advance-clock",
-            help="Let it move the server's simulated clock (shared by every client of the "
-            "server) for events that need time: claim.resolved, settlement.*, withdrawal.*.",
-        ),
-    ] = False,
+    event: EventArgument,
+    method: MethodOption = "1001",
+    timeout: Timeout = 10.0,
+    advance_clock: AdvanceClock = False,
     base_url: BaseUrl = None,
     api_key: ApiKey = None,
     as_json: Json = False,
 ) -> None:
     """Make EVENT fire: create and drive whatever it needs.
 
-    Prints the objects it made and the event.
+    Prints the event and one line per object it made; --json for them in full.
     """
+    _refuse_without_clock(event, advance_clock)
+    options = resolve(ctx, base_url, api_key, as_json)
+    run = Trigger(
+        options.client(),
+        event,
+        method,
+        timeout,
+        may_advance=advance_clock,
+        # Its temporary inbox is the tool's own housekeeping, tagged like listen's
+        # subscription; what it drives (payments, simulations, clock moves) is what the user
+        # asked for.
+        inbox_client=options.client("trigger", tag_writes=True),
+    )
+    envelope = _drive(run)
+    _include_event_object(run, envelope)
+    data = {
+        "event": envelope,
+        "objects": run.objects,
+        "created": created(run.objects),
+        "clockAdvancedSeconds": run.advanced,
+    }
+    emit(options, data, lambda: _human(run, envelope))
+
+
+def _refuse_without_clock(event: str, advance_clock: bool) -> None:
     import sys
 
     if event in NEEDS_CLOCK and not advance_clock:
@@ -329,16 +364,14 @@ def trigger(
             "add --advance-clock to let trigger move the server's clock\n"
         )
         raise typer.Exit(ExitStatus.USAGE)
-    options = resolve(ctx, base_url, api_key, as_json)
-    client = options.client()
-    # Its temporary inbox is the tool's own housekeeping, tagged like listen's subscription;
-    # what it drives (payments, simulations, clock moves) is what the user asked for.
-    inbox_client = options.client("trigger", tag_writes=True)
-    run = Trigger(
-        client, event, method, timeout, may_advance=advance_clock, inbox_client=inbox_client
-    )
+
+
+def _drive(run: Trigger) -> dict[str, Any]:
+    """Run the recipe with a temporary inbox listening for the event; the event's envelope,
+    or exit 1 with why it did not come."""
+    inbox_client = run.inbox_client or run.client
     with api_errors("trigger"):
-        inbox = inbox_client.create_webhook(None, [event], "payorch trigger")
+        inbox = inbox_client.create_webhook(None, [run.event], "payorch trigger")
         run.inbox = inbox["id"]
         try:
             run.run()
@@ -348,15 +381,8 @@ def trigger(
         finally:
             inbox_client.delete_webhook(run.inbox)
     if envelope is None:
-        raise typer.Exit(_fail(f"{event} did not fire within {timeout:g} s"))
-    _include_event_object(run, envelope)
-    data = {
-        "event": envelope,
-        "objects": run.objects,
-        "created": created(run.objects),
-        "clockAdvancedSeconds": run.advanced,
-    }
-    emit(options, data, lambda: _human(run, envelope))
+        raise typer.Exit(_fail(f"{run.event} did not fire within {run.timeout:g} s"))
+    return envelope
 
 
 def _fail(message: str) -> int:

@@ -6,6 +6,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from payorch_cli.render.layout import Column
+
+# The way a row is reached is prose: under its row when the row is too wide for it.
+_VIA = Column("via", spill=True)
+_REACHED = Column("reached", right=True, marks=(("never", "bold red"),))
+
 
 def merge(reports: list[dict[str, Any]]) -> dict[str, Any]:
     """One report whose counts are the sums of `reports`' (same universe: same server build);
@@ -76,38 +82,35 @@ def _line(name: str, total: dict[str, Any]) -> str:
     return f"{name}: {total['reached']}/{total['total']} ({total['percent']}%)"
 
 
+def _reached(n: int) -> str:
+    return str(n) if n else "never"
+
+
 def coverage_tables(report: dict[str, Any], *, all_errors: bool = False) -> Any:
-    """Rich renderables: the state tables and the event types in full (never-reached rows in
-    red), the error codes reached (and, with `all_errors`, those not), and the totals."""
+    """Renderables: the state tables and the event types in full (never-reached rows say
+    `never`), the error codes reached (and, with `all_errors`, those not), and the totals."""
     from rich.console import Group
-    from rich.table import Table
     from rich.text import Text
 
-    def count(n: int) -> Text:
-        return Text(str(n), style="bold green") if n else Text("never", style="bold red")
+    from payorch_cli.render.layout import Columns
 
-    states = Table(title="State-table rows", title_justify="left", expand=False)
-    for column in ("table", "transition", "via", "reached"):
-        states.add_column(column, justify="right" if column == "reached" else "left")
-    for table in report["stateTables"]:
-        for row in table["rows"]:
-            style = None if row["reached"] else "red"
-            move = f"{row['from']} -> {row['to']}"
-            states.add_row(table["table"], move, row["via"], count(row["reached"]), style=style)
-    events = Table(title="Event types", title_justify="left")
-    events.add_column("type")
-    events.add_column("reached", justify="right")
-    for event in report["events"]:
-        events.add_row(
-            event["type"], count(event["reached"]), style=None if event["reached"] else "red"
-        )
-    errors = Table(title="Error codes" + ("" if all_errors else " reached"), title_justify="left")
-    errors.add_column("code")
-    errors.add_column("status", justify="right")
-    errors.add_column("reached", justify="right")
-    for error in report["errors"]:
-        if error["reached"] or all_errors:
-            errors.add_row(error["code"], str(error["status"]), count(error["reached"]))
+    states = Columns(
+        (Column("table"), Column("transition"), _REACHED, _VIA),
+        [
+            (table["table"], f"{row['from']} -> {row['to']}", _reached(row["reached"]), row["via"])
+            for table in report["stateTables"]
+            for row in table["rows"]
+        ],
+    )
+    events = Columns(
+        (Column("event type"), _REACHED),
+        [(event["type"], _reached(event["reached"])) for event in report["events"]],
+    )
+    shown = [e for e in report["errors"] if e["reached"] or all_errors]
+    errors = Columns(
+        (Column("error code"), Column("status", right=True), _REACHED),
+        [(e["code"], str(e["status"]), _reached(e["reached"])) for e in shown],
+    )
     totals = report["totals"]
     summary = Text(
         "  ".join(
@@ -119,7 +122,16 @@ def coverage_tables(report: dict[str, Any], *, all_errors: bool = False) -> Any:
         )
         + f"  (since {report['since']})"
     )
-    return Group(states, events, errors, summary)
+    titles = ("State-table rows", "Event types", "Error codes" + ("" if all_errors else " reached"))
+    parts = (states, events, errors)
+    return Group(
+        *(
+            item
+            for title, part in zip(titles, parts, strict=True)
+            for item in (Text(title, style="bold"), part, Text(""))
+        ),
+        summary,
+    )
 
 
 def coverage_text(report: dict[str, Any]) -> str:

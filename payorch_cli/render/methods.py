@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import io
-import shutil
 from typing import Any
 
-from rich.console import Console, Group, RenderableType
+from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
@@ -58,12 +56,3 @@ def methods_table(
         style="dim",
     )
     return Group(table, footer)
-
-
-def plain_lines(renderable: RenderableType, width: int | None = None) -> str:
-    """The renderable as text at the terminal's width, without the spaces rich pads every line
-    of a table with (they wrap on a narrower terminal and are copied with a value)."""
-    out = io.StringIO()
-    columns = width or shutil.get_terminal_size((80, 24)).columns
-    Console(file=out, width=columns, highlight=False, color_system=None).print(renderable)
-    return "\n".join(line.rstrip() for line in out.getvalue().splitlines())

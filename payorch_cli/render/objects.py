@@ -7,8 +7,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from rich.console import RenderableType
-    from rich.table import Table
+    from payorch_cli.render.layout import Detail
 
 # rich is imported by the functions that draw: `clock show` and every --json output need none
 # of it, and it is 25 ms of their start.
@@ -34,24 +33,7 @@ def to_json(data: Any) -> str:
     return json.dumps(data, indent=2, ensure_ascii=False)
 
 
-def _cell(value: Any) -> str:
-    if isinstance(value, dict | list):
-        return json.dumps(value, ensure_ascii=False, separators=(", ", ": "))
-    return "null" if value is None else str(value)
-
-
-def object_table(title: str, obj: dict[str, Any], fields: Iterable[str] | None = None) -> Table:
-    """A two-column table of an object's fields (nested values as compact JSON)."""
-    from rich.table import Table
-
-    names = list(fields) if fields is not None else _ordered(obj)
-    table = Table(title=title, title_justify="left", show_header=False, box=None, padding=(0, 2))
-    table.add_column(style="bold cyan", no_wrap=True)
-    table.add_column(overflow="fold")
-    for name in names:
-        if name in obj:
-            table.add_row(name, _cell(obj[name]))
-    return table
+JSON_HINT = "--json for every field"
 
 
 def _ordered(obj: dict[str, Any]) -> list[str]:
@@ -59,18 +41,15 @@ def _ordered(obj: dict[str, Any]) -> list[str]:
     return lead + sorted(k for k in obj if k not in lead)
 
 
-def event_renderable(envelope: dict[str, Any]) -> RenderableType:
-    from rich.console import Group
-    from rich.text import Text
+def object_table(title: str, obj: dict[str, Any], fields: Iterable[str] | None = None) -> Detail:
+    """An object's fields, one per line (nested ones as `fees.total`, empty ones left out); with
+    no `fields` chosen, every field that has a value, then where the rest is."""
+    from payorch_cli.render.layout import Detail, flatten
 
-    head = Text.assemble(
-        ("event ", "bold"),
-        (envelope.get("type", "?"), "bold magenta"),
-        f"  {envelope.get('id', '')}  {envelope.get('createdAt', '')}",
-    )
-    data = envelope.get("data")
-    body = object_table("data", data) if isinstance(data, dict) else Text(_cell(data))
-    return Group(head, body)
+    chosen = list(fields) if fields is not None else _ordered(obj)
+    picked = {name: obj[name] for name in chosen if name in obj}
+    rows = [(name, text) for name, text in flatten(picked) if text not in title.split()]
+    return Detail(title, rows, JSON_HINT if fields is None else None)
 
 
 def clock_text(state: dict[str, Any]) -> str:

@@ -6,12 +6,10 @@ Plain strings only (no rich at import): `payorch providers --json` builds none o
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import Any
 
 from payorch.vocabulary import ACCEPTING_BEHAVIOUR
-
-if TYPE_CHECKING:
-    from rich.table import Table
 
 PRODUCTION_ONLY = (
     "Behaviours apply to PRODUCTION keys only: the sandbox cascade always accepts "
@@ -130,12 +128,7 @@ def incidents_text(provider: dict[str, Any]) -> str:
 def counts_text(provider: dict[str, Any]) -> str:
     """`12: 9 ok, 2 declined, 1 down · cb 9 (+1 ignored)`: what the provider has done (charges,
     or payout dispatches, by answer; callbacks sent, of which ignored)."""
-    counts = _obj(provider.get("counts"))
-
-    def n(name: str) -> int:
-        value = counts.get(name)
-        return value if isinstance(value, int) and not isinstance(value, bool) else 0
-
+    n = _counter(provider)
     if not n("charges") and not n("callbacksSent"):
         return "-"
     parts = [f"{n('accepted')} ok"]
@@ -165,60 +158,83 @@ def is_disturbed(provider: dict[str, Any]) -> bool:
     )
 
 
-def providers_table(providers: list[dict[str, Any]], title: str = "providers") -> Table:
-    """One row per provider: id, kind, behaviour now, incidents, counts, callback, rails."""
-    from rich.table import Table
+def _counter(provider: dict[str, Any]) -> Callable[[str], int]:
+    """A provider's count by name; 0 for one it does not have."""
+    counts = _obj(provider.get("counts"))
 
-    table = Table(
-        title=title, title_justify="left", caption=PRODUCTION_ONLY, caption_justify="left"
+    def n(name: str) -> int:
+        value = counts.get(name)
+        return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+    return n
+
+
+def _plural(count: int, noun: str, nouns: str) -> str:
+    return f"{count} {noun if count == 1 else nouns}"
+
+
+def counts_sentence(provider: dict[str, Any]) -> str:
+    """`12 charges: 9 accepted, 2 declined, 1 unavailable; 9 callbacks sent (1 more ignored)`:
+    counts_text in words, for a view with room for them."""
+    n = _counter(provider)
+    if not n("charges") and not n("callbacksSent"):
+        return "nothing yet"
+    payout = provider.get("kind") == "payout"
+    text = _plural(n("charges"), *(("dispatch", "dispatches") if payout else ("charge", "charges")))
+    answers = [f"{n(key)} {word}" for key, word in _ANSWERS if n(key) or key == "accepted"]
+    text += ": " + ", ".join(answers)
+    if n("callbacksSent") or n("callbacksIgnored"):
+        text += f"; {_plural(n('callbacksSent'), 'callback', 'callbacks')} sent"
+        if n("callbacksIgnored"):
+            text += f" ({n('callbacksIgnored')} more ignored)"
+    return text
+
+
+_ANSWERS = (
+    ("accepted", "accepted"),
+    ("declined", "declined"),
+    ("unavailable", "unavailable"),
+    ("timedOut", "timed out"),
+    ("noInstructions", "without instructions"),
+)
+
+
+def providers_view(providers: list[dict[str, Any]], title: str = "providers") -> Any:
+    """One line per provider (id, kind, behaviour now, callback), what it did under it when it
+    did anything; `providers show ID` has one in full."""
+    from rich.console import Group
+    from rich.text import Text
+
+    from payorch_cli.render.layout import Column, Columns
+
+    columns = (
+        Column("id", style="cyan"),
+        Column("kind"),
+        Column("behaviour now"),
+        Column("callback"),
+        Column("rails", optional=True),
+        Column("incidents", spill=True),
+        Column("did", spill=True),
     )
-    table.add_column("id", style="bold cyan", no_wrap=True)
-    table.add_column("kind", no_wrap=True)
-    table.add_column("behaviour now", overflow="fold")
-    table.add_column("incidents", overflow="fold")
-    table.add_column("counts", overflow="fold")
-    table.add_column("callback", overflow="fold")
-    table.add_column("rails", overflow="fold")
-    for provider in providers:
-        table.add_row(
+    rows = [
+        (
             str(provider.get("id")),
             str(provider.get("kind") or "?"),
-            behaviour_text(provider),
-            incidents_text(provider),
-            counts_text(provider),
+            now_text(provider),
             callback_text(provider),
             rails_text(provider),
-            style="yellow" if is_disturbed(provider) else None,
+            "; ".join(incident_lines(provider)),
+            "" if counts_text(provider) == "-" else counts_sentence(provider),
         )
-    return table
-
-
-class ProvidersView:
-    """The providers table where its columns fit the console without breaking a word (an id, a
-    rail, a behaviour: what one copies into `payorch providers set`), else one block per
-    provider, as `payorch keys` does on a narrow terminal. Chosen when rendered, at the width
-    rich renders at."""
-
-    def __init__(self, providers: list[dict[str, Any]], title: str = "providers") -> None:
-        self.providers, self.title = providers, title
-
-    def __rich_console__(self, console: Any, options: Any) -> Any:
-        from rich.console import Group
-        from rich.text import Text
-
-        table = providers_table(self.providers, self.title)
-        # Every word whole: the table's minimum width with room to spare.
-        needed = console.measure(table, options=options.update_width(10_000)).minimum
-        if options.max_width >= needed:
-            yield table
-            return
-        blocks: list[Any] = [Text(self.title, style="italic")]
-        for provider in self.providers:
-            block = provider_table(provider)
-            # The title on its own line: a table's title wraps at the table's (narrow) width.
-            heading, block.title = str(block.title), None
-            blocks += [Text(""), Text(heading, style="italic"), block]
-        yield Group(*blocks, Text(""), Text(PRODUCTION_ONLY))
+        for provider in providers
+    ]
+    hint = "`payorch providers show ID` for one in full, --json for every field."
+    return Group(
+        Text(title, style="bold"),
+        Columns(columns, rows),
+        Text(PRODUCTION_ONLY, style="dim"),
+        Text(hint, style="dim"),
+    )
 
 
 def ended_phrase(incident: dict[str, Any]) -> str:
@@ -243,32 +259,19 @@ def rails_text(provider: dict[str, Any]) -> str:
     return ", ".join(map(str, rails)) if isinstance(rails, list) else ""
 
 
-def provider_table(provider: dict[str, Any]) -> Table:
-    """One provider, a field a line (fits any terminal)."""
-    from rich.table import Table
+def provider_table(provider: dict[str, Any]) -> Any:
+    """One provider, a field a line."""
+    from payorch_cli.render.layout import Detail
 
-    table = Table(
-        title=f"provider {provider.get('id')} ({provider.get('name')})",
-        title_justify="left",
-        show_header=False,
-        box=None,
-        padding=(0, 2),
-    )
-    table.add_column(style="bold cyan", no_wrap=True)
-    table.add_column(overflow="fold")
-    for label, value in (
+    rows = [
         ("kind", str(provider.get("kind") or "?")),
         ("rails", rails_text(provider)),
         ("behaviour now", behaviour_text(provider)),
-    ):
-        table.add_row(label, value)
-    # One row per incident, its id first: the id `payorch providers end ID INCIDENT` asks for.
-    lines = incident_lines(provider) or ["-"]
-    for index, line in enumerate(lines):
-        table.add_row("incidents" if index == 0 else "", line)
-    table.add_row("counts", counts_text(provider))
-    table.add_row("callback", callback_text(provider))
-    return table
+    ]
+    # One line per incident, its id first: the id `payorch providers end ID INCIDENT` asks for.
+    rows += [("incident", line) for line in incident_lines(provider)] or [("incidents", "none")]
+    rows += [("did", counts_sentence(provider)), ("callback", callback_text(provider))]
+    return Detail(f"provider {provider.get('id')} ({provider.get('name')})", rows)
 
 
 def incident_lines(provider: dict[str, Any]) -> list[str]:

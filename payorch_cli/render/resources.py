@@ -28,80 +28,97 @@ def page_footer(pagination: dict[str, Any], shown: int, noun: str) -> str:
     return f"{shown} of {total} {noun} (offset {offset}, page {page} of {pages})"
 
 
-def _widest(rows: list[dict[str, Any]], *keys: str) -> int:
-    """The longest value of the first key present per row: a column given this min_width keeps
-    every id whole at 80 columns, the other columns fold instead."""
-    return max((len(str(next((r[k] for k in keys if r.get(k)), ""))) for r in rows), default=2)
-
-
 def _minute(stamp: Any) -> str:
     return str(stamp or "")[:16].replace("T", " ")
 
 
 def payments_table(page: dict[str, Any]) -> RenderableType:
-    """GET /payments as a table: the id whole (no_wrap), then status, money, method, order id."""
-    from rich.console import Group
-    from rich.table import Table
-    from rich.text import Text
+    """GET /payments as a list: whole ids; the order id goes under its row when it does not fit."""
+    from payorch_cli.render.layout import Column, Columns
 
     rows = list(page.get("data") or [])
-    table = Table(box=None, padding=(0, 1, 0, 0), header_style="bold")
-    table.add_column(
-        "id", no_wrap=True, style="cyan", min_width=_widest(rows, "id", "transactionId")
+    columns = (
+        Column("id", style="cyan"),
+        Column("status"),
+        Column("amount", right=True),
+        Column("local", right=True),
+        Column("method"),
+        Column("created", spill=True),
+        Column("order", spill=True),
     )
-    table.add_column("status", no_wrap=True, min_width=_widest(rows, "status"))
-    table.add_column("amount", justify="right", overflow="fold")
-    table.add_column("local", justify="right", overflow="fold")
-    table.add_column("method", overflow="fold")
-    table.add_column("order", overflow="fold")
-    table.add_column("created", overflow="fold")
-    for row in rows:
-        created = (row.get("timestamps") or {}).get("created")
-        table.add_row(
+    cells = [
+        (
             str(row.get("id") or row.get("transactionId") or ""),
             str(row.get("status") or ""),
             _money(row.get("amount"), row.get("currency")),
             _money(row.get("amountLocal"), row.get("currencyLocal")),
             str(row.get("paymentMethodId") or ""),
+            _minute((row.get("timestamps") or {}).get("created")),
             str(row.get("merchantOrderId") or ""),
-            _minute(created),
         )
-    footer = Text(page_footer(page.get("pagination") or {}, len(rows), "payments"), style="dim")
-    return Group(table, footer) if rows else footer
+        for row in rows
+    ]
+    return Columns(columns, cells, page_footer(page.get("pagination") or {}, len(rows), "payments"))
 
 
 def payouts_table(page: dict[str, Any]) -> RenderableType:
-    """GET /me/payout/send as a table."""
-    from rich.console import Group
-    from rich.table import Table
-    from rich.text import Text
+    """GET /me/payout/send as a list; a failure reason goes under its row."""
+    from payorch_cli.render.layout import Column, Columns
 
     rows = list(page.get("data") or [])
-    table = Table(box=None, padding=(0, 1, 0, 0), header_style="bold")
-    table.add_column("id", no_wrap=True, style="cyan", min_width=_widest(rows, "id"))
-    table.add_column("status", no_wrap=True, min_width=_widest(rows, "status"))
-    table.add_column("amount", justify="right", overflow="fold")
-    table.add_column("method", overflow="fold")
-    table.add_column("created", overflow="fold")
-    failures = any(row.get("failureReason") for row in rows)
-    if failures:
-        table.add_column("failure", overflow="fold")
-    for row in rows:
-        cells = [
+    columns = (
+        Column("id", style="cyan"),
+        Column("status"),
+        Column("amount", right=True),
+        Column("method"),
+        Column("created", spill=True),
+        Column("failure", spill=True),
+    )
+    cells = [
+        (
             str(row.get("id") or ""),
             str(row.get("status") or ""),
             _money(row.get("amount"), row.get("currency")),
             str(row.get("methodId") or ""),
             _minute(row.get("createdAt")),
-        ]
-        table.add_row(*cells, *([str(row.get("failureReason") or "")] if failures else []))
-    footer = Text(page_footer(page.get("pagination") or {}, len(rows), "payouts"), style="dim")
-    return Group(table, footer) if rows else footer
+            str(row.get("failureReason") or ""),
+        )
+        for row in rows
+    ]
+    return Columns(columns, cells, page_footer(page.get("pagination") or {}, len(rows), "payouts"))
+
+
+def _object(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
 
 
 def payment_view(payment: dict[str, Any]) -> RenderableType:
+    """What a person acts on: status, money, method, the order, and whatever the buyer needs to
+    pay (PIX code, barcode, checkout URL), each whole; the rest is for --json."""
+    from payorch_cli.render.layout import Detail, flatten
+
     ident = payment.get("id") or payment.get("transactionId") or "?"
-    return object_table(f"payment {ident}", payment)
+    fees = _object(payment.get("fees"))
+    local = _money(payment.get("amountLocal"), payment.get("currencyLocal"))
+    amount = _money(payment.get("amount"), payment.get("currency"))
+    summary = {
+        "status": payment.get("status"),
+        "amount": amount + (f" ({local})" if local and local != amount else ""),
+        "method": " ".join(
+            str(payment[k]) for k in ("paymentMethodId", "paymentMethodName") if payment.get(k)
+        ),
+        "country": payment.get("country"),
+        "order": payment.get("merchantOrderId"),
+        "created": (payment.get("timestamps") or {}).get("created"),
+        "expiresAt": payment.get("expiresAt"),
+        "fees": _money(fees.get("total"), payment.get("currency")),
+        "failure": payment.get("failureReason"),
+    }
+    data = _object(payment.get("paymentData"))
+    to_pay = {k: v for k, v in data.items() if k not in ("method", "methodName")}
+    links = {k: payment.get(k) for k in ("checkoutUrl", "paymentFormUrl")}
+    rows = flatten(summary) + flatten(to_pay) + flatten(links)
+    return Detail(f"payment {ident}", rows, "--json for every field (fees, settlement, tags)")
 
 
 def refund_view(refund: dict[str, Any]) -> RenderableType:
@@ -109,9 +126,22 @@ def refund_view(refund: dict[str, Any]) -> RenderableType:
 
 
 def payout_view(answer: dict[str, Any]) -> RenderableType:
+    """Status, money, method, recipient, dates and why it failed; the rest is for --json."""
+    from payorch_cli.render.layout import Detail, flatten
+
     payout = answer.get("payout") if isinstance(answer.get("payout"), dict) else answer
     assert isinstance(payout, dict)
-    return object_table(f"payout {payout.get('id', '?')}", payout)
+    summary = {
+        "status": payout.get("status"),
+        "amount": _money(payout.get("amount"), payout.get("currency")),
+        "method": payout.get("methodId"),
+        "recipient": _object(payout.get("recipient")),
+        "created": payout.get("createdAt"),
+        "failure": payout.get("failureReason"),
+        "providerRef": payout.get("providerRef"),
+    }
+    title = f"payout {payout.get('id', '?')}"
+    return Detail(title, flatten(summary), "--json for every field (timestamps, provider)")
 
 
 # GET /me/balance: these first, as a small table each; the lists (movements, reserve schedule)
@@ -131,7 +161,8 @@ def balance_view(answer: dict[str, Any]) -> RenderableType:
         parts.append(object_table("balance", money, ("available", "pending", "frozen", "reserve")))
     fees = answer.get("feeSummary")
     if isinstance(fees, dict):
-        parts.append(object_table("fees", {k: _money(v, currency) for k, v in fees.items()}))
+        money = {k: _money(v, currency) for k, v in fees.items()}
+        parts.append(object_table("fees", money, tuple(money)))
     warnings = answer.get("ledgerWarnings") or []
     for warning in warnings:
         parts.append(Text(f"warning: {warning}", style="yellow"))

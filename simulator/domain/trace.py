@@ -36,6 +36,7 @@ subject began: creation, routing) and the oldest of the rest are dropped, so the
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from decimal import Decimal
 from typing import Any, Literal, TypedDict
 
 from simulator.clock import isoformat
@@ -165,5 +166,17 @@ def trace_view(
         "subject": subject_of(owner["id"]),
         "environment": owner["environment"],
         "truncated": 0 if doc is None else doc["truncated"],
-        "entries": [{**entry, "at": isoformat(entry["at"])} for entry in entries],
+        "entries": [_entry_view(entry) for entry in entries],
     }
+
+
+# Money is stored as exact text; answered as JSON numbers, like every amount of the API.
+MONEY_FIELDS = ("amount", "amountLocal", "amountUsd")
+
+
+def _entry_view(entry: dict[str, Any]) -> dict[str, Any]:
+    view = {**entry, "at": isoformat(entry["at"])}
+    for name in MONEY_FIELDS:
+        if isinstance(view.get(name), str):
+            view[name] = Decimal(view[name])
+    return view

@@ -193,7 +193,9 @@ def test_listen_forwards_to_a_url_and_stops_on_sigterm(server: Server) -> None:
     proc, lines = start_listen(server, "--forward-to", url, "--events", "payment.completed")
     try:
         lines.until("Ready.")
-        assert any("(forwarding)" in line and url in line for line in lines.seen)
+        # `(forwarding)` beside the URL, or under it where 80 columns hold only the URL.
+        header = "\n".join(lines.seen)
+        assert f"-> {url}" in header and "(forwarding)" in header
         pay_and_settle(client)
         assert " 202 " in lines.until("payment.completed")
         assert _Endpoint.hits == ["payment.completed"]
@@ -209,3 +211,33 @@ def test_listen_refuses_a_bad_url(server: Server) -> None:
     assert exit_code(proc, lines, timeout=20) == 1
     lines.until_closed()
     assert "https" in "".join(lines.errors)
+
+
+def test_a_retry_line_fits_80_columns_with_its_reason_under_it(server: Server) -> None:
+    """A failed attempt's reason made the line wrap at 80 columns (issue 36 item 5): it goes
+    under the attempt, wrapped at words, when the line would pass the terminal's width."""
+    client = Client(server.url)
+    dead = "http://127.0.0.1:9/hooks"  # the discard port: the connection is refused
+    proc = subprocess.Popen(
+        [*PAYORCH, "listen", "--base-url", server.url, "--forward-to", dead],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1", "COLUMNS": "80"},
+    )
+    lines = Lines(proc)
+    try:
+        lines.until("Ready.")
+        pay_and_settle(client)
+        first = lines.until("payment.completed", "ERR")
+        client.post("/_sim/clock/advance", {"seconds": 61})
+        retry = lines.until("payment.completed", "ERR")
+        reason = lines.until("retry")
+    finally:
+        proc.send_signal(signal.SIGTERM)
+    assert exit_code(proc, lines) == 0
+    printed = lines.seen + lines.rest()
+    attempts = printed[printed.index(first) :]
+    assert [line for line in attempts if len(line) > 80 or line != line.rstrip()] == []
+    assert retry.split()[1:2] == ["payment.completed"] and "ERR" in retry.split()
+    assert reason.startswith(" " * 10 + "retry · ")

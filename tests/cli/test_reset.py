@@ -41,7 +41,10 @@ def test_payorch_reset(server: Server) -> None:
     client.post("/_sim/clock/advance", {"seconds": 7200})
     done = run("reset", "--base-url", server.url)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.startswith(f"Reset {server.url}: back to its fixtures, clock ")
+    # Wrapped at words where 80 columns cannot hold it: the URL and the time stay whole.
+    said = " ".join(done.stdout.split())
+    assert said.startswith(f"Reset {server.url}: back to its fixtures, clock ")
+    assert all(len(line) <= 80 for line in done.stdout.splitlines())
     assert client.get("/_sim/clock")["offsetSeconds"] == 0
     status, _ = server.call("GET", f"/api/v1/payments/{tx['transactionId']}")
     assert status == 404

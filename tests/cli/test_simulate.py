@@ -115,7 +115,8 @@ def test_simulate_deposit(payorch: Payorch) -> None:
             "10",
         ],
     )
-    assert human.exit_code == 0 and "transaction TXN-" in human.stdout
+    assert human.exit_code == 0 and "payment TXN-" in human.stdout
+    assert f"  clabe      {account['clabe']}" in human.stdout.splitlines()
     wrong = runner.invoke(
         app,
         [

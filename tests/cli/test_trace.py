@@ -35,6 +35,10 @@ def test_a_production_failover_as_a_timeline_and_as_json(payorch: Payorch) -> No
         "routing_attempt",
         "routing_attempt",
     ]
+    # Amounts are JSON numbers, as in every answer of the API (they were strings).
+    created = doc["entries"][0]
+    assert (created["amount"], created["currencyLocal"]) == (50, "MXN")
+    assert isinstance(created["amountLocal"], int | float)
 
 
 def test_a_payout_id_reads_the_payout_trace(payorch: Payorch) -> None:
@@ -50,6 +54,7 @@ def test_a_payout_id_reads_the_payout_trace(payorch: Payorch) -> None:
     assert result.exit_code == 0, result.output
     doc = json.loads(result.stdout)
     assert doc["subject"] == "payout" and doc["entries"][0]["kind"] == "created"
+    assert doc["entries"][0]["amount"] == 10
 
 
 def test_an_unknown_id_is_an_api_error(payorch: Payorch) -> None:

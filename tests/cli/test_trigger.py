@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from typer.testing import CliRunner
@@ -41,10 +42,14 @@ def test_trigger_human_output_shows_objects_the_clock_and_the_event(payorch: Pay
         app, ["--base-url", payorch.base_url, "trigger", "claim.resolved", "--advance-clock"]
     )
     assert result.exit_code == 0, result.output
-    assert "payment" in result.stdout and "TXN-" in result.stdout
-    assert "created payment TXN-" in result.stdout and ", claim CLM-" in result.stdout
-    assert "clock advanced 7d" in result.stdout
-    assert "event claim.resolved" in result.stdout
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("event claim.resolved  evt_")
+    # One line per object it made (id, status, money), each once: the objects in full and
+    # the event's data are for --json.
+    assert re.fullmatch(r"  payment  TXN-\w+  completed  100 USD", lines[2]), lines
+    assert re.fullmatch(r"  claim    CLM-\w+  resolved  [\d.]+ MXN", lines[3]), lines
+    assert lines[4:] == ["  clock    advanced 7d", "--json for the objects and the event in full"]
+    assert result.stdout.count("TXN-") == 1
 
 
 def test_trigger_refuses_an_unknown_event() -> None:
@@ -120,7 +125,9 @@ def test_settlement_closed_shows_the_settlement_of_the_payment_it_created(
         app, ["--base-url", payorch.base_url, "trigger", "settlement.closed", "--advance-clock"]
     )
     assert human.exit_code == 0, human.output
-    assert "created payment TXN-" in human.stdout and ", settlement STL-" in human.stdout
+    # A second run: its own payment, and the settlement that took it.
+    assert re.search(r"^  payment     TXN-\w+  completed  ", human.stdout, re.M)
+    assert re.search(r"^  settlement  STL-\w+  closed", human.stdout, re.M)
 
 
 def test_the_log_shows_what_trigger_drove_not_its_own_inbox(payorch: Payorch) -> None:
