@@ -42,6 +42,7 @@ from simulator.domain.deliveries import (
 )
 from simulator.domain.webhooks import is_loopback
 from simulator.events.egress import ResolverFactory, guarded_connector, refusal_in, refusal_of_url
+from simulator.events.failures import failure_sentence
 from simulator.events.signing import NAMESPACE_HEADER, SIGNATURE_HEADER, delivery_headers
 
 if TYPE_CHECKING:
@@ -292,12 +293,12 @@ class DeliveryEngine:
         try:
             self._check_allowed(plan.url)
             status, text, error = await self._post(plan, headers)
-        except TimeoutError:
-            error = f"timeout: no answer within {self.timeout:g} s"
+        except TimeoutError as exc:
+            error = failure_sentence(exc, self.timeout)
         except _NotSent as exc:
             error, refused = str(exc), exc.refused
         except (aiohttp.ClientError, OSError, ValueError) as exc:
-            error = f"{type(exc).__name__}: {exc}".rstrip(": ")
+            error = failure_sentence(exc, self.timeout)
             if self._egress is not None and (refusal := refusal_in(exc)) is not None:
                 refused, error = True, refusal
         return AttemptResult(
