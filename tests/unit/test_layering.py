@@ -384,3 +384,22 @@ def _is_api_error(func: ast.Name | ast.Attribute) -> bool:
     if isinstance(target, ast.Call) and isinstance(target.func, ast.Name):
         return target.func.id == "ApiError"
     return isinstance(target, ast.Name) and target.id in ("error", "exc", "refusal")
+
+
+# A class name defined twice with one meaning: the second refines the first (a subclass).
+SAME_MEANING = {"Application": "server.py's refines aiohttp_private.py's (its connections)"}
+
+
+def test_one_meaning_per_class_name() -> None:
+    """Issue 33: a class name means one thing across the server (`Answer` was the HTTP answer
+    and a provider's reply, `Attempt` an idempotency key's hold and a cascade's try)."""
+    where: dict[str, list[str]] = {}
+    for package in ("simulator", "payorch"):
+        for path in sorted((ROOT / package).rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if isinstance(node, ast.ClassDef):
+                    where.setdefault(node.name, []).append(path.relative_to(ROOT).as_posix())
+    twice = {name: paths for name, paths in where.items() if len(paths) > 1}
+    assert twice.keys() - SAME_MEANING.keys() == set(), {
+        name: twice[name] for name in twice.keys() - SAME_MEANING.keys()
+    }
