@@ -258,25 +258,44 @@ def _build(app: web.Application, public_url: str) -> None:
     """Everything derived from the store, put on the app: the services with their indexes and
     caches, the scheduler and its jobs' handlers, the bus and its listeners. Run at start, and
     again by a reset (on an emptied store)."""
+    store = app[keys.STORE]
+    signing_secret, _ = _meta(store)
+    ctx, scheduler, bus = _domain_context(app, _id_random(app), public_url)
+    payments = _wire_payins(app, ctx, scheduler, signing_secret)
+    app[keys.SCHEDULER] = scheduler
+    app[keys.BUS] = bus
+    app[keys.CONTEXT] = ctx
+    _wire_request_services(app, signing_secret)
+    _wire_checkout(app, ctx, payments, store, scheduler)
+    _wire_event_flows(app, ctx, store, scheduler, bus)
+    _wire_payouts_and_deposits(app, ctx, payments, store, scheduler)
+
+
+def _id_random(app: web.Application) -> random.Random:
+    """Unseeded (every `serve`), ids come from the OS's CSPRNG: `/c/<transaction_id>` and the
+    provider page are public, so ids must not be predictable from the ones a buyer has seen.
+    A fixed seed (tests) makes them reproducible; mixing in what is already stored keeps a
+    restarted seeded server from minting the ids it minted before."""
+    seed, store = app[keys.SETTINGS].seed, app[keys.STORE]
+    if seed is None:
+        return BufferedSystemRandom()
+    return random.Random(
+        f"{seed}/{len(store.table('events'))}/{len(store.table('transactions'))}"
+        # Another namespace mixes in its name: two seeded worlds draw different ids.
+        + ("" if app[keys.NAMESPACE] == DEFAULT else f"/{app[keys.NAMESPACE]}")
+    )
+
+
+def _domain_context(
+    app: web.Application, rng: random.Random, public_url: str
+) -> tuple[DomainContext, Scheduler, EventBus]:
+    """The world's shared parts (repositories, ledger, provider world, scheduler, bus), each
+    following its table's rollback, in the one context every service is built from."""
     settings, store, catalog, clock = (
         app[keys.SETTINGS],
         app[keys.STORE],
         app[keys.CATALOG],
         app[keys.CLOCK],
-    )
-    signing_secret, _ = _meta(store)
-    # Unseeded (every `serve`), ids come from the OS's CSPRNG: `/c/<transaction_id>` and the
-    # provider page are public, so ids must not be predictable from the ones a buyer has seen.
-    # A fixed seed (tests) makes them reproducible; mixing in what is already stored keeps a
-    # restarted seeded server from minting the ids it minted before.
-    rng: random.Random = (
-        BufferedSystemRandom()
-        if settings.seed is None
-        else random.Random(
-            f"{settings.seed}/{len(store.table('events'))}/{len(store.table('transactions'))}"
-            # Another namespace mixes in its name: two seeded worlds draw different ids.
-            + ("" if app[keys.NAMESPACE] == DEFAULT else f"/{app[keys.NAMESPACE]}")
-        )
     )
     scheduler = Scheduler(clock, store.table("jobs"), store.batch)
     transactions = TransactionRepository(store.table("transactions"))
@@ -307,30 +326,51 @@ def _build(app: web.Application, public_url: str) -> None:
         coverage=Coverage(clock.timestamp()),
     )
     bus.subscribe(ctx.coverage.on_event)
+    return ctx, scheduler, bus
+
+
+def _wire_payins(
+    app: web.Application, ctx: DomainContext, scheduler: Scheduler, signing_secret: bytes
+) -> PaymentService:
     refunds = RefundService(ctx)
     payments = PaymentService(ctx, refunds)
     for kind, handler in payments.job_handlers().items():
         scheduler.register(kind, handler)
     scheduler.register("claim.resolve", lambda payload: refunds.resolve(payload["claimId"]))
+    app[keys.PAYMENTS] = payments
+    app[keys.REFUNDS] = refunds
+    return payments
 
-    app[keys.SCHEDULER] = scheduler
-    app[keys.BUS] = bus
-    app[keys.CONTEXT] = ctx
+
+def _wire_request_services(app: web.Application, signing_secret: bytes) -> None:
+    """What the middleware consults on every request: credentials, idempotency, the rendered
+    transactions' cache, the rate limit."""
+    settings, store, clock, rng = (
+        app[keys.SETTINGS],
+        app[keys.STORE],
+        app[keys.CLOCK],
+        app[keys.CONTEXT].rng,
+    )
     app[keys.AUTHENTICATOR] = Authenticator(
-        catalog,
+        app[keys.CATALOG],
         signing_secret,
         store.table("refresh_tokens"),
         rng,
         token_prefix=token_prefix(app[keys.NAMESPACE]),
         refresh_prefix=refresh_prefix(app[keys.NAMESPACE]),
     )
-    app[keys.PAYMENTS] = payments
-    app[keys.REFUNDS] = refunds
     app[keys.IDEMPOTENCY] = IdempotencyCache(store.table("idempotency"), clock)
     app[keys.RENDERED] = RenderedTransactions(store.table("transactions").raw, clock.timestamp)
     app[keys.RATE_LIMITER] = RateLimiter() if settings.rate_limit else None
-    _wire_checkout(app, ctx, payments, store, scheduler)
-    _wire_event_flows(app, ctx, store, scheduler, bus)
+
+
+def _wire_payouts_and_deposits(
+    app: web.Application,
+    ctx: DomainContext,
+    payments: PaymentService,
+    store: Store,
+    scheduler: Scheduler,
+) -> None:
     app[keys.PAYOUTS] = PayoutService(
         ctx,
         PayoutLedger(store.table("payout_movements"), ctx.rng),

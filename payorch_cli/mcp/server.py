@@ -199,6 +199,13 @@ def _version() -> str:
 
 
 def _resources(server: MCPServer, sandbox: Sandbox, read_only: bool) -> None:
+    _document_resources(server, sandbox)
+    _credentials_resource(server, sandbox, read_only)
+
+
+def _document_resources(server: MCPServer, sandbox: Sandbox) -> None:
+    """The API's and the scenario language's documents."""
+
     @server.resource(
         "payorch://openapi",
         name="openapi",
@@ -238,6 +245,8 @@ def _resources(server: MCPServer, sandbox: Sandbox, read_only: bool) -> None:
 
         return render(served())
 
+
+def _credentials_resource(server: MCPServer, sandbox: Sandbox, read_only: bool) -> None:
     @server.resource(
         "payorch://credentials",
         name="credentials",
@@ -247,24 +256,28 @@ def _resources(server: MCPServer, sandbox: Sandbox, read_only: bool) -> None:
         mime_type="application/json",
     )
     def credentials() -> str:
-        from payorch_cli.credentials import fixture_rows
+        return _credentials_document(sandbox, read_only)
 
-        in_use = {"sandbox": sandbox.sandbox_key, "production": sandbox.production()}
-        rows = [] if sandbox.namespace else fixture_rows()
-        document: dict[str, Any] = {
-            "baseUrl": sandbox.api_url,
-            "apiBaseUrl": sandbox.api_url + "/api/v1",
-            "namespace": sandbox.namespace,
-        }
-        if read_only:
-            # A secret key would let the agent change the sandbox over HTTP, past the tools
-            # --read-only withholds; the publishable keys stay (a browser holds them anyway).
-            document["inUse"] = dict.fromkeys(in_use)
-            document["fixtures"] = [{**row, "secretKey": None} for row in rows]
-            document["readOnly"] = READ_ONLY_NOTE
-        else:
-            document["inUse"], document["fixtures"] = in_use, rows
-        return json.dumps(document, indent=2)
+
+def _credentials_document(sandbox: Sandbox, read_only: bool) -> str:
+    from payorch_cli.credentials import fixture_rows
+
+    in_use = {"sandbox": sandbox.sandbox_key, "production": sandbox.production()}
+    rows = [] if sandbox.namespace else fixture_rows()
+    document: dict[str, Any] = {
+        "baseUrl": sandbox.api_url,
+        "apiBaseUrl": sandbox.api_url + "/api/v1",
+        "namespace": sandbox.namespace,
+    }
+    if read_only:
+        # A secret key would let the agent change the sandbox over HTTP, past the tools
+        # --read-only withholds; the publishable keys stay (a browser holds them anyway).
+        document["inUse"] = dict.fromkeys(in_use)
+        document["fixtures"] = [{**row, "secretKey": None} for row in rows]
+        document["readOnly"] = READ_ONLY_NOTE
+    else:
+        document["inUse"], document["fixtures"] = in_use, rows
+    return json.dumps(document, indent=2)
 
 
 EXAMPLE_SCENARIO = """\

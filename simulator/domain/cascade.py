@@ -12,7 +12,7 @@ from typing import NamedTuple
 
 from simulator.domain.catalog import CATALOGUE_CARD_DECLINES, Environment, PaymentMethod, Provider
 from simulator.domain.errors import ApiError
-from simulator.domain.providers.world import Answer, CallbackPlan, ProviderWorld
+from simulator.domain.providers.world import CallbackPlan, ProviderReply, ProviderWorld
 
 SANDBOX_PROVIDER = Provider(
     id="sandbox",
@@ -56,17 +56,17 @@ def route(
         return Routed(first or SANDBOX_PROVIDER)
     attempts: list[Attempt] = []
     for provider_id in method.provider_ids:
-        answer = world.charge(provider_id)
-        outcome = answer.outcome
+        reply = world.charge(provider_id)
+        outcome = reply.outcome
         if outcome == "accepted" and not attempts:
-            return _taken_at_once(answer)
-        provider = answer.provider
+            return _taken_at_once(reply)
+        provider = reply.provider
         if outcome == "unavailable" or outcome == "timed_out":
             # timed_out: the platform stopped waiting (providers.world.PROVIDER_TIMEOUT_SECONDS).
             attempts.append(Attempt(provider.id, outcome))
             continue
         if outcome == "declined":
-            reason = answer.reason or "declined"
+            reason = reply.reason or "declined"
             if reason in CATALOGUE_CARD_DECLINES and method.channel == "CREDIT_CARD":
                 # An issuer decline is final for the charge: cascading would retry a declined card.
                 raise ApiError(
@@ -84,17 +84,17 @@ def route(
                 details={"provider": provider.id},
             )
         attempts.append(Attempt(provider.id, "accepted"))
-        return Routed(provider, answer.callback, tuple(attempts))
+        return Routed(provider, reply.callback, tuple(attempts))
     raise cascade_exhausted(method.id, enabled_for_shop=enabled_for_shop, attempts=attempts)
 
 
 @lru_cache(maxsize=256)
-def _taken_at_once(answer: Answer) -> Routed:
+def _taken_at_once(reply: ProviderReply) -> Routed:
     """The routing of a charge the rail's first provider took. An accepting provider gives the
     same answer (compared by identity) until it is scripted again, so this is built once per
     script, not per payment: the production path's most common case."""
-    provider = answer.provider
-    return Routed(provider, answer.callback, (Attempt(provider.id, "accepted"),))
+    provider = reply.provider
+    return Routed(provider, reply.callback, (Attempt(provider.id, "accepted"),))
 
 
 def cascade_exhausted(

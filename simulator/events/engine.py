@@ -42,6 +42,7 @@ from simulator.domain.deliveries import (
 )
 from simulator.domain.webhooks import is_loopback
 from simulator.events.egress import ResolverFactory, guarded_connector, refusal_in, refusal_of_url
+from simulator.events.failures import failure_sentence
 from simulator.events.signing import NAMESPACE_HEADER, SIGNATURE_HEADER, delivery_headers
 
 if TYPE_CHECKING:
@@ -72,7 +73,12 @@ class _Lane:
 
 
 class _NotSent(Exception):
-    """An attempt the server chose not to make (recorded like any failed attempt)."""
+    """An attempt the server chose not to make (recorded like any failed attempt); `refused`:
+    by team mode's egress policy (counted apart)."""
+
+    def __init__(self, reason: str, *, refused: bool = False) -> None:
+        super().__init__(reason)
+        self.refused = refused
 
 
 class DeliveryEngine:
@@ -278,6 +284,37 @@ class DeliveryEngine:
         at = self._clock.timestamp() if at is None else at
         sent_at = self._wall()
         timestamp = max(int(sent_at), plan.min_timestamp)
+        headers = self._signed_headers(plan, timestamp)
+        status: int | None = None
+        error: str | None = None
+        text: str | None = None
+        refused = False
+        started = time.perf_counter()
+        try:
+            self._check_allowed(plan.url)
+            status, text, error = await self._post(plan, headers)
+        except TimeoutError as exc:
+            error = failure_sentence(exc, self.timeout)
+        except _NotSent as exc:
+            error, refused = str(exc), exc.refused
+        except (aiohttp.ClientError, OSError, ValueError) as exc:
+            error = failure_sentence(exc, self.timeout)
+            if self._egress is not None and (refusal := refusal_in(exc)) is not None:
+                refused, error = True, refusal
+        return AttemptResult(
+            trigger=plan.trigger,
+            at=at,
+            sent_at=sent_at,
+            timestamp=timestamp,
+            http_status=status,
+            duration_ms=self._timed(plan.webhook_id, started),
+            error=error,
+            response_body=text,
+            signature=headers[SIGNATURE_HEADER],
+            refused=refused,
+        )
+
+    def _signed_headers(self, plan: AttemptPlan, timestamp: int) -> dict[str, str]:
         headers = delivery_headers(
             plan.body,
             event_type=plan.event_type,
@@ -288,56 +325,44 @@ class DeliveryEngine:
         )
         if self._namespace is not None:
             headers[NAMESPACE_HEADER] = self._namespace
-        status: int | None = None
-        error: str | None = None
-        text: str | None = None
-        refused = False
+        return headers
+
+    def _check_allowed(self, url: str) -> None:
+        """Raise `_NotSent` for a URL this server may not send to."""
+        if self._loopback_only and not is_loopback(host := urlsplit(url).hostname or ""):
+            raise _NotSent(f"not sent: {host} is not a loopback host (loopback-only server)")
+        if self._egress is not None and (
+            refusal := refusal_of_url(self._egress, urlsplit(url).hostname or "")
+        ):
+            raise _NotSent(refusal, refused=True)
+
+    async def _post(
+        self, plan: AttemptPlan, headers: dict[str, str]
+    ) -> tuple[int, str, str | None]:
+        """The receiver's status, the start of its body, and why it does not count (a redirect
+        under team mode's egress policy) if it does not."""
         assert self._session is not None, "the engine is not started"
-        started = time.perf_counter()
-        try:
-            if self._loopback_only and not is_loopback(host := urlsplit(plan.url).hostname or ""):
-                raise _NotSent(f"not sent: {host} is not a loopback host (loopback-only server)")
-            if self._egress is not None and (
-                refusal := refusal_of_url(self._egress, urlsplit(plan.url).hostname or "")
-            ):
-                refused = True
-                raise _NotSent(refusal)
-            async with self._session.post(
-                plan.url,
-                data=plan.body,
-                headers=headers,
-                allow_redirects=False,
-                timeout=aiohttp.ClientTimeout(total=self.timeout),
-            ) as response:
-                status = response.status
-                raw = await response.content.read(RESPONSE_KEPT * 4)
-                text = raw.decode("utf-8", "replace")
-                if self._egress is not None and 300 <= status < 400:
-                    # Never followed (allow_redirects=False): no hop escapes the policy.
-                    where = response.headers.get("Location", "")
-                    error = f"redirect not followed (deliveries never follow one): {where}"
-        except TimeoutError:
-            status, error = None, f"timeout: no answer within {self.timeout:g} s"
-        except _NotSent as exc:
-            status, error = None, str(exc)
-        except (aiohttp.ClientError, OSError, ValueError) as exc:
-            status, error = None, f"{type(exc).__name__}: {exc}".rstrip(": ")
-            if self._egress is not None and (refusal := refusal_in(exc)) is not None:
-                refused, error = True, refusal
+        async with self._session.post(
+            plan.url,
+            data=plan.body,
+            headers=headers,
+            allow_redirects=False,
+            timeout=aiohttp.ClientTimeout(total=self.timeout),
+        ) as response:
+            raw = await response.content.read(RESPONSE_KEPT * 4)
+            error = None
+            if self._egress is not None and 300 <= response.status < 400:
+                # Never followed (allow_redirects=False): no hop escapes the policy.
+                where = response.headers.get("Location", "")
+                error = f"redirect not followed (deliveries never follow one): {where}"
+            return response.status, raw.decode("utf-8", "replace"), error
+
+    def _timed(self, webhook_id: str, started: float) -> float:
+        """The attempt's duration in ms; an endpoint slower than `retry_wait` gets no wait next
+        time the clock walks (`walking_the_clock`)."""
         duration_ms = (time.perf_counter() - started) * 1000
         if duration_ms > self._retry_wait * 1000:
-            self._slow.add(plan.webhook_id)
+            self._slow.add(webhook_id)
         else:
-            self._slow.discard(plan.webhook_id)
-        return AttemptResult(
-            trigger=plan.trigger,
-            at=at,
-            sent_at=sent_at,
-            timestamp=timestamp,
-            http_status=status,
-            duration_ms=duration_ms,
-            error=error,
-            response_body=text,
-            signature=headers[SIGNATURE_HEADER],
-            refused=refused,
-        )
+            self._slow.discard(webhook_id)
+        return duration_ms

@@ -27,7 +27,6 @@ from yarl import URL
 
 from payorch.vocabulary import CREDENTIAL_IN_BODY_PATHS
 from simulator.domain.errors import ApiError
-from simulator.domain.ids import token_hex
 from simulator.domain.namespaces import (
     DEFAULT,
     PATH_PREFIX,
@@ -41,7 +40,7 @@ from simulator.http.aiohttp_private import AIOHTTP_HANDLE, has_subapps, set_matc
 from simulator.http.keys import REQUEST_URL_PREFIX, SETTINGS, STORE, URL_PREFIX, WORLDS
 from simulator.http.middlewares import request_middleware, serve
 from simulator.http.requests import receive_body
-from simulator.http.responses import REQUEST_ID_HEADER, error_response
+from simulator.http.responses import REQUEST_ID_HEADER, new_request_id, refusal_response
 from simulator.http.server import Application, ConnectionHandler, log_refused
 from simulator.team.limits import NamespaceRate, StorageQuota
 from simulator.team.mode import audited_control
@@ -167,7 +166,7 @@ with warnings.catch_warnings():  # see simulator/http/server.py: aiohttp warns o
                 if refused is not None:
                     return refused
             if credential is not None and credential != name:
-                return _refuse(
+                return refusal_response(
                     ApiError(
                         "invalid_api_key",
                         f"This credential is namespace {credential!r}'s, used under "
@@ -185,25 +184,25 @@ with warnings.catch_warnings():  # see simulator/http/server.py: aiohttp warns o
             # Nothing is loaded (nor kept) for a name that does not exist, nor for a request its
             # credential cannot pass: loading is the costly part (issue 31).
             if not valid_name(name) or worlds.find(name) is None:
-                return _refuse(_unknown(name, prefixed=prefixed))
+                return refusal_response(_unknown(name, prefixed=prefixed))
             match_info = await self.router.resolve(request)
             if getattr(match_info.handler, "auth_level", "none") != "none":
                 authorization = request.headers.get(hdrs.AUTHORIZATION)
                 refused = refusal_before_loading(authorization, worlds.catalog_of(name), name)
                 if refused is not None:
-                    return _refuse(refused)
+                    return refusal_response(refused)
             try:
                 world = await worlds.enter(name)
             except ApiError as error:  # every world in memory busy: 503, retry
-                return _refuse(error)
+                return refusal_response(error)
             if world is None:  # deleted meanwhile
-                return _refuse(_unknown(name, prefixed=prefixed))
+                return refusal_response(_unknown(name, prefixed=prefixed))
             rate = self._namespace_rate
             if rate is not None:
                 refused = rate.take(name)
                 if refused is not None:
                     worlds.leave(name)
-                    return _refuse(refused)
+                    return refusal_response(refused)
             quota = self._storage_quota
             if quota is not None and _grows(request):
                 refused = quota.check(
@@ -211,7 +210,7 @@ with warnings.catch_warnings():  # see simulator/http/server.py: aiohttp warns o
                 )
                 if refused is not None:
                     worlds.leave(name)
-                    return _refuse(refused)
+                    return refusal_response(refused)
             prefix = request[REQUEST_URL_PREFIX] = world[URL_PREFIX]
             try:
                 return _prefix_links(await self._in_world(world, request, match_info), prefix)
@@ -304,15 +303,13 @@ async def _body_namespace(
 def _refuse_connection(error: ApiError, request: web.Request) -> web.Response:
     """A body that could not be had (too slow, unreadable), answered as the request middleware
     answers one: one line in the server's output, the connection closed unread."""
-    request_id = "req_" + token_hex(12)
+    request_id = new_request_id()
     why = (error.details or {}).get("reason") or error.message
     log_refused(request.remote, error.status, f"{request.method} {request.path}: {why}", request_id)
     protocol = request.protocol
     if isinstance(protocol, ConnectionHandler):
         protocol.drop_after_response()
-    response = error_response(error, request_id)
-    response.headers[REQUEST_ID_HEADER] = request_id
-    return response
+    return refusal_response(error, request_id)
 
 
 def _unknown(name: str, *, prefixed: bool) -> ApiError:
@@ -340,11 +337,4 @@ def _prefix_links(response: web.StreamResponse, prefix: str) -> web.StreamRespon
         and isinstance(response.body, bytes)
     ):
         response.body = _PAGE_LINK.sub(rb"\1" + prefix.encode() + b"/", response.body)
-    return response
-
-
-def _refuse(error: ApiError) -> web.Response:
-    request_id = "req_" + token_hex(12)
-    response = error_response(error, request_id)
-    response.headers[REQUEST_ID_HEADER] = request_id
     return response

@@ -9,13 +9,13 @@ running. Keys are 1-255 printable ASCII characters.
 
 Exactly once across a crash: the key's record is written in the operation's own commits, never in
 a write of its own, so no crash can leave the operation durable and its key unknown (a retry would
-execute it again). `execute` gets an `Attempt` and calls, inside the store batch of its commit:
+execute it again). `execute` gets a `KeyHold` and calls, inside the store batch of its commit:
 
 - `complete(status, body)` in the commit that finishes the operation (a payment: its only one);
 - for an operation that awaits between two commits (a payout: the debit, then the provider call,
   then its answer), `reserve(ref)` in the first one. A retry that finds the key reserved and not
   running in this process (the server was killed, or the request cancelled, in between) calls
-  `resume(attempt, ref)`, which finishes the work the reservation names rather than starting it
+  `resume(hold, ref)`, which finishes the work the reservation names rather than starting it
   again; `release()`, in the commit that undoes a reserved operation (it ends in an error, which
   is never kept), frees the key.
 
@@ -82,7 +82,7 @@ def _by_value(value: Any) -> Any:
     return value
 
 
-class Attempt:
+class KeyHold:
     """One execution's hold on its key: the writes it adds to the operation's commits.
 
     Call each method inside the `store.batch()` of the commit it belongs to. Without a key they do
@@ -125,11 +125,11 @@ class Attempt:
             )
 
 
-# The attempt of a request without a key: its methods write nothing, so one serves them all.
-NO_KEY = Attempt(None, "", "", 0.0)
+# The hold of a request without a key: its methods write nothing, so one serves them all.
+NO_KEY = KeyHold(None, "", "", 0.0)
 
-Execute = Callable[[Attempt], Awaitable[Stored]]
-Resume = Callable[[Attempt, dict[str, Any]], Awaitable[Stored]]
+Execute = Callable[[KeyHold], Awaitable[Stored]]
+Resume = Callable[[KeyHold, dict[str, Any]], Awaitable[Stored]]
 
 
 class IdempotencyCache:
@@ -147,7 +147,7 @@ class IdempotencyCache:
         execute: Execute,
         resume: Resume | None = None,
     ) -> tuple[int, bytes, bool]:
-        """(status, body, replayed). `execute` (or `resume`, for a key an interrupted attempt
+        """(status, body, replayed). `execute` (or `resume`, for a key an interrupted execution
         reserved) returns (status, body) or raises ApiError."""
         if key is None:
             status, payload = await execute(NO_KEY)
@@ -180,14 +180,14 @@ class IdempotencyCache:
         self._in_flight[record_id] = (digest, future)
         try:
             if record is None:
-                attempt = Attempt(self._table, record_id, digest, now)
-                status, payload = await execute(attempt)
+                hold = KeyHold(self._table, record_id, digest, now)
+                status, payload = await execute(hold)
             else:
                 if resume is None:
                     raise RuntimeError(f"{path}: a key is reserved, and nothing can resume it")
-                attempt = Attempt(self._table, record_id, digest, record["createdAt"])
-                status, payload = await resume(attempt, record["ref"])
-            if not attempt.completed:
+                hold = KeyHold(self._table, record_id, digest, record["createdAt"])
+                status, payload = await resume(hold, record["ref"])
+            if not hold.completed:
                 raise RuntimeError(f"{path} answered without completing its Idempotency-Key")
         except BaseException as exc:
             future.set_exception(exc)

@@ -214,66 +214,94 @@ async def _answer(
     if journal is not None:
         events: list[tuple[str, str]] = []
         collecting = EVENTS_OF_REQUEST.set(events)
-    task = asyncio.current_task()
-    in_flight = services[IN_FLIGHT]
+    task, in_flight = asyncio.current_task(), services[IN_FLIGHT]
     if task is not None:
         in_flight[task] = request
     try:
-        route = request.match_info.route
-        plans = services[ROUTE_PLANS]
-        plan = plans.get(route)
-        if plan is None:
-            plan = _plan_of(request, route, services[OPERATIONS])
-            if route.resource is not None:  # not aiohttp's 404/405, a route made per request
-                plans[route] = plan
+        plan = _admitted(request, state, services)
         if plan.static is not None:
             await _require_static_file(request, plan.static)
-        if plan.level != "none":
-            _authenticate(request, state, services, plan.level)
         operation = plan.operation
-        if operation is not None:
-            if "?" in request.raw_path:  # most requests (every POST) carry no query
-                operation.check_query(request.query)
-            if operation.body is not None:
-                raw = body_at_hand(request)
-                if raw is None:  # still to be read (or to be refused): the general way
-                    body = await read_body(request, optional=not operation.body_required)
-                else:
-                    body = parse_body(request, raw, optional=not operation.body_required)
-                state[BODY] = operation.check_body(body, partial(base_url, request))
+        if operation is not None and operation.body is not None:
+            raw = body_at_hand(request)
+            body = (
+                await read_body(request, optional=not operation.body_required)
+                if raw is None  # still to be read (or to be refused): the general way
+                else parse_body(request, raw, optional=not operation.body_required)
+            )
+            state[BODY] = operation.check_body(body, partial(base_url, request))
         response = await handler(request)
     except ApiError as error:
         response = _render(error, request)
-    except asyncio.CancelledError:
-        if not stopping.is_set():
-            raise  # the client went away: nobody to answer
-        # The server is stopping and this request outlived the grace period. Its state changes
-        # are all-or-nothing (no await inside a store batch), so it is answered, not dropped.
-        if task is not None:
-            task.uncancel()
-        response = _render(_stopping_error(), request)
+    except asyncio.CancelledError as cancelled:
+        response = _answer_cancelled(cancelled, request, stopping, task)
     except web.HTTPException as exc:
         response = _render(_from_http(exc, request), request)
     except Exception:
-        log.exception("unhandled error on %s %s (%s)", request.method, request.path, request_id)
-        response = error_response(ApiError("internal_error"), request_id)
+        response = _internal_error(request, request_id)
     else:
         response.headers[REQUEST_ID_HEADER] = request_id  # an error's envelope has it already
     finally:
         if journal is not None:
             EVENTS_OF_REQUEST.reset(collecting)
-        # A production charge the cascade refused is rolled back with its request's batch, yet
-        # the calls it made to the providers happened: their counts and decline-rate draws (so
-        # the next charge gets the next draw) are written in a batch of their own.
-        world = services[CONTEXT].providers
-        if world.has_unsaved:
-            with services[STORE].batch():
-                world.flush()
-        if task is not None:
-            in_flight.pop(task, None)
+        _settle(services, task, in_flight)
     if journal is not None:
         _record(journal, request, state, response, request_id, at, sim_at, started, events, tool)
     return response
+
+
+def _admitted(request: web.Request, state: dict[Any, Any], services: dict[Any, Any]) -> _Plan:
+    """The route's plan, with its credential and query checked (a static route has neither)."""
+    route = request.match_info.route
+    plans = services[ROUTE_PLANS]
+    plan = plans.get(route)
+    if plan is None:
+        plan = _plan_of(request, route, services[OPERATIONS])
+        if route.resource is not None:  # not aiohttp's 404/405, a route made per request
+            plans[route] = plan
+    if plan.level != "none":
+        _authenticate(request, state, services, plan.level)
+    operation = plan.operation
+    if operation is not None and "?" in request.raw_path:  # most requests (every POST) have none
+        operation.check_query(request.query)
+    return plan
+
+
+def _answer_cancelled(
+    cancelled: asyncio.CancelledError,
+    request: web.Request,
+    stopping: asyncio.Event,
+    task: asyncio.Task[Any] | None,
+) -> web.Response:
+    if not stopping.is_set():
+        raise cancelled  # the client went away: nobody to answer
+    # The server is stopping and this request outlived the grace period. Its state changes
+    # are all-or-nothing (no await inside a store batch), so it is answered, not dropped.
+    if task is not None:
+        task.uncancel()
+    return _render(_stopping_error(), request)
+
+
+def _internal_error(request: web.Request, request_id: str) -> web.Response:
+    log.exception("unhandled error on %s %s (%s)", request.method, request.path, request_id)
+    return error_response(ApiError("internal_error"), request_id)
+
+
+def _settle(
+    services: dict[Any, Any],
+    task: asyncio.Task[Any] | None,
+    in_flight: dict[asyncio.Task[Any], web.Request],
+) -> None:
+    """Once answered, whatever the answer. A production charge the cascade refused is rolled
+    back with its request's batch, yet the calls it made to the providers happened: their
+    counts and decline-rate draws (so the next charge gets the next draw) are written in a
+    batch of their own."""
+    world = services[CONTEXT].providers
+    if world.has_unsaved:
+        with services[STORE].batch():
+            world.flush()
+    if task is not None:
+        in_flight.pop(task, None)
 
 
 async def _held(request: web.Request, services: dict[Any, Any]) -> web.Response | None:
@@ -340,25 +368,8 @@ def _record(
     kept: tuple[tuple[str, str], ...] = ()
     if _IDEMPOTENCY_KEY in headers or _SANDBOX_SIMULATE in headers:  # rarely: skip the loop
         kept = _kept_headers(headers)
-    # The bodies as `requestlog._cut` keeps them (cut at MAX_BODY; an answer copied, for the
-    # reason it gives), at less cost: a request body read whole is an exact-size `bytes` of the
-    # parser's, immutable, kept as it is.
-    asked = state.get(RAW_BODY)
-    if asked is not None and (type(asked) is not bytes or len(asked) > MAX_BODY):
-        asked_kept: bytes | None = memoryview(asked)[:MAX_BODY].tobytes()
-    else:
-        asked_kept = asked
-    # `Answer` first: `isinstance` of aiohttp's responses goes through an ABC's check.
-    answered = (
-        response.body if type(response) is Answer or isinstance(response, web.Response) else None
-    )
-    if not isinstance(answered, bytes):
-        answered = None
-    own: list[str] = []
-    if events:
-        for event_id, owner in events:  # a loop: a comprehension is a function call here
-            if owner == merchant_id:
-                own.append(event_id)
+    asked, asked_kept = _asked_body(state)
+    answered, answered_kept = _answered_body(response)
     journal.record(
         (
             request_id,
@@ -375,19 +386,47 @@ def _record(
             _REPLAYED_HEADER in response.headers,
             kept,
             asked_kept,
-            None
-            if answered is None
-            else (
-                memoryview(answered).tobytes()
-                if len(answered) <= MAX_BODY
-                else memoryview(answered)[:MAX_BODY].tobytes()
-            ),
+            answered_kept,
             len(asked) if asked else 0,
             len(answered) if answered else 0,
-            tuple(own),
+            _own_events(events, merchant_id) if events else (),
             tool,
         )
     )
+
+
+# The bodies as `requestlog._cut` keeps them (cut at MAX_BODY; an answer copied, for the reason
+# it gives), at less cost.
+
+
+def _asked_body(state: dict[Any, Any]) -> tuple[Any, bytes | None]:
+    """The request body and what the row keeps of it: a body read whole is an exact-size
+    `bytes` of the parser's, immutable, kept as it is."""
+    asked = state.get(RAW_BODY)
+    if asked is not None and (type(asked) is not bytes or len(asked) > MAX_BODY):
+        return asked, memoryview(asked)[:MAX_BODY].tobytes()
+    return asked, asked
+
+
+def _answered_body(response: web.StreamResponse) -> tuple[bytes | None, bytes | None]:
+    """The answer's body (None: a stream, a file) and the row's copy of it."""
+    # `Answer` first: `isinstance` of aiohttp's responses goes through an ABC's check.
+    answered = (
+        response.body if type(response) is Answer or isinstance(response, web.Response) else None
+    )
+    if not isinstance(answered, bytes):
+        return None, None
+    if len(answered) <= MAX_BODY:
+        return answered, memoryview(answered).tobytes()
+    return answered, memoryview(answered)[:MAX_BODY].tobytes()
+
+
+def _own_events(events: list[tuple[str, str]], merchant_id: str | None) -> tuple[str, ...]:
+    own: list[str] = []
+    for event_id, owner in events:  # a loop: a comprehension is a function call here
+        if owner == merchant_id:
+            own.append(event_id)
+    return tuple(own)
 
 
 def _kept_headers(headers: Any) -> tuple[tuple[str, str], ...]:

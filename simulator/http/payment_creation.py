@@ -16,7 +16,7 @@ from simulator.domain.auth import Principal, resolve_shop
 from simulator.domain.payins.request import PaymentRequest, check_payment_rules
 from simulator.domain.payins.service import PaymentService
 from simulator.http.aiohttp_private import app_state
-from simulator.http.idempotency import NO_KEY, Attempt, Stored
+from simulator.http.idempotency import NO_KEY, KeyHold, Stored
 from simulator.http.keys import CATALOG, PAYMENTS, STORE
 from simulator.jsonio import dumps
 
@@ -28,7 +28,7 @@ async def create_payment(
     simulate: str | None,
     request_ip: str | None,
     origin: str,
-    attempt: Attempt,
+    hold: KeyHold,
 ) -> Stored:
     """Make the payment and its answer; the key's response joins the payment's own commit, so
     no crash can keep one without the other."""
@@ -39,6 +39,6 @@ async def create_payment(
     with services[STORE].batch():
         tx = payments.create(principal, shop, payment, simulate=simulate, request_ip=request_ip)
         payload = dumps(payments.view(tx, origin, on_create=True))
-        if attempt is not NO_KEY:  # nothing to keep without a key
-            attempt.complete(200, payload)
+        if hold is not NO_KEY:  # nothing to keep without a key
+            hold.complete(200, payload)
     return 200, payload

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import math
+from http import HTTPStatus
 from typing import Any
 
 from aiohttp import web
 
 from simulator.domain.errors import ApiError
+from simulator.domain.ids import token_hex
 from simulator.http.aiohttp_private import Answer as Answer  # its home is the fence
 from simulator.jsonio import dumps
 
@@ -27,6 +29,32 @@ def error_response(error: ApiError, request_id: str) -> web.Response:
     if close:
         response.force_close()  # the request's body is not worth reading any further
     return response
+
+
+def new_request_id() -> str:
+    """The id of a request answered outside the request middleware, which mints (and may seed)
+    the others'."""
+    return "req_" + token_hex(12)
+
+
+def refusal_response(error: ApiError, request_id: str | None = None) -> web.Response:
+    """The one helper for an error answered outside the request middleware (a body that could
+    not be had, an unknown namespace, a sibling worker's namespace, a connection aiohttp could
+    not parse): the catalogue's envelope, with a request id of its own unless given one."""
+    return error_response(error, request_id or new_request_id())
+
+
+def refusal_bytes(error: ApiError, request_id: str) -> bytes:
+    """`refusal_response` as the bytes of a whole HTTP/1.1 answer that closes its connection, for a
+    connection refused before aiohttp made a request of it."""
+    body = dumps(error.body(request_id))
+    extra = "".join(f"{name}: {value}\r\n" for name, value in error.headers.items())
+    head = (
+        f"HTTP/1.1 {error.status} {HTTPStatus(error.status).phrase}\r\n"
+        f"Content-Type: application/json\r\n{extra}{REQUEST_ID_HEADER}: {request_id}\r\n"
+        f"Connection: close\r\nContent-Length: {len(body)}\r\n\r\n"
+    )
+    return head.encode() + body
 
 
 def offset_page(rows: list[Any], total: int, limit: int, offset: int) -> dict[str, Any]:

@@ -33,11 +33,13 @@ from typing import Any
 from aiohttp import web
 
 from simulator.domain.errors import ApiError
-from simulator.domain.ids import token_hex
 from simulator.http import aiohttp_private
 from simulator.http.aiohttp_private import HeadDeadlineProtocol
-from simulator.http.responses import REQUEST_ID_HEADER, error_response
-from simulator.jsonio import dumps
+from simulator.http.responses import (
+    new_request_id,
+    refusal_bytes,
+    refusal_response,
+)
 
 log = logging.getLogger(__name__)
 
@@ -99,19 +101,13 @@ class ConnectionHandler(HeadDeadlineProtocol):
         with `Retry-After`, written before its request is read, and closed; one log line per
         interval, however many there are."""
         self.disarm_head_deadline()
-        request_id = "req_" + token_hex(12)
         error = ApiError(
             "service_unavailable",
             f"The server has {limit} connections open, all it has room for; retry shortly.",
-        )
-        body = dumps(error.body(request_id))
-        head = (
-            "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n"
-            f"Retry-After: {OVER_LIMIT_RETRY_SECONDS}\r\n{REQUEST_ID_HEADER}: {request_id}\r\n"
-            f"Connection: close\r\nContent-Length: {len(body)}\r\n\r\n"
+            headers={"Retry-After": str(OVER_LIMIT_RETRY_SECONDS)},
         )
         assert isinstance(transport, asyncio.WriteTransport)
-        transport.write(head.encode() + body)
+        transport.write(refusal_bytes(error, new_request_id()))
         transport.close()
         over_limit = getattr(self.server, "over_limit_log", None)
         if over_limit is None:
@@ -130,7 +126,7 @@ class ConnectionHandler(HeadDeadlineProtocol):
         A request aiohttp could not parse is one line in the server's output; a fault of the
         server's own keeps aiohttp's traceback. Refused, as aiohttp does, once a response has
         started (the connection is broken then)."""
-        request_id = "req_" + token_hex(12)
+        request_id = new_request_id()
         if status >= 500:
             self.log_exception("Error handling request from %s", request.remote, exc_info=exc)
             error = ApiError("internal_error")
@@ -144,7 +140,7 @@ class ConnectionHandler(HeadDeadlineProtocol):
             )
         if request.writer.output_size > 0:
             raise ConnectionError("a response has started: no room for the error's")
-        response = error_response(error, request_id)
+        response = refusal_response(error, request_id)
         response.force_close()  # what follows on the connection cannot be trusted either
         return response
 

@@ -24,13 +24,12 @@ from yarl import URL
 
 from payorch.vocabulary import API_PREFIX
 from simulator.domain.errors import ApiError
-from simulator.domain.ids import token_hex
 from simulator.domain.namespaces import DEFAULT, NAME_RULE, PATH_PREFIX, of_authorization
 from simulator.http.front import FrontApplication
 from simulator.http.handlers.namespaces import not_yours
 from simulator.http.keys import CATALOG, SETTINGS, WORLDS
 from simulator.http.peers import PEER_HEADER, RETRY_AFTER_SECONDS, TIMEOUT_SECONDS
-from simulator.http.responses import REQUEST_ID_HEADER, error_response
+from simulator.http.responses import REQUEST_ID_HEADER, refusal_response
 
 # With or without a namespace's prefix, and with or without the control plane's /api/v1 alias.
 _MANAGED = re.compile(
@@ -99,10 +98,7 @@ with warnings.catch_warnings():  # as simulator/http/front.py: aiohttp warns on 
 def _refusal(caller: str) -> web.Response:
     """403 for a credential of `caller` (on a sibling) showing, deleting or re-creating
     another namespace, as one process answers it."""
-    request_id = "req_" + token_hex(12)
-    response = error_response(not_yours(caller), request_id)
-    response.headers[REQUEST_ID_HEADER] = request_id
-    return response
+    return refusal_response(not_yours(caller))
 
 
 async def _ask_owner(
@@ -139,15 +135,13 @@ async def _ask_owner(
         if answer is not None and answer.status != 404:
             return answer
     if None in answers:  # the one that did not answer may be `caller`'s
-        request_id = "req_" + token_hex(12)
-        error = ApiError(
-            "service_unavailable",
-            "A worker of this server is not answering (restarting?); retry shortly.",
-            headers={"Retry-After": str(RETRY_AFTER_SECONDS)},
+        return refusal_response(
+            ApiError(
+                "service_unavailable",
+                "A worker of this server is not answering (restarting?); retry shortly.",
+                headers={"Retry-After": str(RETRY_AFTER_SECONDS)},
+            )
         )
-        response = error_response(error, request_id)
-        response.headers[REQUEST_ID_HEADER] = request_id
-        return response
     return UNKNOWN
 
 

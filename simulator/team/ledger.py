@@ -30,7 +30,7 @@ FILE = "namespaces.json"
 LOCK = "namespaces.lock"
 
 
-class Ledger:
+class NamespaceLedger:
     def __init__(self, directory: Path, *, fsync: bool = False) -> None:
         directory.mkdir(parents=True, exist_ok=True)
         self._path = directory / FILE

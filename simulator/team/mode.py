@@ -9,7 +9,7 @@ from typing import Any
 
 from simulator.settings import Settings
 from simulator.team.audit import AuditLog, iso_ms
-from simulator.team.ledger import Ledger
+from simulator.team.ledger import NamespaceLedger
 from simulator.team.tokens import Caller, Team, read_or_make_admin_token
 
 TEAM_DIR = "team"
@@ -36,7 +36,7 @@ class TeamMode:
     wall: Callable[[], float]
     # Behind --workers: the server's namespaces counted across workers (None: one process,
     # whose own namespaces are the server's).
-    ledger: Ledger | None = None
+    ledger: NamespaceLedger | None = None
 
     def record(
         self,
@@ -78,5 +78,5 @@ def open_team(settings: Settings) -> TeamMode | None:
         admin, _ = read_or_make_admin_token(directory)
     wall: Callable[[], float] = lambda: time.time()  # noqa: E731  # looked up per call (freezegun)
     team = Team(directory, admin, default_quota=settings.namespaces_per_owner, wall=wall)
-    ledger = Ledger(settings.team_dir, fsync=settings.fsync) if settings.team_dir else None
+    ledger = NamespaceLedger(settings.team_dir, fsync=settings.fsync) if settings.team_dir else None
     return TeamMode(team, AuditLog(directory, fsync=settings.fsync), wall, ledger)

@@ -366,10 +366,25 @@ async def test_unreachable_endpoint_and_timeout_are_recorded(
     await drain(api.client)
     [refused] = await deliveries(api, dead["id"])
     assert refused["status"] == "pending" and refused["attempts"][0]["httpStatus"] is None
-    assert "Connect" in refused["attempts"][0]["error"]
+    # A sentence, not aiohttp's `ClientConnectorError: Cannot connect to host ... ssl:default`.
+    assert refused["attempts"][0]["error"] == f"connection refused by 127.0.0.1:{unused_tcp_port}"
     [timed_out] = await deliveries(api, slow["id"])
-    assert timed_out["attempts"][0]["error"].startswith("timeout")
+    assert timed_out["attempts"][0]["error"] == "timed out after 0.3 s"
     assert timed_out["status"] == "pending" and timed_out["nextAttemptAt"]
+
+
+async def test_a_failed_tls_handshake_is_recorded_as_one(api: Api, receiver: Receiver) -> None:
+    """An https:// URL whose endpoint speaks plain HTTP: the handshake fails, and the attempt
+    says so with the TLS library's reason (rather than aiohttp's exception text)."""
+    tls_url = receiver.url.replace("http://", "https://", 1)
+    sub = await subscribe(api, tls_url, ["payment.completed"])
+    await paid_payment(api)
+    await drain(api.client)
+    [delivery] = await deliveries(api, sub["id"])
+    error = delivery["attempts"][0]["error"]
+    assert error.startswith("TLS handshake failed: "), error
+    assert "ssl:default" not in error and "Error" not in error
+    assert receiver.received == []
 
 
 async def test_redirect_is_a_failure(api: Api, receiver: Receiver) -> None:

@@ -6,6 +6,7 @@ per interval, not once per attempt."""
 from __future__ import annotations
 
 import json
+import re
 import resource
 import socket
 import subprocess
@@ -109,6 +110,13 @@ def test_more_namespaces_than_open_files_allow_are_served_never_a_500(
     assert statuses == {200: 150}
 
 
+def _read_until_closed(connection: socket.socket) -> bytes:
+    chunks = []
+    while chunk := connection.recv(4096):
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
 def test_connections_past_the_limit_get_503_and_one_log_line(
     tmp_path: Path, servers: list[LimitedServer]
 ) -> None:
@@ -122,11 +130,22 @@ def test_connections_past_the_limit_get_503_and_one_log_line(
             connection.connect(("127.0.0.1", server.port))
             silent.append(connection)
         time.sleep(1.5)
-        last = silent[-1]
-        assert last.recv(200).startswith(b"HTTP/1.1 503 ")  # answered, not left hanging
+        answer = _read_until_closed(silent[-1])  # answered, not left hanging
     finally:
         for connection in silent:
             connection.close()
+    head, _, body = answer.partition(b"\r\n\r\n")
+    status_line, *header_lines = head.decode().split("\r\n")
+    headers = dict(line.split(": ", 1) for line in header_lines)
+    error = json.loads(body)["error"]
+    # The catalogue's envelope, as every other refusal (simulator/http/responses.py).
+    assert status_line == "HTTP/1.1 503 Service Unavailable"
+    assert (error["code"], error["type"]) == ("service_unavailable", "api_error")
+    assert re.fullmatch(r"The server has \d+ connections open, .*", error["message"])
+    assert headers["X-Request-Id"] == error["requestId"]
+    assert error["requestId"].startswith("req_")
+    assert (headers["Retry-After"], headers["Connection"]) == ("1", "close")
+    assert int(headers["Content-Length"]) == len(body)
     time.sleep(0.5)
     assert server.call("GET", "/api/v1/ping", SANDBOX_SK)[0] == 200  # and it serves again
     lines = server.stop().splitlines()

@@ -349,3 +349,62 @@ def test_no_private_name_of_another_module_is_imported() -> None:
                 if private:
                     found.append(f"{path.relative_to(ROOT)}:{node.lineno} {private}")
     assert found == [], "make it public where it lives, or move it to the module that needs it"
+
+
+# The request middleware answers the errors of a request it runs; every other refusal (a body
+# that could not be had, a namespace refused by the front or a sibling worker, a connection
+# aiohttp could not parse or had no room for) goes through `refusal_response`/`refusal_bytes`.
+ENVELOPE_WRITERS = {"simulator/http/responses.py", "simulator/http/middlewares.py"}
+
+
+def test_error_refusals_go_through_the_one_helper() -> None:
+    """Outside those two modules, no `error_response(...)`, no `ApiError(...).body(...)` turned
+    into an answer, and no request id minted by hand (`"req_" + ...`)."""
+    found = []
+    for path in sorted((ROOT / "simulator" / "http").rglob("*.py")):
+        where = path.relative_to(ROOT).as_posix()
+        if where in ENVELOPE_WRITERS:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name | ast.Attribute):
+                name = node.func.id if isinstance(node.func, ast.Name) else node.func.attr
+                if name in ("error_response", "body") and (
+                    name == "error_response" or _is_api_error(node.func)
+                ):
+                    found.append(f"{where}:{node.lineno} {name}(...)")
+            elif (
+                isinstance(node, ast.BinOp)
+                and isinstance(node.left, ast.Constant)
+                and node.left.value == "req_"
+            ):
+                found.append(f"{where}:{node.lineno} a request id minted by hand")
+    assert found == [], "answer refusals with simulator.http.responses.refusal_response"
+
+
+def _is_api_error(func: ast.Name | ast.Attribute) -> bool:
+    """`ApiError(...).body(...)` or `error.body(...)`: a catalogue error's envelope."""
+    if not isinstance(func, ast.Attribute):
+        return False
+    target = func.value
+    if isinstance(target, ast.Call) and isinstance(target.func, ast.Name):
+        return target.func.id == "ApiError"
+    return isinstance(target, ast.Name) and target.id in ("error", "exc", "refusal")
+
+
+# A class name defined twice with one meaning: the second refines the first (a subclass).
+SAME_MEANING = {"Application": "server.py's refines aiohttp_private.py's (its connections)"}
+
+
+def test_one_meaning_per_class_name() -> None:
+    """Issue 33: a class name means one thing across the server (`Answer` was the HTTP answer
+    and a provider's reply, `Attempt` an idempotency key's hold and a cascade's try)."""
+    where: dict[str, list[str]] = {}
+    for package in ("simulator", "payorch"):
+        for path in sorted((ROOT / package).rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if isinstance(node, ast.ClassDef):
+                    where.setdefault(node.name, []).append(path.relative_to(ROOT).as_posix())
+    twice = {name: paths for name, paths in where.items() if len(paths) > 1}
+    assert twice.keys() - SAME_MEANING.keys() == set(), {
+        name: twice[name] for name in twice.keys() - SAME_MEANING.keys()
+    }

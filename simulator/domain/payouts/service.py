@@ -146,14 +146,14 @@ class PayoutService:
             return dispatch
         # Production: the provider world's behaviour now (an outage or a scripted rejection),
         # after the recipients the method's fixture always rejects.
-        answer = world.dispatch_payout(
+        reply = world.dispatch_payout(
             scripted.id, refused=None if dispatch.accepted else dispatch.failure_reason
         )
-        if answer.outcome == "unavailable":
-            return Dispatch(False, failure_reason=answer.reason, unavailable=True)
-        if answer.outcome == "declined":
-            return Dispatch(False, failure_reason=answer.reason)
-        return Dispatch(True, provider_ref=dispatch.provider_ref, callback=answer.callback)
+        if reply.outcome == "unavailable":
+            return Dispatch(False, failure_reason=reply.reason, unavailable=True)
+        if reply.outcome == "declined":
+            return Dispatch(False, failure_reason=reply.reason)
+        return Dispatch(True, provider_ref=dispatch.provider_ref, callback=reply.callback)
 
     def record_dispatch(self, send: PayoutSend, dispatch: Dispatch) -> PayoutRecord:
         """The provider's answer (the second commit); the payout as it now stands. A rejection is

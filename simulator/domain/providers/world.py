@@ -87,7 +87,7 @@ class CallbackPlan:
 
 
 @dataclass(frozen=True, slots=True, eq=False)
-class Answer:
+class ProviderReply:
     """One production call to a provider, as the platform saw it.
 
     Compared and hashed by identity: a provider that accepts hands out one answer until it is
@@ -141,11 +141,11 @@ class ProviderState:
     # takes none) and what it answers a pay-in charge with no incident or draw in play: rebuilt
     # by `script` when the overrides change.
     live: Provider = field(init=False)
-    accepts: Answer | None = field(init=False)
-    scripted: Answer | None = field(init=False)
+    accepts: ProviderReply | None = field(init=False)
+    scripted: ProviderReply | None = field(init=False)
     # `scripted` when every charge gets it, whatever the clock or the draws say (no incident, no
     # decline rate): the production hot path, one lookup.
-    always: Answer | None = field(init=False)
+    always: ProviderReply | None = field(init=False)
 
     def __post_init__(self) -> None:
         self.script(self.overrides)
@@ -156,7 +156,7 @@ class ProviderState:
         live = self.live = _apply(self.fixture, overrides)
         accepting = ANSWERS[live.kind][live.behaviour] == "accepted" and not _too_slow(live)
         self.accepts = (
-            Answer(live, "accepted", callback=_callback_plan(live)) if accepting else None
+            ProviderReply(live, "accepted", callback=_callback_plan(live)) if accepting else None
         )
         self.scripted = (
             _payin_answer(live, live.behaviour, live.decline_reason, self.accepts)
@@ -340,26 +340,26 @@ class ProviderWorld:
 
     # -- production calls ----------------------------------------------------------------------
 
-    def charge(self, provider_id: str) -> Answer:
+    def charge(self, provider_id: str) -> ProviderReply:
         """A production pay-in call to the provider: what it answers now, counted."""
         state = self._states[provider_id]
         # A provider with no incident and no decline rate answers what its script says, the
         # same answer every time: nothing to evaluate on the production hot path.
-        answer = state.always or self._evaluate(state)
-        self._count(state, answer.outcome)
-        return answer
+        reply = state.always or self._evaluate(state)
+        self._count(state, reply.outcome)
+        return reply
 
-    def _evaluate(self, state: ProviderState) -> Answer:
+    def _evaluate(self, state: ProviderState) -> ProviderReply:
         """What the provider answers a charge now, its incidents and decline-rate draws
         applied."""
         live = state.live
         behaviour, reason = self.effective(live.id)
         accepting = ANSWERS["payin"][behaviour] == "accepted"
         if accepting and not _too_slow(live) and self._draw_declines(state):
-            return Answer(live, "declined", live.decline_reason or DEFAULT_REASON["payin"])
+            return ProviderReply(live, "declined", live.decline_reason or DEFAULT_REASON["payin"])
         return _payin_answer(live, behaviour, reason, state.accepts)
 
-    def dispatch_payout(self, provider_id: str, *, refused: str | None = None) -> Answer:
+    def dispatch_payout(self, provider_id: str, *, refused: str | None = None) -> ProviderReply:
         """A production payout's dispatch to the provider: what it answers now, counted.
         `refused`: the recipient is one the method's fixture always rejects, with that reason."""
         state = self._states[provider_id]
@@ -367,15 +367,15 @@ class ProviderWorld:
         behaviour, reason = self.effective(provider_id)
         outcome = ANSWERS["payout"][behaviour]
         if outcome == "unavailable":
-            answer = Answer(live, "unavailable", "provider_unavailable")
+            reply = ProviderReply(live, "unavailable", "provider_unavailable")
         elif outcome == "declined":
-            answer = Answer(live, "declined", reason or DEFAULT_REASON["payout"])
+            reply = ProviderReply(live, "declined", reason or DEFAULT_REASON["payout"])
         elif refused is not None:
-            answer = Answer(live, "declined", refused)
+            reply = ProviderReply(live, "declined", refused)
         else:
-            answer = Answer(live, "accepted", callback=_callback_plan(live))
-        self._count(state, answer.outcome)
-        return answer
+            reply = ProviderReply(live, "accepted", callback=_callback_plan(live))
+        self._count(state, reply.outcome)
+        return reply
 
     def callback_delivered(self, provider_id: str | None, *, applied: bool) -> None:
         """Count a callback the provider sent (a duplicate or a late one too)."""
@@ -512,20 +512,20 @@ def _apply(fixture: Provider, overrides: dict[str, Any]) -> Provider:
 
 
 def _payin_answer(
-    live: Provider, behaviour: str, reason: str | None, accepts: Answer | None
-) -> Answer:
+    live: Provider, behaviour: str, reason: str | None, accepts: ProviderReply | None
+) -> ProviderReply:
     """A pay-in provider's answer to a charge under `behaviour` (a decline-rate draw aside)."""
     outcome = ANSWERS["payin"][behaviour]
     if outcome == "unavailable":
-        return Answer(live, "unavailable")
+        return ProviderReply(live, "unavailable")
     if outcome == "timed_out" or _too_slow(live):
-        return Answer(live, "timed_out", TIMED_OUT)
+        return ProviderReply(live, "timed_out", TIMED_OUT)
     if outcome == "declined":
-        return Answer(live, "declined", reason or DEFAULT_REASON["payin"])
+        return ProviderReply(live, "declined", reason or DEFAULT_REASON["payin"])
     if outcome == "accepted":
         # An incident may make a provider scripted otherwise accept: its answer is built here.
-        return accepts or Answer(live, "accepted", callback=_callback_plan(live))
-    return Answer(live, outcome)
+        return accepts or ProviderReply(live, "accepted", callback=_callback_plan(live))
+    return ProviderReply(live, outcome)
 
 
 def _declines(kind: str, behaviour: str) -> bool:

@@ -10,7 +10,7 @@ from typing import Any
 from aiohttp import web
 
 from simulator.domain.payouts.service import PAYOUT_STATUSES, PayoutSend
-from simulator.http.idempotency import REPLAYED_HEADER, Attempt, Stored, idempotency_key
+from simulator.http.idempotency import REPLAYED_HEADER, KeyHold, Stored, idempotency_key
 from simulator.http.keys import IDEMPOTENCY, PAYOUTS, STORE
 from simulator.http.middlewares import auth, principal_of
 from simulator.http.requests import base_url, page_params, query_choice, read_json
@@ -84,26 +84,26 @@ async def send_payout(request: web.Request) -> web.Response:
     # the key's reservation, the provider's answer with its response (or its release on a
     # rejection: errors, payout_dispatch_failed too, are never kept, so a corrected retry under the
     # same key executes afresh). Killed in between, a retry finishes the reserved payout.
-    async def execute(attempt: Attempt) -> Stored:
+    async def execute(hold: KeyHold) -> Stored:
         with store.batch():
             send = payouts.open_send(principal, body)
-            attempt.reserve({"payoutId": send.payout_id})
-        return await finish(attempt, send)
+            hold.reserve({"payoutId": send.payout_id})
+        return await finish(hold, send)
 
-    async def resume(attempt: Attempt, ref: dict[str, Any]) -> Stored:
-        return await finish(attempt, payouts.resume_send(principal, body, ref["payoutId"]))
+    async def resume(hold: KeyHold, ref: dict[str, Any]) -> Stored:
+        return await finish(hold, payouts.resume_send(principal, body, ref["payoutId"]))
 
-    async def finish(attempt: Attempt, send: PayoutSend) -> Stored:
+    async def finish(hold: KeyHold, send: PayoutSend) -> Stored:
         dispatch = await payouts.dispatch(send)
         with store.batch():
             payout = payouts.record_dispatch(send, dispatch)
             if not dispatch.accepted:
-                attempt.release()
+                hold.release()
             else:
                 icon = f"{base_url(request)}/static/icons/{send.method.icon}"
                 view = {"payout": payouts.view(payout), "methodName": send.method.name}
                 payload = dumps({**view, "logoUrl": icon, "iconUrl": icon})
-                attempt.complete(200, payload)
+                hold.complete(200, payload)
         if not dispatch.accepted:
             raise payouts.rejected(payout, dispatch)
         return 200, payload
