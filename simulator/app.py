@@ -336,6 +336,7 @@ def _build(app: web.Application, public_url: str) -> None:
         PayoutLedger(store.table("payout_movements"), ctx.rng),
         store.table("payouts"),
     )
+    store.table("payouts").on_rollback(app[keys.PAYOUTS].follow_rollback)
     scheduler.register(PAYOUT_CALLBACK_JOB, app[keys.PAYOUTS].callback_job)
     app[keys.DEPOSITS] = DepositService(
         ctx,
