@@ -335,12 +335,12 @@ class Ledger:
         amount, effective_at = dec(movement["amount"]), movement["effectiveAt"]
         release = kind == "reserve_release" and bucket == AVAILABLE
         entry = _Entry(
-            effective_at,
-            next(self._seq),
-            bucket,
-            amount,
-            schedule_item(amount, effective_at) if release else None,
-            movement["transactionId"],
+            effective_at=effective_at,
+            seq=next(self._seq),
+            bucket=bucket,
+            amount=amount,
+            shown=schedule_item(amount, effective_at) if release else None,
+            transaction_id=movement["transactionId"],
         )
         state.ids.append(movement["id"])
         if kind in WARNING_TYPES:

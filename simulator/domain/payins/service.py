@@ -57,7 +57,6 @@ CLOSED_AT: dict[str, Literal["failedAt", "expiredAt"]] = {
     "failed": "failedAt",
     "expired": "expiredAt",
 }
-_new_charge = tuple.__new__
 
 
 @dataclass(frozen=True, slots=True)
@@ -269,9 +268,12 @@ class PaymentService:
         due_at: float,
     ) -> dict[str, Any]:
         rail = RAILS[method.method]
-        # tuple.__new__, as the NamedTuple's own __new__ would, without its Python frame.
-        charge = _new_charge(
-            Charge, (self.ctx.rng, tx_id, amount_local, due_at, provider.beneficiary_name)
+        charge = Charge(
+            rng=self.ctx.rng,
+            transaction_id=tx_id,
+            amount_local=amount_local,
+            due_at=due_at,
+            beneficiary_name=provider.beneficiary_name,
         )
         data: dict[str, Any] = {"method": method.method, **rail.build(charge)}
         if rail.shows_bank and provider.bank_name:
