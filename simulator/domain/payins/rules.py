@@ -41,7 +41,9 @@ def resolve_method(
             principal.environment == "sandbox" or not method.sandbox_only
         )
         if method is None or not usable:
-            raise cascade_exhausted(request.payment_method_id, enabled_for_shop=False)
+            raise cascade_exhausted(
+                request.payment_method_id, enabled_for_shop=False, known=method is not None
+            )
         if not method.sandbox_only and method.id not in shop.enabled_method_ids:
             raise cascade_exhausted(method.id, enabled_for_shop=False)
         if country and not method.sandbox_only and country != method.country_iso3:
