@@ -179,24 +179,23 @@ class PaymentService:
             amount_local = conversion.amount_local
             payment_data = self._instructions(method, routed.provider, amount_local, tx_id, due_at)
         hosted_checkout, return_url = request.hosted_checkout, request.return_url
-        arrival = Arrival(
-            payment_data=payment_data,
-            payment_form_path=form_path,
-            provider_token=token,
-            hosted_checkout=hosted_checkout,
-            return_url=return_url,
-            checkout_path=checkout_path(tx_id, return_url, token) if hosted_checkout else None,
-            merchant_order_id=request.merchant_order_id,
-            tags=request.tags,
-            user_name=request.user_name,
-            user_email=request.user_email,
-            user_phone=request.user_phone,
-            user_ip=request.user_ip or request_ip,
-            provider_id=routed.provider.id,
-            simulate=simulate,
-            due_at=due_at,
-            expires_at=now + PLACEHOLDER_EXPIRY,
-        )
+        arrival: Arrival = {
+            "paymentFormPath": form_path,
+            "paymentData": payment_data,
+            "hostedCheckout": hosted_checkout,
+            "returnUrl": return_url,
+            "checkoutPath": checkout_path(tx_id, return_url, token) if hosted_checkout else None,
+            "merchantOrderId": request.merchant_order_id,
+            "tags": request.tags,
+            "userName": request.user_name,
+            "userEmail": request.user_email,
+            "userPhone": request.user_phone,
+            "userIp": request.user_ip or request_ip,
+            "providerId": routed.provider.id,
+            "simulate": simulate,
+            "dueAt": due_at,
+            "expiresAt": now + PLACEHOLDER_EXPIRY,
+        }
         return new_record(
             tx_id,
             principal.merchant,
@@ -207,6 +206,7 @@ class PaymentService:
             charged.country,
             now,
             arrival,
+            token,
         )
 
     def trace_view(self, tx: TransactionRecord) -> dict[str, Any]:
@@ -270,12 +270,12 @@ class PaymentService:
             conversion,
             country=method.country_iso3,
             now=now,
-            arrival=Arrival(
-                payment_data=payment_data,
-                user_name=user_name,
-                user_email=user_email,
-                provider_id=method.provider_ids[0] if method.provider_ids else None,
-            ),
+            arrival={
+                "paymentData": payment_data,
+                "userName": user_name,
+                "userEmail": user_email,
+                "providerId": method.provider_ids[0] if method.provider_ids else None,
+            },
         )
         ctx.transactions.add(tx)
         ctx.trace.record(tx, "created", **_created_fields(tx), source="deposit")
