@@ -334,13 +334,9 @@ class Ledger:
         kind, bucket = movement["type"], movement["bucket"]
         amount, effective_at = dec(movement["amount"]), movement["effectiveAt"]
         release = kind == "reserve_release" and bucket == AVAILABLE
+        shown = schedule_item(amount, effective_at) if release else None
         entry = _Entry(
-            effective_at=effective_at,
-            seq=next(self._seq),
-            bucket=bucket,
-            amount=amount,
-            shown=schedule_item(amount, effective_at) if release else None,
-            transaction_id=movement["transactionId"],
+            effective_at, next(self._seq), bucket, amount, shown, movement["transactionId"]
         )
         state.ids.append(movement["id"])
         if kind in WARNING_TYPES:
