@@ -18,7 +18,8 @@ class Arrival(TypedDict, total=False):
     """What the way a pay-in arrived decides of its record (a charge's request and route, a
     deposit's transfer), by the record's own keys; what is not given is `NOTHING_ARRIVED`'s.
     A dict display, not a keyword-built object: made on every payment, it is one C operation
-    (fifteen keyword arguments cost a payment about 2 % more in instructions)."""
+    (a fifteen-keyword NamedTuple, with the record built from partial dicts, cost a payment
+    4 % more in instructions, docs/performance.md)."""
 
     paymentFormPath: str | None
     paymentData: dict[str, str] | None  # None: the method alone (a hosted rail)
