@@ -160,8 +160,11 @@ async def serve_operations(tree: str, requests: int, warm_up: int, only: str) ->
         return answer.status, raw
 
     ops = [op for op in operations() if only in op.name]
-    fresh = sum(op.fresh for op in ops) * (warm_up + requests)
-    targets = await asyncio.to_thread(Targets, call, fresh)
+    pools = {
+        pool: sum(op.pool == pool for op in ops) * (warm_up + requests)
+        for pool in ("pending", "paid")
+    }
+    targets = await asyncio.to_thread(Targets, call, **pools)
     reader, writer = await asyncio.open_connection("127.0.0.1", port)
 
     async def one(request: bytes) -> None:

@@ -4,8 +4,9 @@ Imported by `ops_load.py` (throughput against Prism and a bare aiohttp app), `ab
 (instructions per request, `--operations`) and `seeded_answers.py` (the answers of a seeded run,
 before and after). An operation is one request, repeatable: a path with `{payment}` gets a
 payment made in `prepare`, one with `{pending}` a fresh pending payment per request (a payment is
-marked paid once), `{completed}` a paid payment (a refund of 1 unit each, round robin over the
-pool), `{clabe}` a deposit account's CLABE.
+marked paid once), `{paid}` a fresh paid, settled payment per request (a refund of 1 unit each:
+refunding one payment over and over measures a payment with thousands of refunds, and the
+`pending` / `paid` pools are sized by the caller), `{clabe}` a deposit account's CLABE.
 
 `POST /payments` runs on every rail of the catalogue that takes a payment: the sandbox's
 built-ins (sandbox key) and every enabled, routable production method (production key), with the
@@ -21,8 +22,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from itertools import cycle
-from typing import Any
+from typing import Any, Literal
 
 from _common import LIVE_SK, SK
 
@@ -76,15 +76,25 @@ PRODUCTION_RAILS = [
 class Operation:
     name: str
     method: str
-    path: str  # may hold {payment}, {pending}, {completed}, {clabe}
+    path: str  # may hold {payment}, {pending}, {paid}, {clabe}
     body: dict[str, Any] | None = None
     key: str = SK
     fields: dict[str, str] = field(default_factory=dict)
 
     @property
+    def pool(self) -> Literal["pending", "paid"] | None:
+        """The pool each request takes its own target from (a payment is marked paid once; a
+        refund takes a paid payment of its own), if any."""
+        if "{pending}" in self.path:
+            return "pending"
+        if "{paid}" in self.path:
+            return "paid"
+        return None
+
+    @property
     def fresh(self) -> bool:
-        """Each request needs its own target (a payment is marked paid once)."""
-        return "{pending}" in self.path
+        """Each request needs its own target."""
+        return self.pool is not None
 
     @property
     def rail(self) -> bool:
@@ -146,7 +156,7 @@ def operations() -> list[Operation]:
         Operation(
             "POST /payments/{id}/refund",
             "POST",
-            "/api/v1/payments/{completed}/refund",
+            "/api/v1/payments/{paid}/refund",
             {"amount": 1},
         ),
         Operation(
@@ -202,12 +212,17 @@ SPEI = payment_body("sbx_spei", "MX", "MXN", ())
 class Targets:
     """What the operations' paths and bodies refer to, made on a server through `call`."""
 
-    def __init__(self, call: Call, pending: int = 0) -> None:
+    def __init__(self, call: Call, pending: int = 0, paid: int = 0) -> None:
+        """`pending` and `paid`: how many requests of the operations with `{pending}` and with
+        `{paid}` the caller will make in all (each takes its own payment)."""
         self.call = call
         self.payment = self._pay(paid=True)
-        self.completed = [self._pay(paid=True, amount=100_000) for _ in range(4)]
-        # A refund is paid from the available balance: the payments settle first (a week on).
-        status, raw = call("POST", "/_sim/clock/advance", {"seconds": 7 * 86_400}, SK)
+        self.paid = [self._pay(paid=True) for _ in range(paid)]
+        # A refund is paid from the available balance: the payments settle first, and their
+        # reserves are released (past the fixtures' longest settlement delay and reserve, 90
+        # days): GET /me/balance lists every release still ahead, and a pool of paid payments
+        # left in that list would make the balance row measure a schedule of thousands.
+        status, raw = call("POST", "/_sim/clock/advance", {"seconds": 100 * 86_400}, SK)
         assert status == 200, raw[:300]
         self.pending = [self._pay(paid=False) for _ in range(pending)]
         status, raw = call(
@@ -225,7 +240,7 @@ class Targets:
         assert status in (200, 201), raw[:300]
         account = json.loads(raw)
         self.clabe = next(v for k, v in _flat(account) if k.lower() == "clabe")
-        self._completed = cycle(self.completed)
+        self._paid = iter(self.paid)
         self._pending = iter(self.pending)
 
     def _pay(self, *, paid: bool, amount: int = 500) -> str:
@@ -241,10 +256,12 @@ class Targets:
     def request(self, op: Operation) -> tuple[str, bytes | None]:
         """The path and the body of the next request of `op`."""
         path = op.path.replace("{payment}", self.payment)
-        if "{completed}" in path:
-            path = path.replace("{completed}", next(self._completed))
-        if "{pending}" in path:
-            path = path.replace("{pending}", next(self._pending))
+        for name, pool in (("{paid}", self._paid), ("{pending}", self._pending)):
+            if name in path:
+                target = next(pool, None)
+                if target is None:
+                    raise SystemExit(f"{op.name}: its pool of {name} payments is used up")
+                path = path.replace(name, target)
         if op.body is None:
             return path, None
         return path, json.dumps(op.body).replace("{clabe}", self.clabe).encode()

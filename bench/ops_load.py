@@ -1,6 +1,7 @@
 """Every operation at 32 connections: payorch, Prism mocking the same document, and bare aiohttp.
 
     python bench/ops_load.py --prism PATH [--seconds 5] [--rounds 3] [--only TEXT] [--pool N]
+        [--paid-pool N]
 
 One run, one table: each operation of bench/operations.py (every rail's `POST /payments` on the
 sandbox and production catalogues with the buyer data it needs, the hosted card checkout,
@@ -8,8 +9,9 @@ checkout sessions, refund, simulate, get, lists with filters, payment methods, b
 payouts, deposits, `auth/token`) is driven by wrk (2 threads, 32 connections) against three
 servers started here, in alternating rounds:
 
-- `payorch serve` (fresh data dir, `--no-rate-limit`), whose targets (payments, paid ones, a
-  deposit account, `--pool` pending payments for simulate) are made first;
+- `payorch serve` (fresh data dir, `--no-rate-limit`), whose targets (payments, a deposit
+  account, `--pool` pending payments for simulate, `--paid-pool` paid ones for refund, one each
+  per request) are made first;
 - Prism (`@stoplight/prism-cli` from npm: PATH is its `node_modules/.bin/prism`) mocking the
   document payorch serves (`GET /api/v1/openapi.json`), as bench/prism_ratio.py runs it: it
   ignores the document's relative server URL, so it is sent the path without `/api/v1`;
@@ -19,8 +21,9 @@ servers started here, in alternating rounds:
 
 Per operation and server: the median requests/s of the rounds, the worst p99 of the rounds, the
 server's CPU per request (user + system from /proc, which moves much less than throughput on a
-shared machine) and the answers that were not 2xx (a simulate beyond its pool of pending
-payments is a 409: make `--pool` at least rounds x seconds x its rate). Then the targets of issue
+shared machine) and the answers that were not 2xx (a simulate or a refund beyond its pool stops
+the run: make `--pool` / `--paid-pool` at least 2 x (rounds x seconds + 1) x its rate). Then the
+targets of issue
 32: payorch / Prism >= 3.0 for every operation, every rail >= 0.75 x the fastest rail, p99 under
 20 ms. Run it on a quiet machine; on a shared one throughput moves by tens of percent, and the
 CPU per request much less.
@@ -121,6 +124,9 @@ def main() -> None:
     parser.add_argument(
         "--pool", type=int, help="pending payments for simulate (default: 8,000 per second run)"
     )
+    parser.add_argument(
+        "--paid-pool", type=int, help="paid payments for refund (default: 4,000 per second run)"
+    )
     args = parser.parse_args()
     binary = ensure_wrk()
     ops = [op for op in operations() if args.only in op.name]
@@ -133,18 +139,16 @@ def main() -> None:
             return call(port, method, path, data, auth)
 
         began = time.perf_counter()
-        # Enough for simulate at 4,000 req/s over every round and the warm-up (twice that: the
-        # two threads' steps leave gaps, see `run`); each is a
-        # payment in the store while the other operations run (the lists and balances read
-        # the same store in both cases: pending payments are in no settled balance).
-        wanted = args.pool if args.pool is not None else (args.rounds * args.seconds + 1) * 8_000
-        pool = wanted if any(op.fresh for op in ops) else 0
-        targets = Targets(ask, pending=pool)
-        print(f"targets made in {time.perf_counter() - began:.0f} s ({pool} pending payments)")
+        pools = pool_sizes(ops, args)
+        targets = Targets(ask, **pools)
+        print(
+            f"targets made in {time.perf_counter() - began:.0f} s ({pools['pending']} pending"
+            f" payments, {pools['paid']} paid)"
+        )
         plans = []
         answers = []
         for index, op in enumerate(ops):
-            count = pool if op.fresh else 8
+            count = pools[op.pool] if op.pool is not None else 8
             requests = [targets.request(op) for _ in range(count)]
             # A fresh target's last is kept for the recorded answer below.
             paths = [path for path, _ in (requests[:-1] if op.fresh else requests)]
@@ -160,7 +164,7 @@ def main() -> None:
         bare, bare_port, _ = start(
             bare_app_cmd(BARE_HANDLERS, [("*", "/{tail:.*}", "answer")], str(answers_file))
         )
-        prism = None
+        prism, prism_port = None, 0
         if args.prism:
             with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/v1/openapi.json") as doc:
                 document = Path(tmp) / "openapi.json"
@@ -176,6 +180,19 @@ def main() -> None:
                 prism.terminate()
                 prism.wait(10)
     report(rows, args)
+
+
+def pool_sizes(ops: list[Operation], args: argparse.Namespace) -> dict[str, int]:
+    """Payments for the operations that take one each: enough for simulate at 4,000 req/s and
+    refund at 2,000 over every round and the warm-up (twice that: the two threads' steps leave
+    gaps, see `run`). Each is a payment in the store while the other operations run (the lists
+    and balances read the same store in both cases)."""
+    runs = args.rounds * args.seconds + 1
+    wanted = {
+        "pending": args.pool if args.pool is not None else runs * 8_000,
+        "paid": args.paid_pool if args.paid_pool is not None else runs * 4_000,
+    }
+    return {pool: n if any(op.pool == pool for op in ops) else 0 for pool, n in wanted.items()}
 
 
 def run(binary, plans, args, ours, bare, prism, prism_port) -> list[dict]:  # type: ignore[no-untyped-def]  # a script

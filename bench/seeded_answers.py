@@ -96,7 +96,7 @@ async def child(tree: str, repeat: int) -> None:
 
     def run() -> list[Any]:
         ops = operations()
-        targets = Targets(call, pending=repeat)
+        targets = Targets(call, pending=repeat, paid=repeat)
         rows = []
         for op in ops:
             for _ in range(repeat):

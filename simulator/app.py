@@ -376,6 +376,7 @@ def _wire_payouts_and_deposits(
         PayoutLedger(store.table("payout_movements"), ctx.rng),
         store.table("payouts"),
     )
+    store.table("payouts").on_rollback(app[keys.PAYOUTS].follow_rollback)
     scheduler.register(PAYOUT_CALLBACK_JOB, app[keys.PAYOUTS].callback_job)
     app[keys.DEPOSITS] = DepositService(
         ctx,

@@ -96,8 +96,5 @@ def balance_view(principal: Principal, ledger: Ledger, now: float) -> dict[str, 
             for m in reversed(ledger.latest(principal.scope, MOVEMENTS_SHOWN))
             if m["type"] not in WARNING_TYPES
         ],
-        "reserveSchedule": [
-            {"amount": item["amount"], "releaseAt": isoformat(item["releaseAt"])}
-            for item in balance.reserve_schedule
-        ],
+        "reserveSchedule": balance.reserve_schedule,
     }

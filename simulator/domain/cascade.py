@@ -98,18 +98,18 @@ def _taken_at_once(reply: ProviderReply) -> Routed:
 
 
 def cascade_exhausted(
-    method_id: str | None, *, enabled_for_shop: bool, attempts: list[Attempt] | None = None
+    method_id: str | None,
+    *,
+    enabled_for_shop: bool,
+    attempts: list[Attempt] | None = None,
+    known: bool = True,
 ) -> ApiError:
-    hint = (
-        "The method is enabled for your shop but no provider accepted the charge; retry once, "
-        "then report the requestId."
-        if enabled_for_shop
-        else "This paymentMethodId is not in your shop's listing; take codes from "
-        "GET /payment-methods."
-    )
+    """The spec's answer (POST /payments, rule 4) both when no provider took the charge and,
+    with `paymentMethodEnabledForShop` false, when the code is not from the shop's listing:
+    `known` false says no method has that id at all."""
     return ApiError(
         "cascade_exhausted",
-        hint,
+        _hint(method_id, enabled_for_shop=enabled_for_shop, known=known),
         param="paymentMethodId",
         details={
             "reason": "no_provider_for_method_region",
@@ -118,3 +118,15 @@ def cascade_exhausted(
             "attempts": [{"provider": a.provider, "outcome": a.outcome} for a in attempts or []],
         },
     )
+
+
+def _hint(method_id: str | None, *, enabled_for_shop: bool, known: bool) -> str:
+    if enabled_for_shop:
+        return (
+            "The method is enabled for your shop but no provider accepted the charge; retry "
+            "once, then report the requestId."
+        )
+    listing = "take a paymentMethodId from `payorch methods` or GET /payment-methods."
+    if not known:
+        return f"No payment method has the id `{method_id}`; {listing}"
+    return f"Method `{method_id}` is not in your shop's listing here; {listing}"

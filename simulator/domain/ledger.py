@@ -33,9 +33,11 @@ from itertools import count
 from math import inf
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from simulator.clock import isoformat
 from simulator.domain.ids import hex_token, unused
 from simulator.domain.money import ZERO, dec
 from simulator.domain.ports import Table
+from simulator.jsonio import to_json_number
 from simulator.memory import BoundedCache
 
 if TYPE_CHECKING:
@@ -63,8 +65,16 @@ class Balance:
     chargeback_fees: Decimal = ZERO
     refunds: Decimal = ZERO
     chargebacks: Decimal = ZERO
+    # Each release still ahead, as GET /me/balance lists it (`schedule_item`).
     reserve_schedule: list[dict[str, Any]] = field(default_factory=list)
     movements: list[dict[str, Any]] = field(default_factory=list)
+
+
+def schedule_item(amount: Decimal, release_at: float) -> dict[str, Any]:
+    """A reserve release as the balance lists it, rendered once per release (the schedule lists
+    every release still ahead: a payment's each, for the reserve days): the running totals
+    keep it beside the release, so a read renders none. Shared by every read: never changed."""
+    return {"amount": to_json_number(amount), "releaseAt": isoformat(release_at)}
 
 
 def _tally(kind: str, bucket: str) -> tuple[str, int] | None:
@@ -87,6 +97,7 @@ def _tally(kind: str, bucket: str) -> tuple[str, int] | None:
 def derive(movements: Iterable[MovementRecord], now: float) -> Balance:
     """The balance at `now` from every movement of a scope, in record order (the reference)."""
     result = Balance()
+    releases: list[tuple[float, Decimal]] = []
     for movement in movements:
         amount = dec(movement["amount"])
         kind, bucket = movement["type"], movement["bucket"]
@@ -102,15 +113,14 @@ def derive(movements: Iterable[MovementRecord], now: float) -> Balance:
             # settling payment's reserve hold in pending instead of nowhere.
             result.pending += amount
             if kind == "reserve_release" and bucket == AVAILABLE:
-                result.reserve_schedule.append(
-                    {"amount": amount, "releaseAt": movement["effectiveAt"]}
-                )
+                releases.append((movement["effectiveAt"], amount))
         tally = _tally(kind, bucket)
         if tally is not None:
             name, sign = tally
             total = getattr(result, name)
             setattr(result, name, total + amount if sign > 0 else total - amount)
-    result.reserve_schedule.sort(key=lambda item: item["releaseAt"])
+    releases.sort(key=lambda release: release[0])  # stable: record order on ties
+    result.reserve_schedule = [schedule_item(amount, at) for at, amount in releases]
     return result
 
 
@@ -122,7 +132,8 @@ class _Entry(NamedTuple):
     seq: int
     bucket: str
     amount: Decimal
-    release: bool  # a reserve release's available leg: listed in the reserve schedule
+    # A reserve release's available leg: its item of the reserve schedule; else None.
+    shown: dict[str, Any] | None
     transaction_id: str | None
 
 
@@ -176,7 +187,7 @@ class _Scope:
             self.landed[entry.bucket] += entry.amount
             if entry.effective_at > self.floor:
                 insort(self.recent, entry)
-        if entry.release and entry.effective_at > self.floor:
+        if entry.shown is not None and entry.effective_at > self.floor:
             insort(self.releases, entry)
 
     def land(self, kind: str, bucket: str, amount: Decimal) -> None:
@@ -206,7 +217,7 @@ class _Scope:
             self.landed[entry.bucket] -= entry.amount
             if entry.effective_at > self.floor:
                 _discard(self.recent, entry)
-        if entry.release and entry.effective_at > self.floor:
+        if entry.shown is not None and entry.effective_at > self.floor:
             _discard(self.releases, entry)
 
     def advance(self, now: float) -> None:
@@ -321,13 +332,11 @@ class Ledger:
         if state is None:
             state = self._scopes[scope] = _Scope(self._start_mark)
         kind, bucket = movement["type"], movement["bucket"]
+        amount, effective_at = dec(movement["amount"]), movement["effectiveAt"]
+        release = kind == "reserve_release" and bucket == AVAILABLE
+        shown = schedule_item(amount, effective_at) if release else None
         entry = _Entry(
-            movement["effectiveAt"],
-            next(self._seq),
-            bucket,
-            dec(movement["amount"]),
-            kind == "reserve_release" and bucket == AVAILABLE,
-            movement["transactionId"],
+            effective_at, next(self._seq), bucket, amount, shown, movement["transactionId"]
         )
         state.ids.append(movement["id"])
         if kind in WARNING_TYPES:
@@ -432,8 +441,9 @@ class Ledger:
         result.pending = pending
         releases = state.releases
         result.reserve_schedule = [
-            {"amount": entry.amount, "releaseAt": entry.effective_at}
+            shown
             for entry in releases[bisect_right(releases, _after(now)) :]
+            if (shown := entry.shown) is not None  # every release is
         ]
         return result
 

@@ -2,16 +2,18 @@
 
 Every transaction sits in sorted id lists (by creation) keyed on (merchant, environment, shop or
 None, status or None); `status` "chargeback" lists completed payments with a chargeback claim, as
-the spec's filter does. A list with no further filter is a slice of one index; the other filters
-(method, country, merchantOrderId) scan the narrowest index over small in-memory keys, and only
-the rows of the page are read from the store.
+the spec's filter does. Each of those lists is also kept split by what the other list filters
+read (payment method id, country, legacy slug), so a filtered list merges the few split lists
+its filters select instead of walking every row; a `merchantOrderId` filter reads the order id's
+own list (a handful of rows). Only the rows of the page are read from the store.
 """
 
 from __future__ import annotations
 
 from bisect import bisect_left, insort
-from collections import defaultdict
 from dataclasses import dataclass
+from heapq import merge
+from itertools import islice
 from typing import TYPE_CHECKING, NamedTuple
 
 from simulator.domain.errors import ApiError
@@ -24,8 +26,16 @@ if TYPE_CHECKING:
 if TYPE_CHECKING:
     from simulator.domain.records import TransactionRecord
 
-IndexKey = tuple[str, str, str | None, str | None]
+# What the method, country and slug filters read of a transaction: (paymentMethodId, country,
+# paymentMethod); one catalogue method has one of each, so a scope holds a few dozen at most.
+Kind = tuple[str, str, str]
+# (merchant, environment, shop or None, status or None, kind or None): None lists every value.
+IndexKey = tuple[str, str, str | None, str | None, Kind | None]
+ListKey = tuple[str, str, str | None, str | None]
 SortKey = tuple[float, str]
+OrderKey = tuple[str, str, str]  # (merchant, environment, merchantOrderId)
+# (merchant, environment, shop, statuses, paymentMethodId, country, paymentMethod)
+Group = tuple[str, str, str, tuple[str, ...], str, str, str]
 
 
 class RowKeys(NamedTuple):
@@ -57,16 +67,34 @@ class RowKeys(NamedTuple):
             created_at=tx["createdAt"],
         )
 
+    @property
+    def kind(self) -> Kind:
+        return (self.payment_method_id, self.country, self.method)
+
+    def group(self) -> Group:
+        """What decides the lists a transaction is in (`index_keys`), as one plain tuple."""
+        return (*self[:4], self.payment_method_id, self.country, self.method)
+
+    def order_key(self) -> OrderKey | None:
+        if self.merchant_order_id is None:
+            return None
+        return (self.merchant_id, self.environment, self.merchant_order_id)
+
     def index_keys(self) -> list[IndexKey]:
         """Every list this transaction is in: merchant-wide and its shop's, all statuses and
-        each of its own (in no particular order)."""
-        merchant, environment, shop = self.merchant_id, self.environment, self.shop_id
-        keys: list[IndexKey] = [
-            (merchant, environment, None, None),
-            (merchant, environment, shop, None),
-        ]
-        for status in self.statuses:
-            keys += ((merchant, environment, None, status), (merchant, environment, shop, status))
+        each of its own, each whole and split by kind (in no particular order)."""
+        merchant, environment, shop, kind = self.merchant_id, self.environment, self.shop_id, None
+        keys: list[IndexKey] = []
+        for kind in (None, self.kind):
+            keys += (
+                (merchant, environment, None, None, kind),
+                (merchant, environment, shop, None, kind),
+            )
+            for status in self.statuses:
+                keys += (
+                    (merchant, environment, None, status, kind),
+                    (merchant, environment, shop, status, kind),
+                )
         return keys
 
 
@@ -79,21 +107,29 @@ class TransactionFilters:
     merchant_order_id: str | None = None
     method: str | None = None
 
-    def index_key(self, scope: tuple[str, str]) -> IndexKey:
+    def list_key(self, scope: tuple[str, str]) -> ListKey:
         return (scope[0], scope[1], self.shop_id, self.status)
 
-    def narrows_further(self) -> bool:
+    def by_kind(self) -> bool:
         return any(
-            value is not None
-            for value in (self.payment_method_id, self.country, self.merchant_order_id, self.method)
+            value is not None for value in (self.payment_method_id, self.country, self.method)
+        )
+
+    def selects(self, kind: Kind) -> bool:
+        payment_method_id, country, method = kind
+        return (
+            (self.payment_method_id is None or payment_method_id == self.payment_method_id)
+            and (self.country is None or country == self.country)
+            and (self.method is None or method == self.method)
         )
 
     def matches(self, keys: RowKeys) -> bool:
+        """Every filter but the scope (for a row found through its order id)."""
         return (
-            (self.payment_method_id is None or keys.payment_method_id == self.payment_method_id)
-            and (self.country is None or keys.country == self.country)
+            (self.shop_id is None or keys.shop_id == self.shop_id)
+            and (self.status is None or self.status in keys.statuses)
             and (self.merchant_order_id is None or keys.merchant_order_id == self.merchant_order_id)
-            and (self.method is None or keys.method == self.method)
+            and self.selects(keys.kind)
         )
 
 
@@ -101,9 +137,11 @@ class TransactionRepository:
     def __init__(self, table: Table[TransactionRecord]) -> None:
         self._table = table
         self._keys: dict[str, RowKeys] = {}
-        self._index: dict[IndexKey, list[SortKey]] = defaultdict(list)
-        self._lists_by_group: dict[tuple[str, str, str, tuple[str, ...]], tuple[list[SortKey], ...]]
-        self._lists_by_group = {}
+        self._index: dict[IndexKey, list[SortKey]] = {}
+        # The kinds each list is split by (every split list is also in `_index`).
+        self._kinds: dict[ListKey, dict[Kind, list[SortKey]]] = {}
+        self._by_order: dict[OrderKey, list[SortKey]] = {}
+        self._lists_by_group: dict[Group, tuple[list[SortKey], ...]] = {}
         self._load()
 
     def visible(self, principal: Principal, transaction_id: str) -> TransactionRecord:
@@ -113,12 +151,22 @@ class TransactionRepository:
             raise ApiError("transaction_not_found", f"No transaction {transaction_id}.", param="id")
         return tx
 
+    def _rows(self, key: IndexKey) -> list[SortKey]:
+        """The index list of `key`, made (and listed under its kind) the first time."""
+        rows = self._index.get(key)
+        if rows is None:
+            rows = self._index[key] = []
+            kind = key[4]
+            if kind is not None:
+                self._kinds.setdefault(key[:4], {})[kind] = rows
+        return rows
+
     def _load(self) -> None:
         """Index what is stored: each transaction decoded once, one at a time (only its RowKeys
         stay), each index appended to and then sorted once (nearly sorted already: the store
         keeps insertion order)."""
         stored = self._table.scan()
-        index, keys_of = self._index, self._keys
+        keys_of, by_order = self._keys, self._by_order
         # Every RowKeys, entry and index list stays alive: the cyclic GC re-walking them as they
         # accumulate would cost as much as building them (none can be part of a cycle).
         with no_gc():
@@ -126,15 +174,20 @@ class TransactionRepository:
                 tx_id = tx["id"]
                 keys = keys_of[tx_id] = RowKeys.of(tx)
                 entry = (keys.created_at, tx_id)
-                for key in keys.index_keys():
-                    index[key].append(entry)
-            for rows in index.values():
+                for rows in self._lists_of(keys):
+                    rows.append(entry)
+                if (order := keys.order_key()) is not None:
+                    by_order.setdefault(order, []).append(entry)
+            for rows in (*self._index.values(), *by_order.values()):
                 rows.sort()
 
     def _insert(self, tx_id: str, keys: RowKeys) -> None:
         self._keys[tx_id] = keys
         entry = (keys.created_at, tx_id)
-        for rows in self._lists_by_group.get(keys[:4]) or self._lists_of(keys):
+        lists = self._lists_by_group.get(keys.group()) or self._lists_of(keys)
+        if (order := keys.order_key()) is not None:
+            lists = (*lists, self._by_order.setdefault(order, []))
+        for rows in lists:
             # A new payment is the newest of its lists (the clock only moves on): appended, with
             # no search; anything else (a restored write, an equal instant) goes in its place.
             if rows and entry < rows[-1]:
@@ -144,22 +197,18 @@ class TransactionRepository:
 
     def _lists_of(self, keys: RowKeys) -> tuple[list[SortKey], ...]:
         """The index lists a transaction with these keys is in (`RowKeys.index_keys`), kept per
-        (merchant, environment, shop, statuses): found once, not looked up by four keys on every
-        payment. The lists are never replaced, only changed in place."""
-        group = keys[:4]  # (merchant_id, environment, shop_id, statuses), a plain tuple
+        group (`RowKeys.group`): found once, not looked up by eight keys on every payment. The
+        lists are never replaced, only changed in place."""
+        group = keys.group()
         lists = self._lists_by_group.get(group)
         if lists is None:
-            index = self._index
-            lists = self._lists_by_group[group] = tuple(index[key] for key in keys.index_keys())
+            lists = self._lists_by_group[group] = tuple(map(self._rows, keys.index_keys()))
         return lists
 
     def _remove(self, tx_id: str, keys: RowKeys, only: set[IndexKey]) -> None:
         entry = (keys.created_at, tx_id)
         for key in only:
-            rows = self._index[key]
-            at = bisect_left(rows, entry)
-            if at < len(rows) and rows[at] == entry:
-                del rows[at]
+            _discard(self._index[key], entry)
 
     def add(self, tx: TransactionRecord) -> None:
         self._table.put(tx["id"], tx)
@@ -179,7 +228,16 @@ class TransactionRepository:
         self._keys[tx["id"]] = new
         entry = (new.created_at, tx["id"])
         for key in new_keys - old_keys:
-            insort(self._index[key], entry)
+            insort(self._rows(key), entry)
+        if old.order_key() != new.order_key() or old.created_at != new.created_at:
+            self._forget_order(tx["id"], old)
+            if (order := new.order_key()) is not None:
+                insort(self._by_order.setdefault(order, []), entry)
+
+    def _forget_order(self, tx_id: str, keys: RowKeys) -> None:
+        order = keys.order_key()
+        if order is not None and order in self._by_order:
+            _discard(self._by_order[order], (keys.created_at, tx_id))
 
     def get(self, transaction_id: str) -> TransactionRecord | None:
         return self._table.get(transaction_id)
@@ -189,6 +247,7 @@ class TransactionRepository:
         old = self._keys.pop(transaction_id, None)
         if old is not None:
             self._remove(transaction_id, old, set(old.index_keys()))
+            self._forget_order(transaction_id, old)
         if restored is not None:
             self._insert(transaction_id, RowKeys.of(restored))
 
@@ -203,16 +262,43 @@ class TransactionRepository:
         self, scope: tuple[str, str], filters: TransactionFilters, limit: int, offset: int
     ) -> tuple[list[str], int]:
         """The ids of one page, newest first, and how many match in all."""
-        rows = self._index.get(filters.index_key(scope), [])
-        if not filters.narrows_further():
-            total = len(rows)
-            end = max(total - offset, 0)
-            chosen = [tx_id for _, tx_id in reversed(rows[max(end - limit, 0) : end])]
-        else:
-            total, chosen = 0, []
-            for _, tx_id in reversed(rows):
-                if filters.matches(self._keys[tx_id]):
-                    if offset <= total < offset + limit:
-                        chosen.append(tx_id)
-                    total += 1
+        if filters.merchant_order_id is not None:
+            return self._page_by_order(scope, filters, limit, offset)
+        key = filters.list_key(scope)
+        if not filters.by_kind():
+            return _page_of([self._index.get((*key, None), [])], limit, offset)
+        kinds = self._kinds.get(key, {})
+        return _page_of(
+            [rows for kind, rows in kinds.items() if filters.selects(kind)], limit, offset
+        )
+
+    def _page_by_order(
+        self, scope: tuple[str, str], filters: TransactionFilters, limit: int, offset: int
+    ) -> tuple[list[str], int]:
+        """A page of the transactions of one merchant order id (a handful, looked at each)."""
+        assert filters.merchant_order_id is not None
+        rows = self._by_order.get((scope[0], scope[1], filters.merchant_order_id), [])
+        total, chosen = 0, []
+        for _, tx_id in reversed(rows):
+            if filters.matches(self._keys[tx_id]):
+                if offset <= total < offset + limit:
+                    chosen.append(tx_id)
+                total += 1
         return chosen, total
+
+
+def _page_of(lists: list[list[SortKey]], limit: int, offset: int) -> tuple[list[str], int]:
+    """One page, newest first, of the rows of sorted lists that share no row."""
+    total = sum(map(len, lists))
+    if len(lists) == 1:
+        rows = lists[0]
+        end = max(total - offset, 0)
+        return [tx_id for _, tx_id in reversed(rows[max(end - limit, 0) : end])], total
+    newest_first = merge(*(reversed(rows) for rows in lists), reverse=True)
+    return [tx_id for _, tx_id in islice(newest_first, offset, offset + limit)], total
+
+
+def _discard(rows: list[SortKey], entry: SortKey) -> None:
+    at = bisect_left(rows, entry)
+    if at < len(rows) and rows[at] == entry:
+        del rows[at]

@@ -119,18 +119,7 @@ def _load_shop(
         f.fail(f"duplicate shop id {ident!r}", "id")
     shop_ids.add(ident)
     promoted = f.choice("promotedTo", (None, "sandbox", "production"))
-    if f.raw("enabledMethods") == "all":
-        enabled = tuple(methods)
-    else:
-        if not isinstance(f.raw("enabledMethods"), list):
-            f.fail("expected `all` or a list of paymentMethodIds", "enabledMethods")
-        enabled = tuple(f.strings("enabledMethods", METHOD_ID, id_like=True))
-        for method_id in enabled:
-            if method_id not in methods:
-                f.fail(
-                    f"unknown payment method {method_id!r} (not in {METHODS_FILE})",
-                    "enabledMethods",
-                )
+    enabled = _load_enabled_methods(f, methods)
     deposit_fields = f.strings("requiredDepositFields", default=[])
     for name in deposit_fields:
         if name not in DEPOSIT_FIELD_KEYS:
@@ -138,6 +127,38 @@ def _load_shop(
                 f"{name!r} is not one of {', '.join(sorted(DEPOSIT_FIELD_KEYS))}",
                 "requiredDepositFields",
             )
+    pairs = _load_key_pairs(f, key_owner)
+    return Shop(
+        id=ident,
+        merchant_id=merchant_id,
+        name=f.text("name"),
+        suspended=f.boolean("suspended", False),
+        promoted_to=promoted,
+        enabled_method_ids=enabled,
+        deposit_method_ids=tuple(f.strings("depositMethods", DEPOSIT_METHOD_ID, default=[])),
+        required_deposit_fields=tuple(deposit_fields),
+        keys=tuple(pairs),
+    )
+
+
+def _load_enabled_methods(f: Fields, methods: dict[str, PaymentMethod]) -> tuple[str, ...]:
+    """`all` (every method of the catalogue) or a list of known paymentMethodIds."""
+    if f.raw("enabledMethods") == "all":
+        return tuple(methods)
+    if not isinstance(f.raw("enabledMethods"), list):
+        f.fail("expected `all` or a list of paymentMethodIds", "enabledMethods")
+    enabled = tuple(f.strings("enabledMethods", METHOD_ID, id_like=True))
+    for method_id in enabled:
+        if method_id not in methods:
+            f.fail(
+                f"unknown payment method {method_id!r} (not in {METHODS_FILE})",
+                "enabledMethods",
+            )
+    return enabled
+
+
+def _load_key_pairs(f: Fields, key_owner: dict[str, str]) -> list[KeyPair]:
+    """The shop's key pair per environment (at least one), each key unique in the fixtures."""
     keys_map = Fields(f.file, f.at("keys"), f.raw("keys"), required=(), optional=_KEY_PREFIXES)
     if not keys_map.data:
         keys_map.fail("needs a sandbox or production key pair")
@@ -155,17 +176,7 @@ def _load_shop(
                 secret=_key(pair, "secret", sk_prefix, key_owner),
             )
         )
-    return Shop(
-        id=ident,
-        merchant_id=merchant_id,
-        name=f.text("name"),
-        suspended=f.boolean("suspended", False),
-        promoted_to=promoted,
-        enabled_method_ids=enabled,
-        deposit_method_ids=tuple(f.strings("depositMethods", DEPOSIT_METHOD_ID, default=[])),
-        required_deposit_fields=tuple(deposit_fields),
-        keys=tuple(pairs),
-    )
+    return pairs
 
 
 def _key(f: Fields, field: str, prefix: str, key_owner: dict[str, str]) -> str:

@@ -53,78 +53,126 @@ def load(
     file: str, data: Any, providers: dict[str, Provider], fx: FxTable
 ) -> dict[str, PaymentMethod]:
     methods: dict[str, PaymentMethod] = {}
-    iso3_of: dict[str, str] = {}
-    iso2_of: dict[str, str] = {}
+    countries = _CountryPairs()
     for where, raw in entries(file, data, "paymentMethods"):
         f = Fields(file, where, raw, required=_METHOD_REQUIRED, optional=_METHOD_OPTIONAL)
-        ident = f.text("id", METHOD_ID, id_like=True)
-        unique_id(f, ident, methods)
-        sandbox_only = f.boolean("sandboxOnly", False)
-        if ident.startswith("sbx_") != sandbox_only:
-            f.fail("sbx_* ids and only they must say sandboxOnly: true", "sandboxOnly")
-        if not sandbox_only and int(ident) < _FIRST_METHOD_ID:
-            f.fail(f"4-digit ids start at {_FIRST_METHOD_ID}", "id")
-        slug = f.choice("method", sorted(METHOD_SLUGS))
+        method = _load_method(f, methods, countries, providers, fx)
+        methods[method.id] = method
+    return methods
+
+
+class _CountryPairs:
+    """The ISO-2 / ISO-3 pairs seen so far: one ISO-2 code per ISO-3 code and back, so country
+    filters normalize unambiguously."""
+
+    def __init__(self) -> None:
+        self.iso3_of: dict[str, str] = {}
+        self.iso2_of: dict[str, str] = {}
+
+    def check(self, f: Fields) -> tuple[str, str]:
         iso2 = f.text("country", re.compile(r"[A-Z]{2}"))
         iso3 = f.text("countryIso3", re.compile(r"[A-Z]{3}"))
-        # One ISO-2 code per ISO-3 code and back, so country filters normalize unambiguously.
-        if iso3_of.setdefault(iso2, iso3) != iso3 or iso2_of.setdefault(iso3, iso2) != iso2:
+        if (
+            self.iso3_of.setdefault(iso2, iso3) != iso3
+            or self.iso2_of.setdefault(iso3, iso2) != iso2
+        ):
             f.fail(f"{iso2}/{iso3} contradicts an earlier method's country pair", "countryIso3")
-        currencies = f.strings("currencies", CURRENCY)
-        if not currencies:
-            f.fail("needs at least one currency (the local one first)", "currencies")
-        for currency in currencies:
-            if currency not in fx.usd_rates:
-                f.fail(f"{currency} has no rate in {FX_FILE}", "currencies")
-        limits = _load_limits(f, currencies)
-        min_usd = f.opt_decimal("minTxUsd", Decimal(0))
-        max_usd = f.opt_decimal("maxTxUsd", Decimal(0))
-        if min_usd is not None and max_usd is not None and min_usd > max_usd:
-            f.fail(f"minTxUsd {min_usd} is above maxTxUsd {max_usd}", "maxTxUsd")
-        fee = Fields(file, f.at("fee"), f.raw("fee"), required=["percent", "flat", "currency"])
-        fee.choice("currency", ("USD",))  # fees are charged in the settlement currency
-        routable = f.boolean("routable")
-        reason = f.opt_text("unroutableReason")
-        if routable == (reason is not None):
-            f.fail("give a reason exactly when routable is false", "unroutableReason")
-        icon = f.opt_text("icon", ICON_NAME)
-        if icon is not None and not has_icon(icon):
-            f.fail(f"no icon file {icon!r} in simulator/static/icons", "icon")
-        provider_ids = f.strings("providers", PROVIDER_ID)
-        for provider_id in provider_ids:
-            provider = providers.get(provider_id)
-            if provider is None:
-                f.fail(f"unknown provider {provider_id!r} (not in {PROVIDERS_FILE})", "providers")
-            if provider.kind != "payin":
-                f.fail(f"provider {provider_id!r} is a payout provider", "providers")
-            if slug not in provider.rails:
-                f.fail(f"provider {provider_id!r} does not serve rail {slug!r}", "providers")
-        methods[ident] = PaymentMethod(
-            id=ident,
-            method=slug,
-            name=f.text("name"),
-            method_label=f.text("methodLabel"),
-            country_iso2=iso2,
-            country_iso3=iso3,
-            channel=f.choice("channel", ("ONLINE", "CASH", "CREDIT_CARD")),
-            flow=f.choice("flow", ("direct", "hosted")),
-            currencies=tuple(currencies),
-            currency_limits=limits,
-            min_tx_usd=min_usd,
-            max_tx_usd=max_usd,
-            fee_percent=fee.decimal("percent", Decimal(0), Decimal(100)),
-            fee_flat=fee.decimal("flat", Decimal(0)),
-            enabled=f.boolean("enabled"),
-            online=f.boolean("online"),
-            routable=routable,
-            unroutable_reason=reason,
-            icon=icon,
-            required_fields=_load_required_fields(f),
-            due_hours=f.integer("dueHours", 1),
-            provider_ids=tuple(provider_ids),
-            sandbox_only=sandbox_only,
-        )
-    return methods
+        return iso2, iso3
+
+
+def _load_method(
+    f: Fields,
+    methods: dict[str, PaymentMethod],
+    countries: _CountryPairs,
+    providers: dict[str, Provider],
+    fx: FxTable,
+) -> PaymentMethod:
+    """One method, its fields checked in the file's order (the first problem is reported)."""
+    ident, sandbox_only = _load_id(f, methods)
+    slug = f.choice("method", sorted(METHOD_SLUGS))
+    iso2, iso3 = countries.check(f)
+    currencies = _load_currencies(f, fx)
+    limits = _load_limits(f, currencies)
+    min_usd, max_usd = _load_usd_bounds(f)
+    fee = Fields(f.file, f.at("fee"), f.raw("fee"), required=["percent", "flat", "currency"])
+    fee.choice("currency", ("USD",))  # fees are charged in the settlement currency
+    routable = f.boolean("routable")
+    reason = f.opt_text("unroutableReason")
+    if routable == (reason is not None):
+        f.fail("give a reason exactly when routable is false", "unroutableReason")
+    icon = f.opt_text("icon", ICON_NAME)
+    if icon is not None and not has_icon(icon):
+        f.fail(f"no icon file {icon!r} in simulator/static/icons", "icon")
+    provider_ids = _load_provider_ids(f, providers, slug)
+    return PaymentMethod(
+        id=ident,
+        method=slug,
+        name=f.text("name"),
+        method_label=f.text("methodLabel"),
+        country_iso2=iso2,
+        country_iso3=iso3,
+        channel=f.choice("channel", ("ONLINE", "CASH", "CREDIT_CARD")),
+        flow=f.choice("flow", ("direct", "hosted")),
+        currencies=tuple(currencies),
+        currency_limits=limits,
+        min_tx_usd=min_usd,
+        max_tx_usd=max_usd,
+        fee_percent=fee.decimal("percent", Decimal(0), Decimal(100)),
+        fee_flat=fee.decimal("flat", Decimal(0)),
+        enabled=f.boolean("enabled"),
+        online=f.boolean("online"),
+        routable=routable,
+        unroutable_reason=reason,
+        icon=icon,
+        required_fields=_load_required_fields(f),
+        due_hours=f.integer("dueHours", 1),
+        provider_ids=tuple(provider_ids),
+        sandbox_only=sandbox_only,
+    )
+
+
+def _load_id(f: Fields, methods: dict[str, PaymentMethod]) -> tuple[str, bool]:
+    """The method's id, unique, and whether it is a sandbox built-in (`sbx_*`, and only those)."""
+    ident = f.text("id", METHOD_ID, id_like=True)
+    unique_id(f, ident, methods)
+    sandbox_only = f.boolean("sandboxOnly", False)
+    if ident.startswith("sbx_") != sandbox_only:
+        f.fail("sbx_* ids and only they must say sandboxOnly: true", "sandboxOnly")
+    if not sandbox_only and int(ident) < _FIRST_METHOD_ID:
+        f.fail(f"4-digit ids start at {_FIRST_METHOD_ID}", "id")
+    return ident, sandbox_only
+
+
+def _load_currencies(f: Fields, fx: FxTable) -> list[str]:
+    currencies = f.strings("currencies", CURRENCY)
+    if not currencies:
+        f.fail("needs at least one currency (the local one first)", "currencies")
+    for currency in currencies:
+        if currency not in fx.usd_rates:
+            f.fail(f"{currency} has no rate in {FX_FILE}", "currencies")
+    return currencies
+
+
+def _load_usd_bounds(f: Fields) -> tuple[Decimal | None, Decimal | None]:
+    min_usd = f.opt_decimal("minTxUsd", Decimal(0))
+    max_usd = f.opt_decimal("maxTxUsd", Decimal(0))
+    if min_usd is not None and max_usd is not None and min_usd > max_usd:
+        f.fail(f"minTxUsd {min_usd} is above maxTxUsd {max_usd}", "maxTxUsd")
+    return min_usd, max_usd
+
+
+def _load_provider_ids(f: Fields, providers: dict[str, Provider], slug: str) -> list[str]:
+    """The rail's providers, in cascade order: known pay-in providers that serve the rail."""
+    provider_ids = f.strings("providers", PROVIDER_ID)
+    for provider_id in provider_ids:
+        provider = providers.get(provider_id)
+        if provider is None:
+            f.fail(f"unknown provider {provider_id!r} (not in {PROVIDERS_FILE})", "providers")
+        if provider.kind != "payin":
+            f.fail(f"provider {provider_id!r} is a payout provider", "providers")
+        if slug not in provider.rails:
+            f.fail(f"provider {provider_id!r} does not serve rail {slug!r}", "providers")
+    return provider_ids
 
 
 def _load_limits(f: Fields, currencies: list[str]) -> tuple[CurrencyLimit, ...]:

@@ -517,6 +517,15 @@ async def test_codes_not_in_the_shop_listing_exhaust_the_cascade(api: Api, keys:
         assert error["details"]["reason"] == "no_provider_for_method_region", method_id
         assert error["details"]["paymentMethodEnabledForShop"] is False, method_id
         assert error["details"]["paymentMethodId"] == method_id
+        # Where to look: the CLI's listing and the endpoint's.
+        assert "`payorch methods`" in error["message"], method_id
+        assert "GET /payment-methods" in error["message"], method_id
+        unknown = method_id in ("9999", "0001", "sbx_nope")
+        assert error["message"].startswith(
+            f"No payment method has the id `{method_id}`"
+            if unknown
+            else f"Method `{method_id}` is not in your shop's listing"
+        ), (method_id, error["message"])
 
 
 async def test_restricted_shop_charges_its_own_methods(api: Api, keys: Keys) -> None:

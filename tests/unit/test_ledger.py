@@ -15,9 +15,11 @@ from typing import Any
 
 import pytest
 
+from simulator.clock import isoformat
 from simulator.domain import account, ledger
 from simulator.domain.ledger import AVAILABLE, FROZEN, RESERVE, Balance, Ledger
 from simulator.domain.money import ZERO, dec
+from simulator.jsonio import to_json_number
 from simulator.store import Store
 
 SCOPE = ("mer_a", "sandbox")
@@ -75,6 +77,11 @@ def reference(movements: list[dict[str, Any]], now: float) -> Balance:
         elif kind == "chargeback_paid":
             result.chargebacks -= amount
     result.reserve_schedule.sort(key=lambda item: item["releaseAt"])
+    # As GET /me/balance shows them: a JSON number and the ISO instant.
+    result.reserve_schedule = [
+        {"amount": to_json_number(item["amount"]), "releaseAt": isoformat(item["releaseAt"])}
+        for item in result.reserve_schedule
+    ]
     return result
 
 

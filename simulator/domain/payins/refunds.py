@@ -87,15 +87,33 @@ class RefundService:
     ) -> ClaimRecord:
         ctx = self.ctx
         tx = ctx.transactions.visible(principal, transaction_id)
-        unknown = sorted(set(body) - {"amount", "reason"})
-        reason = body.get("reason")
-        issues = [{"path": key, "message": "unknown field"} for key in unknown]
-        if reason is not None and not isinstance(reason, str):
-            issues.append({"path": "reason", "message": "must be a string"})
-        elif isinstance(reason, str) and len(reason) > MAX_REASON:
-            issues.append({"path": "reason", "message": f"at most {MAX_REASON} characters"})
-        if issues:
-            raise issues_error(issues)
+        reason = _checked_reason(body)
+        self._refuse_unless_refundable(tx)
+        amount = self._refund_amount(tx, body.get("amount"))
+        amount_usd = self._usd_share(tx, amount)
+        now = ctx.now()
+        self._refuse_beyond_available(principal, amount_usd, now)
+        claim = self._open_claim(tx, "refund", amount, amount_usd, reason or None, now)
+        ctx.coverage.reach("claim.refund", tx)
+        self._hold(tx, claim, "refund_hold", amount_usd, now, effective_at=now)
+        before = tx["status"]
+        self._mark_refunded(tx, amount, amount_usd, now)
+        ctx.trace.record(
+            tx,
+            "refund",
+            claimId=claim["id"],
+            amount=str(amount),
+            currency=tx["currencyLocal"],
+            amountUsd=str(amount_usd),
+        )
+        if tx["status"] != before:
+            ctx.trace.status_changed(tx, before, "refund")
+        ctx.jobs.schedule("claim.resolve", now + CLAIM_RESOLVE_AFTER, {"claimId": claim["id"]})
+        self.emit.claim(claim, "claim.opened")
+        self.emit.transaction(tx, "payment.refunded")
+        return claim
+
+    def _refuse_unless_refundable(self, tx: TransactionRecord) -> None:
         if tx["status"] not in ("completed", "refunded"):
             raise ApiError(
                 "invalid_request",
@@ -105,13 +123,17 @@ class RefundService:
                 details={"status": tx["status"]},
             )
         self._refuse_if_disputed(tx)
+
+    def _refund_amount(self, tx: TransactionRecord, requested: Any) -> Decimal:
+        """The local amount to refund: what the body asks (in the currency's decimals), or all
+        that is still refundable; never more than that."""
         currency = tx["currencyLocal"]
-        decimals = ctx.fx.decimals(currency)
+        decimals = self.ctx.fx.decimals(currency)
         remaining_local, _ = self._remaining(tx)
-        if body.get("amount") is None:
+        if requested is None:
             amount = remaining_local
         else:
-            amount = parse_amount(body["amount"])
+            amount = parse_amount(requested)
             if not has_decimals_at_most(amount, decimals):
                 raise ApiError(
                     "amount_invalid",
@@ -130,9 +152,12 @@ class RefundService:
                     "currency": currency,
                 },
             )
-        amount_usd = self._usd_share(tx, amount)
-        now = ctx.now()
-        available = ctx.ledger.available(principal.scope, now)
+        return amount
+
+    def _refuse_beyond_available(
+        self, principal: Principal, amount_usd: Decimal, now: float
+    ) -> None:
+        available = self.ctx.ledger.available(principal.scope, now)
         if amount_usd > available:
             raise ApiError(
                 "balance_insufficient",
@@ -144,25 +169,6 @@ class RefundService:
                     "shortfallUsd": amount_usd - available,
                 },
             )
-        claim = self._open_claim(tx, "refund", amount, amount_usd, reason or None, now)
-        ctx.coverage.reach("claim.refund", tx)
-        self._hold(tx, claim, "refund_hold", amount_usd, now, effective_at=now)
-        before = tx["status"]
-        self._mark_refunded(tx, amount, amount_usd, now)
-        ctx.trace.record(
-            tx,
-            "refund",
-            claimId=claim["id"],
-            amount=str(amount),
-            currency=currency,
-            amountUsd=str(amount_usd),
-        )
-        if tx["status"] != before:
-            ctx.trace.status_changed(tx, before, "refund")
-        ctx.jobs.schedule("claim.resolve", now + CLAIM_RESOLVE_AFTER, {"claimId": claim["id"]})
-        self.emit.claim(claim, "claim.opened")
-        self.emit.transaction(tx, "payment.refunded")
-        return claim
 
     def _open_claim(
         self,
@@ -355,3 +361,18 @@ class RefundService:
         if claim is None or not principal.can_see(claim):
             raise ApiError("claim_not_found", f"No claim {claim_id}.", param="id")
         return claim
+
+
+def _checked_reason(body: dict[str, Any]) -> str | None:
+    """The body's `reason`, once its fields are known good (only `amount` and a `reason` of at
+    most MAX_REASON characters)."""
+    unknown = sorted(set(body) - {"amount", "reason"})
+    reason = body.get("reason")
+    issues = [{"path": key, "message": "unknown field"} for key in unknown]
+    if reason is not None and not isinstance(reason, str):
+        issues.append({"path": "reason", "message": "must be a string"})
+    elif isinstance(reason, str) and len(reason) > MAX_REASON:
+        issues.append({"path": "reason", "message": f"at most {MAX_REASON} characters"})
+    if issues:
+        raise issues_error(issues)
+    return reason

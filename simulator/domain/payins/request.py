@@ -72,9 +72,6 @@ class PaymentRequest(NamedTuple):
     body: dict[str, Any] | None = None
 
 
-_new_request = tuple.__new__
-
-
 def _issue(path: str, message: str) -> dict[str, str]:
     return {"path": path, "message": message}
 
@@ -160,28 +157,24 @@ def read_payment_request(body: dict[str, Any]) -> PaymentRequest:
         fallbacks = _customer_fallbacks(customer)
         for key, value in fallbacks.items():
             text[key] = get(key) or value
-    # tuple.__new__ is what the NamedTuple's own __new__ calls, without a Python frame of its own.
-    return _new_request(
-        PaymentRequest,
-        (
-            parse_amount(body["amount"]),
-            get("currency"),
-            get("paymentMethodId"),
-            get("paymentMethod"),
-            get("country"),
-            get("userName"),
-            get("userEmail"),
-            get("documentId"),
-            get("userPhone"),
-            get("userIp"),
-            get("merchantOrderId"),
-            (get("tag1"), get("tag2"), get("tag3")),
-            body.get("hostedCheckout") is True,
-            get("returnUrl"),
-            get("merchantId"),
-            get("shopId"),
-            body,
-        ),
+    return PaymentRequest(
+        amount=parse_amount(body["amount"]),
+        currency=get("currency"),
+        payment_method_id=get("paymentMethodId"),
+        payment_method=get("paymentMethod"),
+        country=get("country"),
+        user_name=get("userName"),
+        user_email=get("userEmail"),
+        document_id=get("documentId"),
+        user_phone=get("userPhone"),
+        user_ip=get("userIp"),
+        merchant_order_id=get("merchantOrderId"),
+        tags=(get("tag1"), get("tag2"), get("tag3")),
+        hosted_checkout=body.get("hostedCheckout") is True,
+        return_url=get("returnUrl"),
+        merchant_id=get("merchantId"),
+        shop_id=get("shopId"),
+        body=body,
     )
 
 

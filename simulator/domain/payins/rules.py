@@ -9,7 +9,7 @@ from typing import Any
 
 from simulator.domain.auth import Principal
 from simulator.domain.cascade import cascade_exhausted
-from simulator.domain.catalog import Catalog, PaymentMethod, Shop
+from simulator.domain.catalog import Catalog, PaymentMethod, RequiredField, Shop
 from simulator.domain.documents import is_valid_document, is_valid_email
 from simulator.domain.errors import ApiError
 from simulator.domain.fx import Conversion, Fx
@@ -41,7 +41,9 @@ def resolve_method(
             principal.environment == "sandbox" or not method.sandbox_only
         )
         if method is None or not usable:
-            raise cascade_exhausted(request.payment_method_id, enabled_for_shop=False)
+            raise cascade_exhausted(
+                request.payment_method_id, enabled_for_shop=False, known=method is not None
+            )
         if not method.sandbox_only and method.id not in shop.enabled_method_ids:
             raise cascade_exhausted(method.id, enabled_for_shop=False)
         if country and not method.sandbox_only and country != method.country_iso3:
@@ -94,15 +96,6 @@ def check_buyer(request: PaymentRequest, method: PaymentMethod, country: str) ->
     required = {field.key: field for field in method.required_fields}
     missing: list[dict[str, str]] = []
     malformed: list[dict[str, str]] = []
-
-    def item(key: str) -> dict[str, str]:
-        if key in required:
-            field = required[key]
-            name = "email" if key == "userEmail" else key
-            return {"key": name, "type": field.type, "label": field.label, "help": field.help}
-        name, kind, label, help_text = HOSTED_FIELDS[key]
-        return {"key": name, "type": kind, "label": label, "help": help_text}
-
     needed = set(required)
     if request.hosted_checkout:
         needed |= {"userName", "userEmail", "documentId"}
@@ -127,24 +120,41 @@ def check_buyer(request: PaymentRequest, method: PaymentMethod, country: str) ->
         value = values[key]
         if key in needed:
             if not value:
-                missing.append(item(key))
+                missing.append(_field_item(key, required))
             elif not checks[key](value):
-                malformed.append(item(key))
+                malformed.append(_field_item(key, required))
         elif value and key == "userEmail" and not is_valid_email(value):
             raise _invalid_email()
     if missing or malformed:
-        details: dict[str, Any] = {"reason": "missing" if missing else "malformed"}
-        if missing:
-            details["missingFields"] = missing
-        if malformed:
-            details["malformedFields"] = malformed
-        names = ", ".join(i["key"] for i in missing + malformed)
-        raise ApiError(
-            "missing_required_fields",
-            f"{method.name} needs buyer data that is missing or malformed: {names}.",
-            param=(missing + malformed)[0]["key"],
-            details=details,
-        )
+        raise _missing_fields(method, missing, malformed)
+
+
+def _field_item(key: str, required: dict[str, RequiredField]) -> dict[str, str]:
+    """A buyer field as `details.missingFields` / `malformedFields` name it: as the rail
+    describes it, else as the hosted flow does."""
+    if key in required:
+        field = required[key]
+        name = "email" if key == "userEmail" else key
+        return {"key": name, "type": field.type, "label": field.label, "help": field.help}
+    name, kind, label, help_text = HOSTED_FIELDS[key]
+    return {"key": name, "type": kind, "label": label, "help": help_text}
+
+
+def _missing_fields(
+    method: PaymentMethod, missing: list[dict[str, str]], malformed: list[dict[str, str]]
+) -> ApiError:
+    details: dict[str, Any] = {"reason": "missing" if missing else "malformed"}
+    if missing:
+        details["missingFields"] = missing
+    if malformed:
+        details["malformedFields"] = malformed
+    names = ", ".join(i["key"] for i in missing + malformed)
+    return ApiError(
+        "missing_required_fields",
+        f"{method.name} needs buyer data that is missing or malformed: {names}.",
+        param=(missing + malformed)[0]["key"],
+        details=details,
+    )
 
 
 def _invalid_email() -> ApiError:

@@ -7,12 +7,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal
 from functools import partial
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 from urllib.parse import quote
 
 from simulator.clock import isoformat
 from simulator.domain.auth import Principal
-from simulator.domain.cascade import cascade_exhausted, route
+from simulator.domain.cascade import Routed, cascade_exhausted, route
 from simulator.domain.catalog import Environment, PaymentMethod, Provider, Shop
 from simulator.domain.context import DomainContext
 from simulator.domain.countries import normalize_country
@@ -21,7 +21,7 @@ from simulator.domain.fx import Conversion
 from simulator.domain.ids import new_id
 from simulator.domain.ledger import AVAILABLE, RESERVE
 from simulator.domain.money import dec
-from simulator.domain.payins.record import new_record
+from simulator.domain.payins.record import Arrival, new_record
 from simulator.domain.payins.refunds import RefundService
 from simulator.domain.payins.request import PaymentRequest
 from simulator.domain.payins.rules import (
@@ -57,7 +57,14 @@ CLOSED_AT: dict[str, Literal["failedAt", "expiredAt"]] = {
     "failed": "failedAt",
     "expired": "expiredAt",
 }
-_new_charge = tuple.__new__
+
+
+class Charged(NamedTuple):
+    """What a payment request charges, checked: the method, the buyer's country, the amount."""
+
+    method: PaymentMethod
+    country: str
+    conversion: Conversion
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,23 +106,37 @@ class PaymentService:
         request_ip: str | None = None,
     ) -> TransactionRecord:
         ctx = self.ctx
-        if simulate is not None:
-            if principal.environment != "sandbox":
-                raise ApiError(
-                    "invalid_request",
-                    "The Sandbox-Simulate header only works with sandbox credentials.",
-                    param="Sandbox-Simulate",
-                )
-            if simulate not in SANDBOX_SIMULATE_VALUES:
-                raise ApiError(
-                    "invalid_request",
-                    f"Sandbox-Simulate must be one of {', '.join(SANDBOX_SIMULATE_VALUES)}.",
-                    param="Sandbox-Simulate",
-                )
+        _check_simulate_header(principal, simulate)
         if request.merchant_id is not None and request.merchant_id != principal.merchant.id:
             raise ApiError(
                 "forbidden", "merchantId is not the credential's merchant.", param="merchantId"
             )
+        charged = self._charged(principal, shop, request)
+        method = charged.method
+        enabled = method.sandbox_only or method.id in shop.enabled_method_ids
+        environment = principal.environment
+        if environment == "production" and not method.routable:
+            raise cascade_exhausted(method.id, enabled_for_shop=enabled)
+        routed = route(method, ctx.catalog.providers, environment, enabled, ctx.providers)
+        tx = self._new_charge(
+            principal, shop, request, charged, routed, simulate=simulate, request_ip=request_ip
+        )
+        if len(routed.attempts) > 1:
+            # The trace's routing entries come from the payment (`trace_view`): kept on it, the
+            # detour costs no write of its own.
+            tx["cascadeAttempts"] = [(a.provider, a.outcome) for a in routed.attempts]
+        ctx.transactions.add(tx)
+        ctx.coverage.reach("transaction.create", tx)
+        self._schedule_outcomes(tx, routed.callback, environment)
+        # The providers' counts join the payment's commit (a refused charge's are written by the
+        # handler, after its batch is rolled back).
+        ctx.providers.flush()
+        return tx
+
+    def _charged(self, principal: Principal, shop: Shop, request: PaymentRequest) -> Charged:
+        """The method a request charges, the buyer's country and the amount converted, each
+        checked (currency, method, cap, the method's limits, the buyer data it needs)."""
+        ctx = self.ctx
         fx, amount = ctx.fx, request.amount
         if request.currency:
             currency = fx.check_currency(request.currency)
@@ -132,62 +153,61 @@ class PaymentService:
         conversion = fx.convert(amount, currency, method.local_currency, headline)
         check_limits(method, conversion.amount_usd, conversion.amount_local)
         check_buyer(request, method, country)
-        enabled = method.sandbox_only or method.id in shop.enabled_method_ids
-        environment = principal.environment
-        if environment == "production" and not method.routable:
-            raise cascade_exhausted(method.id, enabled_for_shop=enabled)
-        routed = route(method, ctx.catalog.providers, environment, enabled, ctx.providers)
-        provider = routed.provider
+        return Charged(method=method, country=country, conversion=conversion)
+
+    def _new_charge(
+        self,
+        principal: Principal,
+        shop: Shop,
+        request: PaymentRequest,
+        charged: Charged,
+        routed: Routed,
+        *,
+        simulate: str | None,
+        request_ip: str | None,
+    ) -> TransactionRecord:
+        """The record of a routed charge: its page or its instructions, and what was asked."""
+        ctx = self.ctx
+        method, conversion = charged.method, charged.conversion
         now = ctx.now()
         tx_id = new_id(ctx.rng, "TXN-")
         due_at = now + method.due_hours * 3600
         payment_data = form_path = token = None
         if method.flow == "hosted":
-            form_path, token = form_link(tx_id, environment, ctx.rng)
+            form_path, token = form_link(tx_id, principal.environment, ctx.rng)
         else:
-            payment_data = self._instructions(
-                method, provider, conversion.amount_local, tx_id, due_at
-            )
-        hosted_checkout = request.hosted_checkout
-        return_url = request.return_url
-        tx = new_record(
+            amount_local = conversion.amount_local
+            payment_data = self._instructions(method, routed.provider, amount_local, tx_id, due_at)
+        hosted_checkout, return_url = request.hosted_checkout, request.return_url
+        arrival: Arrival = {
+            "paymentFormPath": form_path,
+            "paymentData": payment_data,
+            "hostedCheckout": hosted_checkout,
+            "returnUrl": return_url,
+            "checkoutPath": checkout_path(tx_id, return_url, token) if hosted_checkout else None,
+            "merchantOrderId": request.merchant_order_id,
+            "tags": request.tags,
+            "userName": request.user_name,
+            "userEmail": request.user_email,
+            "userPhone": request.user_phone,
+            "userIp": request.user_ip or request_ip,
+            "providerId": routed.provider.id,
+            "simulate": simulate,
+            "dueAt": due_at,
+            "expiresAt": now + PLACEHOLDER_EXPIRY,
+        }
+        return new_record(
             tx_id,
             principal.merchant,
             shop,
-            environment,
+            principal.environment,
             method,
             conversion,
-            country,
+            charged.country,
             now,
-            # From here by position, in the record's order (`new_record`'s parameters).
-            payment_data,
-            form_path,
+            arrival,
             token,
-            hosted_checkout,
-            return_url,
-            checkout_path(tx_id, return_url, token) if hosted_checkout else None,
-            request.merchant_order_id,
-            request.tags,
-            request.user_name,
-            request.user_email,
-            request.user_phone,
-            request.user_ip or request_ip,
-            provider.id,
-            simulate,
-            due_at,
-            now + PLACEHOLDER_EXPIRY,
         )
-        if len(routed.attempts) > 1:
-            # The trace's routing entries come from the payment (`trace_view`): kept on it, the
-            # detour costs no write of its own.
-            tx["cascadeAttempts"] = [(a.provider, a.outcome) for a in routed.attempts]
-        ctx.transactions.add(tx)
-        ctx.coverage.reach("transaction.create", tx)
-        self._schedule_outcomes(tx, routed.callback, environment)
-        # The providers' counts join the payment's commit (a refused charge's are written by the
-        # handler, after its batch is rolled back).
-        ctx.providers.flush()
-        return tx
 
     def trace_view(self, tx: TransactionRecord) -> dict[str, Any]:
         """The payment's trace as the control plane shows it. Its creation entries (what was
@@ -250,10 +270,12 @@ class PaymentService:
             conversion,
             country=method.country_iso3,
             now=now,
-            payment_data=payment_data,
-            user_name=user_name,
-            user_email=user_email,
-            provider_id=method.provider_ids[0] if method.provider_ids else None,
+            arrival={
+                "paymentData": payment_data,
+                "userName": user_name,
+                "userEmail": user_email,
+                "providerId": method.provider_ids[0] if method.provider_ids else None,
+            },
         )
         ctx.transactions.add(tx)
         ctx.trace.record(tx, "created", **_created_fields(tx), source="deposit")
@@ -269,9 +291,12 @@ class PaymentService:
         due_at: float,
     ) -> dict[str, Any]:
         rail = RAILS[method.method]
-        # tuple.__new__, as the NamedTuple's own __new__ would, without its Python frame.
-        charge = _new_charge(
-            Charge, (self.ctx.rng, tx_id, amount_local, due_at, provider.beneficiary_name)
+        charge = Charge(
+            rng=self.ctx.rng,
+            transaction_id=tx_id,
+            amount_local=amount_local,
+            due_at=due_at,
+            beneficiary_name=provider.beneficiary_name,
         )
         data: dict[str, Any] = {"method": method.method, **rail.build(charge)}
         if rail.shows_bank and provider.bank_name:
@@ -547,3 +572,21 @@ def checkout_path(tx_id: str, return_url: str | None, token: str | None = None) 
     (simulator/domain/providers/links.py)."""
     path = buyer_path(tx_id, token)
     return f"{path}?returnUrl={quote(return_url, safe='')}" if return_url else path
+
+
+def _check_simulate_header(principal: Principal, simulate: str | None) -> None:
+    """`Sandbox-Simulate`: sandbox credentials only, and one of the outcomes it can schedule."""
+    if simulate is None:
+        return
+    if principal.environment != "sandbox":
+        raise ApiError(
+            "invalid_request",
+            "The Sandbox-Simulate header only works with sandbox credentials.",
+            param="Sandbox-Simulate",
+        )
+    if simulate not in SANDBOX_SIMULATE_VALUES:
+        raise ApiError(
+            "invalid_request",
+            f"Sandbox-Simulate must be one of {', '.join(SANDBOX_SIMULATE_VALUES)}.",
+            param="Sandbox-Simulate",
+        )

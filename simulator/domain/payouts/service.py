@@ -23,6 +23,7 @@ from simulator.domain.context import DomainContext
 from simulator.domain.errors import ApiError
 from simulator.domain.money import dec, usd
 from simulator.domain.payouts.account import PayoutAccount, Scope
+from simulator.domain.payouts.index import PayoutIndex
 from simulator.domain.payouts.ledger import AVAILABLE, RESERVED, PayoutLedger
 from simulator.domain.payouts.provider import (
     Dispatch,
@@ -79,9 +80,7 @@ class PayoutService:
         }
         self._payouts = payouts
         self.provider: PayoutProvider = provider or SimulatedPayoutProvider(ctx.rng)
-        self._by_scope: dict[Scope, list[str]] = {}
-        for payout in sorted(payouts.values(), key=lambda p: p["createdAt"]):
-            self._by_scope.setdefault(_scope_of(payout), []).append(payout["id"])
+        self._index = PayoutIndex(payouts.scan())
 
     # -- payouts -------------------------------------------------------------------------------
 
@@ -302,7 +301,7 @@ class PayoutService:
             "failedAt": None,
         }
         self._payouts.put(payout_id, payout)
-        self._by_scope.setdefault(principal.scope, []).append(payout_id)
+        self._index.add(payout)
         self.ctx.trace.record(
             payout,
             "created",
@@ -415,20 +414,16 @@ class PayoutService:
         limit: int,
         offset: int,
     ) -> tuple[list[PayoutRecord], int]:
-        total = 0
-        page: list[PayoutRecord] = []
-        for payout_id in reversed(self._by_scope.get(principal.scope, [])):
-            payout = self._payouts.get(payout_id)
-            if payout is None:
-                continue
-            if status is not None and payout["status"] != status:
-                continue
-            if method_id is not None and payout["methodId"] != method_id:
-                continue
-            if offset <= total < offset + limit:
-                page.append(payout)
-            total += 1
-        return page, total
+        ids, total = self._index.page(principal.scope, status, method_id, limit, offset)
+        return [payout for payout_id in ids if (payout := self._payouts.get(payout_id))], total
+
+    def follow_rollback(self, payout_id: str, restored: PayoutRecord | None) -> None:
+        """Follow the store when a failed batch undoes a write of this payout (wire it with the
+        table's `on_rollback`): the lists hold it as the store does."""
+        if restored is None:
+            self._index.forget(payout_id)
+        else:
+            self._index.follow(restored)
 
     def view(self, payout: PayoutRecord) -> dict[str, Any]:
         view: dict[str, Any] = {
@@ -472,6 +467,7 @@ class PayoutService:
 
     def _save(self, payout: PayoutRecord) -> None:
         self._payouts.put(payout["id"], payout)
+        self._index.follow(payout)
 
     def _emit(self, payout: PayoutRecord, event_type: str) -> None:
         self.ctx.events.emit(
