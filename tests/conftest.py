@@ -59,8 +59,12 @@ def settings(tmp_path: Path) -> Settings:
 
 
 @pytest.fixture
-async def client(aiohttp_client: Any, settings: Settings) -> TestClient:
-    return await aiohttp_client(create_app(settings))
+async def client(aiohttp_client: Any, settings: Settings, catalog: Catalog) -> TestClient:
+    # The built-in fixtures parsed once per session: reading their YAML was 90% of a test app's
+    # start. Sharing is what a server already does (every namespace's world reads one catalog,
+    # whose records are frozen); a test with its own fixture files still gets them read.
+    shared = catalog if settings.fixtures_dir is None else None
+    return await aiohttp_client(create_app(settings, catalog=shared))
 
 
 # Paths served outside the versioned API: control plane, checkout pages, provider pages, icons.
