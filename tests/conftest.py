@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,9 +19,16 @@ from simulator.settings import Settings
 pytest_plugins = ["tests.wall_clock"]
 
 
+@functools.cache
+def builtin_catalog() -> Catalog:
+    """The built-in fixtures, parsed once per test process (Hypothesis machines build an app per
+    example and cannot take a fixture)."""
+    return load_catalog()
+
+
 @pytest.fixture(scope="session")
 def catalog() -> Catalog:
-    return load_catalog()
+    return builtin_catalog()
 
 
 @dataclass(frozen=True)
