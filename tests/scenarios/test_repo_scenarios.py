@@ -20,8 +20,8 @@ def test_every_repository_scenario_passes_and_reaches_every_state_row_and_event_
     """`payorch scenario run scenarios/ --junit FILE --json --coverage`: every scenario green,
     the JUnit report counts them, and every row of the state tables and every event type is
     reached by some scenario (GET /_sim/coverage summed over their simulators). Error codes are
-    reported, not required. One run checks both: the whole directory is the suite's costliest
-    subprocess, and `--coverage` only reads each simulator's coverage after its scenario."""
+    reported, not required. One run checks both (the directory costs ~10 s a run; `--coverage`
+    only reads each simulator's coverage after its scenario)."""
     junit = tmp_path / "junit.xml"
     result = subprocess.run(
         [*PAYORCH, "scenario", "run", "scenarios/", "--junit", str(junit), "--json", "--coverage"],
