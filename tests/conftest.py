@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,9 +19,16 @@ from simulator.settings import Settings
 pytest_plugins = ["tests.wall_clock"]
 
 
+@functools.cache
+def builtin_catalog() -> Catalog:
+    """The built-in fixtures, parsed once per test process (Hypothesis machines build an app per
+    example and cannot take a fixture)."""
+    return load_catalog()
+
+
 @pytest.fixture(scope="session")
 def catalog() -> Catalog:
-    return load_catalog()
+    return builtin_catalog()
 
 
 @dataclass(frozen=True)
@@ -59,8 +67,12 @@ def settings(tmp_path: Path) -> Settings:
 
 
 @pytest.fixture
-async def client(aiohttp_client: Any, settings: Settings) -> TestClient:
-    return await aiohttp_client(create_app(settings))
+async def client(aiohttp_client: Any, settings: Settings, catalog: Catalog) -> TestClient:
+    # The built-in fixtures parsed once per session: reading their YAML was 90% of a test app's
+    # start. Sharing is what a server already does (every namespace's world reads one catalog,
+    # whose records are frozen); a test with its own fixture files still gets them read.
+    shared = catalog if settings.fixtures_dir is None else None
+    return await aiohttp_client(create_app(settings, catalog=shared))
 
 
 # Paths served outside the versioned API: control plane, checkout pages, provider pages, icons.

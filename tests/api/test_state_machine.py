@@ -28,7 +28,7 @@ from simulator.app import create_app
 from simulator.domain.states import SIMULATE_ACTIONS
 from simulator.http.keys import CONTEXT
 from simulator.settings import Settings
-from tests.conftest import KEYS
+from tests.conftest import KEYS, builtin_catalog
 
 T = TypeVar("T")
 KEY = KEYS.sandbox_sk
@@ -59,7 +59,7 @@ class PayinMachine(RuleBasedStateMachine):
     def __init__(self) -> None:
         super().__init__()
         self.loop = asyncio.new_event_loop()
-        app = create_app(Settings(data_dir=None, tick_seconds=0, seed=7))
+        app = create_app(Settings(data_dir=None, tick_seconds=0, seed=7), catalog=builtin_catalog())
         self.context = app[CONTEXT]
 
         async def start() -> TestClient:

@@ -15,6 +15,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from typer.testing import CliRunner
+
+from payorch_cli.main import app
 
 PAYORCH = [sys.executable, "-m", "payorch_cli.main"]
 SANDBOX_SK = "sk_test_19g744zrbw5buqxqpxp5w4gj"
@@ -157,16 +160,15 @@ def test_keys_json_lists_every_credential() -> None:
         assert row["secretKey"].startswith(f"sk_{prefix}_")
 
 
+# In-process: `payorch keys --json` above is the real process; these two only read its output.
 def test_keys_table() -> None:
-    result = subprocess.run([*PAYORCH, "keys"], capture_output=True, text=True, timeout=20)
-    assert result.returncode == 0 and "sk_test_" in result.stdout
+    result = CliRunner().invoke(app, ["keys"])
+    assert result.exit_code == 0 and "sk_test_" in result.stdout
 
 
 def test_keys_honours_the_global_json_flag() -> None:
-    result = subprocess.run(
-        [*PAYORCH, "--json", "keys"], capture_output=True, text=True, timeout=20
-    )
-    assert result.returncode == 0, result.stderr
+    result = CliRunner().invoke(app, ["--json", "keys"])
+    assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)[0]["secretKey"].startswith("sk_")
 
 
