@@ -21,8 +21,11 @@ def started(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
         keys: list[str],
         fixtures: Path | None = None,
         namespace: str | None = None,
+        drift: Path | None = None,
     ) -> None:
         seen.update(base_url=base_url, keys=keys, fixtures=fixtures)
+        if drift is not None:
+            seen["drift"] = drift
         if namespace is not None:
             seen["namespace"] = namespace
 

@@ -15,15 +15,7 @@ LIMIT = 600
 FUNCTION_LIMIT = 60
 FUNCTION_PACKAGES = ("simulator", "payorch_cli", "payorch")
 
-_SPLIT_ELSEWHERE = "being split on another branch"
-EXCEPTIONS: dict[str, str] = {
-    "simulator/domain/payins/service.py::PaymentService.create": _SPLIT_ELSEWHERE,
-    "simulator/domain/payins/refunds.py::RefundService.refund": _SPLIT_ELSEWHERE,
-    "simulator/domain/payins/record.py::new_record": _SPLIT_ELSEWHERE,
-    "simulator/domain/payins/rules.py::check_buyer": _SPLIT_ELSEWHERE,
-    "simulator/fixture_loader/payment_methods.py::load": _SPLIT_ELSEWHERE,
-    "simulator/fixture_loader/merchants.py::_load_shop": _SPLIT_ELSEWHERE,
-}
+EXCEPTIONS: dict[str, str] = {}
 
 
 def test_no_module_is_over_the_limit() -> None:
