@@ -91,12 +91,10 @@ async def test_a_report_that_became_unreadable_is_said_in_place(tmp_path: Path) 
         assert "No difference" in screen_text(app)
         report.write_text('{"parity": 1.0, "compared"')  # cut while the TUI runs
         await pilot.press("r")
-        said = f"{report}: not a drift report (JSONDecodeError)"
-        for _ in range(50):  # a loaded machine repaints late; the text is what is checked
-            await settle(pilot)
-            if said in screen_text(app):
-                break
-        assert said in screen_text(app)
+        await settle(pilot)
+        # xdist's longer tmp path wraps the line at 120 columns: compare the words, not the rows
+        shown = " ".join(screen_text(app).split())
+        assert f"{report}: not a drift report (JSONDecodeError)" in shown
 
 
 def test_tui_refuses_a_file_that_is_not_a_drift_report_in_one_line(tmp_path: Path) -> None:
