@@ -280,8 +280,9 @@ class Proxy:
                 if isinstance(item, _Flush):
                     item.done.set_result(await self.writer.flush(item.stop))
                 else:
-                    await self.writer.send(item)
-                    self._backlog -= _size(item)
+                    size = _size(item)
+                    await self.writer.send(item, size)
+                    self._backlog -= size
                     if self._backlog <= BACKLOG:
                         self._room.set()
             except (OSError, EOFError) as exc:  # the recording process is gone

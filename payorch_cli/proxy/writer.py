@@ -113,6 +113,11 @@ def _flush(recorder: Any, directory: Path, lost: int) -> dict[str, Any]:
     }
 
 
+# Records with at most this many body bytes go down the pipe from the loop itself; the pipe's
+# buffer (64 KiB on Linux) holds such a record, with its headers, without blocking.
+INLINE_RECORD = 16 * 1024
+
+
 class Writer:
     """The proxy's side: start the child, send it records in order, flush, stop."""
 
@@ -129,10 +134,15 @@ class Writer:
         self._process.start()
         theirs.close()
 
-    async def send(self, record: RawExchange | RawWebhook) -> None:
-        """One record, from a thread (pickling and a full pipe never hold the event loop).
-        One caller at a time: the proxy's one writer task."""
-        await asyncio.to_thread(self._conn.send, record)
+    async def send(self, record: RawExchange | RawWebhook, size: int) -> None:
+        """One record of `size` body bytes. A small one is sent on the loop: the pipe's buffer
+        takes it at once, where a thread's hand-off cost each small exchange about 2 ms of
+        latency (bench/proxy_overhead.py); a large one from a thread, so pickling it and a
+        full pipe never hold the event loop. One caller at a time: the writer task."""
+        if size <= INLINE_RECORD:
+            self._conn.send(record)
+        else:
+            await asyncio.to_thread(self._conn.send, record)
 
     async def flush(self, stop: bool = False) -> dict[str, Any]:
         await asyncio.to_thread(self._conn.send, STOP if stop else FLUSH)

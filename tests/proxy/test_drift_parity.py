@@ -61,5 +61,8 @@ def test_an_endpoint_that_failed_upstream_fails_in_the_replay_too(
         [*PAYORCH, "drift", str(recording), "--json"], capture_output=True, text=True, timeout=300
     )
     report = json.loads(drift.stdout)
-    assert (drift.returncode, report["differences"]) == (0, []), drift.stderr
+    assert (drift.returncode, report["differences"]) == (0, []), (
+        drift.stderr,
+        report["differences"],
+    )
     assert report["compared"] >= 8 and report["parity"] == 1.0
