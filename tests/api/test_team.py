@@ -203,3 +203,27 @@ async def test_control_calls_are_audited_by_either_path(team: Api) -> None:
         ("POST /_sim/clock/advance", "key", "alice"),
         ("POST /_sim/reset", "key", "alice"),
     ]
+
+
+async def test_a_namespace_key_learns_its_own_owner_and_no_other(team: Api) -> None:
+    # The TUI's header asks GET /_sim/team/whoami with the namespace's own key: it learns its
+    # namespace's owner and quota; another owner's namespace is not answered to it.
+    alice, bob = await token(team, "alice", maxNamespaces=5), await token(team, "bob")
+    mine = await make(team, "alice-1", alice)
+    await make(team, "bob-1", bob)
+    status, view = await whoami_in(team, "alice-1", mine.sk)
+    assert status == 200, view
+    assert (view["namespace"], view["owner"], view["maxNamespaces"], view["namespaces"]) == (
+        "alice-1",
+        "alice",
+        5,
+        1,
+    )
+    status, body = await whoami_in(team, "bob-1", mine.sk)
+    assert_error(status, body, 401, "invalid_api_key")
+
+
+async def whoami_in(api: Api, namespace: str, key: str) -> tuple[int, Any]:
+    headers = {"Authorization": f"Bearer {key}"}
+    response = await api.client.get(f"/ns/{namespace}/_sim/team/whoami", headers=headers)
+    return response.status, await response.json()
