@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import os
-import textwrap
 from collections.abc import Mapping
 from dataclasses import replace
 from itertools import groupby
@@ -77,14 +76,9 @@ def _merchant(row: dict[str, Any]) -> tuple[str, str]:
 def _wrapped(text: str, width: int, indent: str, style: str) -> list[Text]:
     from rich.text import Text
 
-    lines = textwrap.wrap(
-        text,
-        max(width, 40),
-        initial_indent=indent,
-        subsequent_indent=indent,
-        break_on_hyphens=False,
-    )
-    return [Text(line, style=style) for line in lines]
+    from payorch_cli.render.layout import wrapped_text
+
+    return [Text(line, style=style) for line in wrapped_text(indent + text, width).split("\n")]
 
 
 def _row_lines(row: dict[str, Any], widths: list[int] | None, width: int) -> list[Text]:
