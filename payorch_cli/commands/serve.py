@@ -309,14 +309,14 @@ class Output:
         import shutil
 
         from payorch_cli.render.requests import Layout
-        from simulator.domain.requestlog import Entry, Row
+        from simulator.domain.requestlog import Entry, LogRow
         from simulator.http.keys import REQUEST_LOG
 
         # Every column into a file or a pipe; as many as fit on a terminal.
         width = shutil.get_terminal_size().columns if sys.stdout.isatty() else 200
         layout = Layout.for_width(width)
 
-        def print_row(row: Row) -> None:
+        def print_row(row: LogRow) -> None:
             # Synchronous, on the request path: opt-in, and a line is a few microseconds.
             summary = dict(Entry(row).summary())
             if summary.get("tool") is not None:

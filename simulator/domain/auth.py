@@ -19,6 +19,9 @@ from simulator.domain.catalog import Catalog, Credential, Environment, Merchant,
 from simulator.domain.errors import ApiError
 from simulator.domain.ids import hex_token, unused, urlsafe_token
 
+# (merchantId, environment): the partition every stored record lives in.
+Scope = tuple[str, str]
+
 if TYPE_CHECKING:
     from simulator.domain.records import RefreshTokenRecord
 
@@ -54,7 +57,7 @@ class Principal:
         return f"{self.merchant.id}/{shop}/{self.environment}"
 
     @property
-    def scope(self) -> tuple[str, str]:
+    def scope(self) -> Scope:
         """(merchantId, environment): the partition every stored record lives in."""
         return (self.merchant.id, self.environment)
 

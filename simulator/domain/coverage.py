@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 TOOL_OF_REQUEST: ContextVar[str | None] = ContextVar("tool_of_request", default=None)
 
 # Whose counts: the owning merchant (None: nobody's) and whether a payorch tool's request made them.
-Scope = tuple[str | None, bool]
+CountsOwner = tuple[str | None, bool]
 K = TypeVar("K")
 
 
@@ -167,9 +167,9 @@ class Coverage:
 
     def __init__(self, since: float = 0.0) -> None:
         self.since = since
-        self._rows: dict[Scope, Counter[str]] = {}
-        self._events: dict[Scope, Counter[str]] = {}
-        self._errors: dict[Scope, Counter[tuple[str, int]]] = {}
+        self._rows: dict[CountsOwner, Counter[str]] = {}
+        self._events: dict[CountsOwner, Counter[str]] = {}
+        self._errors: dict[CountsOwner, Counter[tuple[str, int]]] = {}
 
     def reach(self, key: str, record: Mapping[str, Any]) -> None:
         """`record` (the payment, payout, claim, session or account) names the merchant."""
@@ -185,7 +185,7 @@ class Coverage:
         self, merchant_id: str, include_tools: bool = False
     ) -> tuple[Counter[str], Counter[str], Counter[tuple[str, int]]]:
         """The merchant's rows, events and errors (with its tools' requests' counts if asked)."""
-        scopes: list[Scope] = [(merchant_id, False)]
+        scopes: list[CountsOwner] = [(merchant_id, False)]
         if include_tools:
             scopes.append((merchant_id, True))
         return (
@@ -231,7 +231,7 @@ class Coverage:
         }
 
 
-def _counter(table: dict[Scope, Counter[K]], merchant_id: str | None) -> Counter[K]:
+def _counter(table: dict[CountsOwner, Counter[K]], merchant_id: str | None) -> Counter[K]:
     scope = (merchant_id, TOOL_OF_REQUEST.get() is not None)
     counter = table.get(scope)
     if counter is None:
@@ -239,7 +239,7 @@ def _counter(table: dict[Scope, Counter[K]], merchant_id: str | None) -> Counter
     return counter
 
 
-def _sum(table: dict[Scope, Counter[K]], scopes: list[Scope]) -> Counter[K]:
+def _sum(table: dict[CountsOwner, Counter[K]], scopes: list[CountsOwner]) -> Counter[K]:
     total: Counter[K] = Counter()
     for scope in scopes:
         total.update(table.get(scope, Counter()))

@@ -104,7 +104,7 @@ class RequestDetail(RequestSummary):
 # One answered request as it is recorded: a plain tuple of strings, numbers and bytes, which the
 # garbage collector stops walking after its first pass (an object per request would be walked by
 # every full collection while it is kept). Read it through `Entry`.
-Row = tuple[
+LogRow = tuple[
     str,  # 0 request id
     float,  # 1 real time it arrived
     float,  # 2 simulated time then
@@ -131,7 +131,7 @@ class Entry:
 
     __slots__ = ("row",)
 
-    def __init__(self, row: Row) -> None:
+    def __init__(self, row: LogRow) -> None:
         self.row = row
 
     @property
@@ -205,7 +205,7 @@ def make_row(
     response_body: bytes | None,
     event_ids: tuple[str, ...] = (),
     tool: str | None = None,
-) -> Row:
+) -> LogRow:
     """The row of one request; each body is copied, cut at MAX_BODY (`_cut`)."""
     request_size = len(request_body) if request_body else 0
     response_size = len(response_body) if response_body else 0
@@ -231,7 +231,7 @@ def make_row(
     )
 
 
-def _kept_bytes(row: Row) -> int:
+def _kept_bytes(row: LogRow) -> int:
     return min(row[14], MAX_BODY) + min(row[15], MAX_BODY)
 
 
@@ -277,7 +277,7 @@ class RequestFilters:
     merchant: str | None = None
     include_tools: bool = False  # also the requests payorch's own tools made
 
-    def matches(self, row: Row) -> bool:
+    def matches(self, row: LogRow) -> bool:
         if row[17] is not None and not self.include_tools:
             return False
         if self.status is not None and row[6] != self.status:
@@ -338,7 +338,7 @@ def include_tools(query: Mapping[str, str]) -> bool:
 
 # -- the log ------------------------------------------------------------------------------------
 
-Listener = Callable[[Row], None]
+RowListener = Callable[[LogRow], None]
 _API_PATHS = API_PREFIX + "/"
 
 
@@ -352,7 +352,7 @@ def logged(method: str, path: str) -> bool:
     return not (reading and (path == LOG_PATH or path.startswith(LOG_PATH + "/")))
 
 
-def visible_to(row: Row, merchant_id: str) -> bool:
+def visible_to(row: LogRow, merchant_id: str) -> bool:
     """A caller sees the requests its merchant owns (both environments: the row says which);
     a request nobody owns (no credential, an unknown key or token) is shown to nobody."""
     return row[7] == merchant_id
@@ -364,9 +364,9 @@ class RequestLog:
             raise ValueError("capacity must be >= 0")
         self.capacity = capacity
         self.body_budget = body_budget
-        self._rows: deque[Row] = deque()
+        self._rows: deque[LogRow] = deque()
         self._body_bytes = 0
-        self._listeners: list[Listener] = []
+        self._listeners: list[RowListener] = []
 
     @property
     def enabled(self) -> bool:
@@ -375,7 +375,7 @@ class RequestLog:
     def __len__(self) -> int:
         return len(self._rows)
 
-    def record(self, row: Row) -> None:
+    def record(self, row: LogRow) -> None:
         if not self.capacity:
             return
         rows = self._rows
@@ -394,7 +394,7 @@ class RequestLog:
         self._rows.clear()
         self._body_bytes = 0
 
-    def subscribe(self, listener: Listener) -> Callable[[], None]:
+    def subscribe(self, listener: RowListener) -> Callable[[], None]:
         """Call `listener` with each row as it is recorded; returns the unsubscribe."""
         self._listeners.append(listener)
         return lambda: self._listeners.remove(listener)

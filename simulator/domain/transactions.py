@@ -16,6 +16,7 @@ from heapq import merge
 from itertools import islice
 from typing import TYPE_CHECKING, NamedTuple
 
+from simulator.domain.auth import Scope
 from simulator.domain.errors import ApiError
 from simulator.domain.ports import Table
 from simulator.memory import no_gc
@@ -107,7 +108,7 @@ class TransactionFilters:
     merchant_order_id: str | None = None
     method: str | None = None
 
-    def list_key(self, scope: tuple[str, str]) -> ListKey:
+    def list_key(self, scope: Scope) -> ListKey:
         return (scope[0], scope[1], self.shop_id, self.status)
 
     def by_kind(self) -> bool:

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 API_VERSION = "2026-05-01"
 log = logging.getLogger(__name__)
 
-Listener = Callable[["EventRecord"], None]
+EventListener = Callable[["EventRecord"], None]
 
 # The ids of the events emitted while one request is answered, when the request log keeps it: the
 # log says which events each request caused (`eventIds`), which `payorch record` needs to put
@@ -59,9 +59,9 @@ class EventBus:
         self._table = table
         self._now = now
         self._hex = hex_source(rng)
-        self._listeners: list[Listener] = []
+        self._listeners: list[EventListener] = []
 
-    def subscribe(self, listener: Listener) -> Callable[[], None]:
+    def subscribe(self, listener: EventListener) -> Callable[[], None]:
         self._listeners.append(listener)
         return lambda: self._listeners.remove(listener)
 

@@ -57,7 +57,7 @@ ADVANCE_WAIT_SECONDS = 3.0  # all the real time one clock/advance may wait for l
 CONNECTIONS_PER_HOST = 16
 CONNECTIONS_TOTAL = 256
 
-Batch = Callable[[], AbstractContextManager[Any]]
+BatchOpener = Callable[[], AbstractContextManager[Any]]
 LaneKey = tuple[str, str, int | None]  # scheme, host, port: what the session pools by
 
 
@@ -86,7 +86,7 @@ class DeliveryEngine:
         self,
         deliveries: DeliveryService,
         clock: SimClock,
-        batch: Batch,
+        batch: BatchOpener,
         job_exists: Callable[[str], bool],
         *,
         timeout: float = ATTEMPT_TIMEOUT_SECONDS,

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
+from simulator.domain.auth import Scope
 from simulator.domain.ports import Table
 from simulator.jsonio import dumps
 
@@ -28,7 +29,6 @@ KEEPALIVE_SECONDS = 15.0
 # watch of simulator/http/sse.py; `Settings.stream_stall_timeout` sets it per server.
 WRITE_TIMEOUT_SECONDS = 10.0
 
-Scope = tuple[str, str]
 # bytes: one SSE frame to write; None: end the stream (shutdown or a reader too far behind).
 Frame = bytes | None
 

@@ -358,7 +358,7 @@ def _record(
 ) -> None:
     """One row: references to what the request already holds, nothing decoded; the owner as it
     is now (the credential's merchant, else the object's: `request_owner`). The row is built
-    here, in `Row`'s order (what `make_row` makes, without a call of 16 arguments)."""
+    here, in `LogRow`'s order (what `make_row` makes, without a call of 16 arguments)."""
     principal = state.get(PRINCIPAL)
     if principal is not None:  # most requests: the credential's (`request_owner`)
         merchant_id, environment = principal.merchant.id, principal.environment

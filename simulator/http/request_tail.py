@@ -14,12 +14,12 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from simulator.domain.requestlog import Entry, RequestFilters, RequestLog, Row, visible_to
+from simulator.domain.requestlog import Entry, LogRow, RequestFilters, RequestLog, visible_to
 from simulator.events.stream import KEEPALIVE_SECONDS, WRITE_TIMEOUT_SECONDS, FrameQueue
 from simulator.jsonio import dumps
 
 
-def sse_frame(row: Row) -> bytes:
+def sse_frame(row: LogRow) -> bytes:
     return b"id: " + row[0].encode() + b"\ndata: " + dumps(Entry(row).summary()) + b"\n\n"
 
 
@@ -44,7 +44,7 @@ class RequestTail:
         self._log = log
         self._unsubscribe: Callable[[], None] | None = None  # listening while anyone tails
 
-    def _on_row(self, row: Row) -> None:
+    def _on_row(self, row: LogRow) -> None:
         if not self._readers:
             return
         frame: bytes | None = None

@@ -395,15 +395,35 @@ def _is_api_error(func: ast.Name | ast.Attribute) -> bool:
 SAME_MEANING = {"Application": "server.py's refines aiohttp_private.py's (its connections)"}
 
 
+def _defined_type_names(tree: ast.Module) -> list[str]:
+    """The classes of a module (at any depth) and its module-level type aliases: `Name = X[...]`,
+    `Name = A | B` or `Name: TypeAlias = ...` with a capitalised name (a constant is all caps)."""
+    names = [node.name for node in ast.walk(tree) if isinstance(node, ast.ClassDef)]
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target, value = node.targets[0], node.value
+            aliased = isinstance(value, ast.Subscript) or (
+                isinstance(value, ast.BinOp) and isinstance(value.op, ast.BitOr)
+            )
+        elif isinstance(node, ast.AnnAssign):
+            target, aliased = node.target, ast.unparse(node.annotation).endswith("TypeAlias")
+        else:
+            continue
+        capitalised = isinstance(target, ast.Name) and target.id[:1].isupper()
+        if aliased and capitalised and not target.id.isupper():
+            names.append(target.id)
+    return names
+
+
 def test_one_meaning_per_class_name() -> None:
-    """Issue 33: a class name means one thing across the server (`Answer` was the HTTP answer
-    and a provider's reply, `Attempt` an idempotency key's hold and a cascade's try)."""
+    """Issue 33: a type's name means one thing across the server (`Answer` was the HTTP answer
+    and a provider's reply, `Attempt` an idempotency key's hold and a cascade's try; `Scope` was
+    five aliases, one of them of another shape). Classes and module-level type aliases alike."""
     where: dict[str, list[str]] = {}
     for package in ("simulator", "payorch"):
         for path in sorted((ROOT / package).rglob("*.py")):
-            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-                if isinstance(node, ast.ClassDef):
-                    where.setdefault(node.name, []).append(path.relative_to(ROOT).as_posix())
+            for name in _defined_type_names(ast.parse(path.read_text(encoding="utf-8"))):
+                where.setdefault(name, []).append(path.relative_to(ROOT).as_posix())
     twice = {name: paths for name, paths in where.items() if len(paths) > 1}
     assert twice.keys() - SAME_MEANING.keys() == set(), {
         name: twice[name] for name in twice.keys() - SAME_MEANING.keys()

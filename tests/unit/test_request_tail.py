@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from simulator.domain.requestlog import RequestFilters, RequestLog, Row, make_row
+from simulator.domain.requestlog import LogRow, RequestFilters, RequestLog, make_row
 from simulator.events.stream import FrameQueue
 from simulator.http.request_tail import RequestTail
 
 
-def row(n: int) -> Row:
+def row(n: int) -> LogRow:
     return make_row(
         f"req_{n:024x}", 1.0, 1.0, "GET", "/api/v1/me", "", 200, "mer_a", "sandbox", 1.0, False,
         (), None, b"{}",

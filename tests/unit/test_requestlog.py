@@ -10,9 +10,9 @@ from simulator.domain.errors import ApiError
 from simulator.domain.requestlog import (
     MAX_BODY,
     Entry,
+    LogRow,
     RequestFilters,
     RequestLog,
-    Row,
     body_view,
     logged,
     make_row,
@@ -32,7 +32,7 @@ def entry(
     merchant: str | None = "mer_a",
     request_body: bytes | None = None,
     response_body: bytes | None = None,
-) -> Row:
+) -> LogRow:
     return make_row(
         f"req_{n:024x}",
         1_700_000_000.0 + n,

@@ -13,7 +13,7 @@ from decimal import ROUND_DOWN, Decimal
 from typing import Any
 
 from simulator.clock import isoformat
-from simulator.domain.auth import Principal
+from simulator.domain.auth import Principal, Scope
 from simulator.domain.catalog import PayoutMethod, RecipientField
 from simulator.domain.context import DomainContext
 from simulator.domain.errors import ApiError, invalid_request
@@ -37,9 +37,6 @@ from simulator.domain.views import absolute
 
 RATE_SHOWN = 8  # decimal places of `rate` / `midRate` in quotes (conversions use the exact rate)
 HUNDRED = Decimal(100)
-
-
-Scope = tuple[str, str]
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,20 +8,21 @@ from bisect import bisect_left, insort
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
+from simulator.domain.auth import Scope
+
 if TYPE_CHECKING:
     from simulator.domain.records import PayoutRecord
 
-Scope = tuple[str, str]
 # (scope, status or None, method id or None): None lists every value.
-ListKey = tuple[Scope, str | None, str | None]
+PayoutListKey = tuple[Scope, str | None, str | None]
 
 
 class PayoutIndex:
     def __init__(self, stored: Iterable[PayoutRecord]) -> None:
         self._ids: list[str] = []  # by position: creation order, as the list answers it
         self._position: dict[str, int] = {}
-        self._keys: dict[str, list[ListKey]] = {}
-        self._lists: dict[ListKey, list[int]] = {}
+        self._keys: dict[str, list[PayoutListKey]] = {}
+        self._lists: dict[PayoutListKey, list[int]] = {}
         # Creation order; equal instants keep the store's order (a stable sort).
         for payout in sorted(stored, key=lambda payout: payout["createdAt"]):
             self.add(payout)
@@ -69,7 +70,7 @@ class PayoutIndex:
         return [ids[position] for position in reversed(rows[max(end - limit, 0) : end])], total
 
 
-def _keys_of(payout: PayoutRecord) -> list[ListKey]:
+def _keys_of(payout: PayoutRecord) -> list[PayoutListKey]:
     scope = (payout["merchantId"], payout["environment"])
     status, method_id = payout["status"], payout["methodId"]
     return [

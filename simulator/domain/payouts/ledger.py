@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
+from simulator.domain.auth import Scope
 from simulator.domain.ids import hex_token, unused
 from simulator.domain.money import ZERO, dec
 from simulator.domain.ports import Table
@@ -31,8 +32,6 @@ if TYPE_CHECKING:
 
 AVAILABLE, RESERVED = "available", "reserved"
 BUCKETS = (AVAILABLE, RESERVED)
-
-Scope = tuple[str, str]
 
 
 @dataclass(slots=True)

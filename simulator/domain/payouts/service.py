@@ -17,12 +17,12 @@ from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 from simulator.clock import isoformat
-from simulator.domain.auth import Principal
+from simulator.domain.auth import Principal, Scope
 from simulator.domain.catalog import PayoutMethod
 from simulator.domain.context import DomainContext
 from simulator.domain.errors import ApiError
 from simulator.domain.money import dec, usd
-from simulator.domain.payouts.account import PayoutAccount, Scope
+from simulator.domain.payouts.account import PayoutAccount
 from simulator.domain.payouts.index import PayoutIndex
 from simulator.domain.payouts.ledger import AVAILABLE, RESERVED, PayoutLedger
 from simulator.domain.payouts.provider import (

@@ -41,11 +41,11 @@ SANDBOX_PROVIDER_ID = "prv_sandbox"
 
 DEFAULT_REASON = {"payin": "do_not_honor", "payout": "rejected_by_provider"}
 
-Outcome = Literal["accepted", "declined", "unavailable", "timed_out", "no_instructions"]
+ReplyOutcome = Literal["accepted", "declined", "unavailable", "timed_out", "no_instructions"]
 # What a provider answers a call under each behaviour of its kind (payorch.vocabulary's table):
 # accepted with its callback plan, declined with the reason in force, unavailable (no answer),
 # timed out (as any provider slower than the platform's timeout), no instructions.
-ANSWERS: dict[str, dict[str, Outcome]] = {
+ANSWERS: dict[str, dict[str, ReplyOutcome]] = {
     "payin": {
         "accept": "accepted",
         "decline": "declined",
@@ -94,7 +94,7 @@ class ProviderReply:
     scripted again (`ProviderState.accepts`), which callers may key a cache on."""
 
     provider: Provider
-    outcome: Outcome
+    outcome: ReplyOutcome
     reason: str | None = None
     callback: CallbackPlan | None = None
 
