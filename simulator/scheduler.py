@@ -13,6 +13,7 @@ import inspect
 import itertools
 import logging
 import os
+import time
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any, Protocol
@@ -23,6 +24,11 @@ log = logging.getLogger(__name__)
 
 #: Job ids made at a time: "job_" and 16 hex digits from the OS's CSPRNG, as `secrets.token_hex(8)`.
 _IDS_PER_DRAW = 256
+# The background tick runs due jobs for at most this long (wall time) before it lets the event
+# loop answer requests in between: 30 s after a burst of production payments, their provider
+# callbacks all come due, and running thousands of completions in one go held every request
+# for seconds (docs/performance.md, "Due jobs in slices").
+_TICK_SLICE_SECONDS = 0.004
 
 
 def _draw_job_ids() -> list[str]:
@@ -128,7 +134,11 @@ class Scheduler:
             heapq.heappop(self._heap)
 
     async def _run_until(self, limit: float, *, pin: bool) -> int:
+        """Run the jobs due by `limit`, in due order. Pinned (a clock advance), the clock stands
+        at each job's due time, so nothing else may run in between; unpinned (the tick), the
+        loop gets a turn every `_TICK_SLICE_SECONDS`, the way a job that awaits gives it one."""
         ran = 0
+        slice_ends = time.perf_counter() + _TICK_SLICE_SECONDS
         while True:
             self._drop_cancelled()
             if not self._heap or self._heap[0][0] > limit:
@@ -141,6 +151,9 @@ class Scheduler:
                 self._clock.pin(due_at)
             await self._run(job)
             ran += 1
+            if not pin and time.perf_counter() > slice_ends:
+                await asyncio.sleep(0)
+                slice_ends = time.perf_counter() + _TICK_SLICE_SECONDS
 
     async def _run(self, job: dict[str, Any]) -> None:
         handler = self._handlers.get(job["kind"])

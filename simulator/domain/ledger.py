@@ -31,7 +31,7 @@ from decimal import Decimal
 from heapq import heappop, heappush
 from itertools import count
 from math import inf
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from simulator.clock import isoformat
 from simulator.domain.ids import hex_token, unused
@@ -124,17 +124,17 @@ def derive(movements: Iterable[MovementRecord], now: float) -> Balance:
     return result
 
 
-class _Entry(NamedTuple):
-    """What the totals need of one movement. Ordered by (effective_at, seq): seq is unique and
-    grows in record order, so entries never compare beyond it and ties keep record order."""
-
-    effective_at: float
-    seq: int
-    bucket: str
-    amount: Decimal
-    # A reserve release's available leg: its item of the reserve schedule; else None.
-    shown: dict[str, Any] | None
-    transaction_id: str | None
+# What the totals need of one movement: (effective_at, seq, bucket, amount, release,
+# transaction_id), `release` telling a reserve release's available leg (listed in the reserve
+# schedule). Ordered by (effective_at, seq): seq is unique and grows in record order, so entries
+# never compare beyond it and ties keep record order. A plain tuple of immutable values, not a
+# NamedTuple and with no dict in it: the ledger keeps several per paid payment for its reserve
+# days, and the cyclic GC stops tracking such a tuple after its first pass, where it re-walks
+# every NamedTuple (or tuple holding a dict) at each full collection: a pause that grew with the
+# payments made (docs/performance.md, "GC pauses").
+_Entry = tuple[float, int, str, Decimal, bool, str | None]
+# A release's place in the schedule: (effective_at, seq), its entry's sort key.
+_ReleaseKey = tuple[float, int]
 
 
 def _after(moment: float) -> tuple[float, float]:
@@ -155,6 +155,7 @@ class _Scope:
         "mark",
         "recent",
         "releases",
+        "schedule",
         "settling",
         "tallies",
         "warnings",
@@ -172,23 +173,29 @@ class _Scope:
         self.ahead_sum = ZERO
         self.dropped: set[int] = set()  # seqs of rolled-back entries still in the heap
         self.recent: list[_Entry] = []
-        self.releases: list[_Entry] = []  # release entries effective after the floor, sorted
+        # The releases effective after the floor, sorted, and their reserve schedule items (kept
+        # apart from the entries: the items are dicts, which would keep the entries tracked).
+        self.releases: list[_ReleaseKey] = []
+        self.schedule: dict[int, dict[str, Any]] = {}  # seq -> item
         # transaction id -> its entries in `available` effective after the mark
-        self.settling: dict[str, list[_Entry]] = {}
+        self.settling: dict[str, tuple[_Entry, ...]] = {}
 
-    def add(self, entry: _Entry, kind: str) -> None:
-        self.tally(kind, entry.bucket, entry.amount)
-        if entry.effective_at > self.mark:
+    def add(self, entry: _Entry, kind: str, shown: dict[str, Any] | None = None) -> None:
+        """Count `entry`; `shown`: a release's reserve schedule item."""
+        effective_at, seq, bucket, amount, _, transaction_id = entry
+        self.tally(kind, bucket, amount)
+        if effective_at > self.mark:
             heappush(self.ahead, entry)
-            self.ahead_sum += entry.amount
-            if entry.transaction_id is not None and entry.bucket == AVAILABLE:
-                self.settling.setdefault(entry.transaction_id, []).append(entry)
+            self.ahead_sum += amount
+            if transaction_id is not None and bucket == AVAILABLE:
+                self.settling[transaction_id] = (*self.settling.get(transaction_id, ()), entry)
         else:
-            self.landed[entry.bucket] += entry.amount
-            if entry.effective_at > self.floor:
+            self.landed[bucket] += amount
+            if effective_at > self.floor:
                 insort(self.recent, entry)
-        if entry.shown is not None and entry.effective_at > self.floor:
-            insort(self.releases, entry)
+        if shown is not None and effective_at > self.floor:
+            insort(self.releases, (effective_at, seq))
+            self.schedule[seq] = shown
 
     def land(self, kind: str, bucket: str, amount: Decimal) -> None:
         """Count `amount` of movements that landed before the recent window (start-up)."""
@@ -204,46 +211,57 @@ class _Scope:
 
     def remove(self, entry: _Entry, kind: str) -> None:
         """Undo `add` (a rolled-back record)."""
-        self.tally(kind, entry.bucket, -entry.amount)
-        if entry.effective_at > self.mark:
-            self.dropped.add(entry.seq)  # left in the heap, skipped when it comes out
-            self.ahead_sum -= entry.amount
-            if entry.transaction_id is not None and entry.bucket == AVAILABLE:
-                same = self.settling[entry.transaction_id]
-                same.remove(entry)
-                if not same:
-                    del self.settling[entry.transaction_id]
+        effective_at, seq, bucket, amount, release, transaction_id = entry
+        self.tally(kind, bucket, -amount)
+        if effective_at > self.mark:
+            self.dropped.add(seq)  # left in the heap, skipped when it comes out
+            self.ahead_sum -= amount
+            if transaction_id is not None and bucket == AVAILABLE:
+                self._unsettle(transaction_id, entry)
         else:
-            self.landed[entry.bucket] -= entry.amount
-            if entry.effective_at > self.floor:
+            self.landed[bucket] -= amount
+            if effective_at > self.floor:
                 _discard(self.recent, entry)
-        if entry.shown is not None and entry.effective_at > self.floor:
-            _discard(self.releases, entry)
+        if release and effective_at > self.floor:
+            key = (effective_at, seq)
+            index = bisect_left(self.releases, key)
+            if index < len(self.releases) and self.releases[index] == key:
+                del self.releases[index]
+            self.schedule.pop(seq, None)
+
+    def _unsettle(self, transaction_id: str, entry: _Entry) -> None:
+        """Drop `entry` from its transaction's entries still settling."""
+        rest = tuple(other for other in self.settling[transaction_id] if other is not entry)
+        if rest:
+            self.settling[transaction_id] = rest
+        else:
+            del self.settling[transaction_id]
 
     def advance(self, now: float) -> None:
         """Move the mark forward to `now`: fold what lands on the way into the landed totals."""
         ahead, dropped = self.ahead, self.dropped
-        landed, settling, recent = self.landed, self.settling, self.recent
+        landed, recent = self.landed, self.recent
         # Popped in (effective_at, seq) order, all after the old mark: `recent` stays sorted.
-        while ahead and ahead[0].effective_at <= now:
+        while ahead and ahead[0][0] <= now:  # its effective_at
             entry = heappop(ahead)
-            if dropped and entry.seq in dropped:
-                dropped.discard(entry.seq)
+            _, seq, bucket, amount, _, transaction_id = entry
+            if dropped and seq in dropped:
+                dropped.discard(seq)
                 continue
-            landed[entry.bucket] += entry.amount
-            self.ahead_sum -= entry.amount
-            if entry.transaction_id is not None and entry.bucket == AVAILABLE:
-                same = settling[entry.transaction_id]
-                same.remove(entry)
-                if not same:
-                    del settling[entry.transaction_id]
+            landed[bucket] += amount
+            self.ahead_sum -= amount
+            if transaction_id is not None and bucket == AVAILABLE:
+                self._unsettle(transaction_id, entry)
             recent.append(entry)
         self.mark = now
         floor = now - RECENT
         if floor > self.floor:
             self.floor = floor
             del self.recent[: bisect_right(self.recent, _after(floor))]
-            del self.releases[: bisect_right(self.releases, _after(floor))]
+            passed = bisect_right(self.releases, _after(floor))
+            for _, seq in self.releases[:passed]:
+                del self.schedule[seq]
+            del self.releases[:passed]
 
     def since(self, now: float) -> list[_Entry]:
         """The landed entries effective after `now` (floor <= now < mark)."""
@@ -335,13 +353,11 @@ class Ledger:
         amount, effective_at = dec(movement["amount"]), movement["effectiveAt"]
         release = kind == "reserve_release" and bucket == AVAILABLE
         shown = schedule_item(amount, effective_at) if release else None
-        entry = _Entry(
-            effective_at, next(self._seq), bucket, amount, shown, movement["transactionId"]
-        )
+        entry = (effective_at, next(self._seq), bucket, amount, release, movement["transactionId"])
         state.ids.append(movement["id"])
         if kind in WARNING_TYPES:
             state.warnings.append(movement["id"])
-        state.add(entry, kind)
+        state.add(entry, kind, shown)
         return entry
 
     def record(
@@ -429,21 +445,19 @@ class Ledger:
         result = Balance(**state.tallies)  # type: ignore[arg-type]  # tallies: Decimal fields only
         available, reserve, frozen = (state.landed[b] for b in (AVAILABLE, RESERVE, FROZEN))
         pending = state.ahead_sum
-        for entry in back:  # landed after `now`: pending at `now`
-            if entry.bucket == AVAILABLE:
-                available -= entry.amount
-            elif entry.bucket == RESERVE:
-                reserve -= entry.amount
+        for _, _, bucket, amount, _, _ in back:  # landed after `now`: pending at `now`
+            if bucket == AVAILABLE:
+                available -= amount
+            elif bucket == RESERVE:
+                reserve -= amount
             else:
-                frozen -= entry.amount
-            pending += entry.amount
+                frozen -= amount
+            pending += amount
         result.available, result.reserve, result.frozen = available, reserve, frozen
         result.pending = pending
-        releases = state.releases
+        releases, schedule = state.releases, state.schedule
         result.reserve_schedule = [
-            shown
-            for entry in releases[bisect_right(releases, _after(now)) :]
-            if (shown := entry.shown) is not None  # every release is
+            schedule[seq] for _, seq in releases[bisect_right(releases, _after(now)) :]
         ]
         return result
 
@@ -457,9 +471,9 @@ class Ledger:
             state.advance(now)
             return state.landed[AVAILABLE]
         total = state.landed[AVAILABLE]
-        for entry in state.since(now):
-            if entry.bucket == AVAILABLE:
-                total -= entry.amount
+        for _, _, bucket, amount, _, _ in state.since(now):
+            if bucket == AVAILABLE:
+                total -= amount
         return total
 
     def settling(self, scope: tuple[str, str], transaction_id: str, at: float) -> Decimal:
@@ -475,9 +489,9 @@ class Ledger:
             return _settling_of(self.movements(scope), transaction_id, at)
         # After the mark, so every entry effective at `at` is still ahead.
         total = ZERO
-        for entry in state.settling.get(transaction_id, ()):
-            if entry.effective_at == at:
-                total += entry.amount
+        for effective_at, _, _, amount, _, _ in state.settling.get(transaction_id, ()):
+            if effective_at == at:
+                total += amount
         return max(total, ZERO)
 
 

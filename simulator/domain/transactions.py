@@ -10,11 +10,13 @@ own list (a handful of rows). Only the rows of the page are read from the store.
 
 from __future__ import annotations
 
-from bisect import bisect_left, insort
+from bisect import bisect_left
 from dataclasses import dataclass
 from heapq import merge
 from itertools import islice
 from typing import TYPE_CHECKING, NamedTuple
+
+from sortedcontainers import SortedList
 
 from simulator.domain.auth import Scope
 from simulator.domain.errors import ApiError
@@ -37,6 +39,8 @@ SortKey = tuple[float, str]
 OrderKey = tuple[str, str, str]  # (merchant, environment, merchantOrderId)
 # (merchant, environment, shop, statuses, paymentMethodId, country, paymentMethod)
 Group = tuple[str, str, str, tuple[str, ...], str, str, str]
+# A RowKeys as the index keeps it, field for field (see `RowKeys.plain`).
+PlainKeys = tuple[str, str, str, tuple[str, ...], str, str, str | None, str, float]
 
 
 class RowKeys(NamedTuple):
@@ -67,6 +71,13 @@ class RowKeys(NamedTuple):
             method=tx["paymentMethod"],
             created_at=tx["createdAt"],
         )
+
+    def plain(self) -> PlainKeys:
+        """The same values in a plain tuple, as the index keeps them for every transaction: the
+        cyclic GC stops tracking a plain tuple of strings and numbers after its first pass, where
+        it re-walks every NamedTuple at each full collection (a pause that grew with the payments
+        stored: docs/performance.md, "GC pauses"). `RowKeys._make` gives the fields back."""
+        return (*self,)
 
     @property
     def kind(self) -> Kind:
@@ -137,12 +148,15 @@ class TransactionFilters:
 class TransactionRepository:
     def __init__(self, table: Table[TransactionRecord]) -> None:
         self._table = table
-        self._keys: dict[str, RowKeys] = {}
-        self._index: dict[IndexKey, list[SortKey]] = {}
+        self._keys: dict[str, PlainKeys] = {}
+        # Sorted lists in chunks (sortedcontainers): adding at the end is nearly an append, and
+        # taking a row out of the middle (a status left) moves one chunk, not every later row.
+        self._index: dict[IndexKey, SortedList[SortKey]] = {}
         # The kinds each list is split by (every split list is also in `_index`).
-        self._kinds: dict[ListKey, dict[Kind, list[SortKey]]] = {}
-        self._by_order: dict[OrderKey, list[SortKey]] = {}
-        self._lists_by_group: dict[Group, tuple[list[SortKey], ...]] = {}
+        self._kinds: dict[ListKey, dict[Kind, SortedList[SortKey]]] = {}
+        # Tuples, not lists (an order id has a payment or two): the GC untracks them, as `plain`.
+        self._by_order: dict[OrderKey, tuple[SortKey, ...]] = {}
+        self._lists_by_group: dict[Group, tuple[SortedList[SortKey], ...]] = {}
         self._load()
 
     def visible(self, principal: Principal, transaction_id: str) -> TransactionRecord:
@@ -152,11 +166,11 @@ class TransactionRepository:
             raise ApiError("transaction_not_found", f"No transaction {transaction_id}.", param="id")
         return tx
 
-    def _rows(self, key: IndexKey) -> list[SortKey]:
+    def _rows(self, key: IndexKey) -> SortedList[SortKey]:
         """The index list of `key`, made (and listed under its kind) the first time."""
         rows = self._index.get(key)
         if rows is None:
-            rows = self._index[key] = []
+            rows = self._index[key] = SortedList()
             kind = key[4]
             if kind is not None:
                 self._kinds.setdefault(key[:4], {})[kind] = rows
@@ -164,39 +178,43 @@ class TransactionRepository:
 
     def _load(self) -> None:
         """Index what is stored: each transaction decoded once, one at a time (only its RowKeys
-        stay), each index appended to and then sorted once (nearly sorted already: the store
-        keeps insertion order)."""
+        stay), each index gathered in a plain list and then sorted into its index once."""
         stored = self._table.scan()
-        keys_of, by_order = self._keys, self._by_order
-        # Every RowKeys, entry and index list stays alive: the cyclic GC re-walking them as they
+        keys_of = self._keys
+        gathered: dict[IndexKey, list[SortKey]] = {}
+        gathered_by_group: dict[Group, tuple[list[SortKey], ...]] = {}
+        by_order: dict[OrderKey, list[SortKey]] = {}
+        # Every key, entry and index list stays alive: the cyclic GC re-walking them as they
         # accumulate would cost as much as building them (none can be part of a cycle).
         with no_gc():
             for tx in stored:
                 tx_id = tx["id"]
-                keys = keys_of[tx_id] = RowKeys.of(tx)
+                keys = RowKeys.of(tx)
+                keys_of[tx_id] = keys.plain()
                 entry = (keys.created_at, tx_id)
-                for rows in self._lists_of(keys):
+                lists = gathered_by_group.get(group := keys.group())
+                if lists is None:
+                    lists = gathered_by_group[group] = tuple(
+                        gathered.setdefault(key, []) for key in keys.index_keys()
+                    )
+                for rows in lists:
                     rows.append(entry)
                 if (order := keys.order_key()) is not None:
                     by_order.setdefault(order, []).append(entry)
-            for rows in (*self._index.values(), *by_order.values()):
-                rows.sort()
+            for key, rows in gathered.items():
+                self._rows(key).update(rows)
+            self._by_order = {order: tuple(sorted(rows)) for order, rows in by_order.items()}
 
     def _insert(self, tx_id: str, keys: RowKeys) -> None:
-        self._keys[tx_id] = keys
+        self._keys[tx_id] = keys.plain()
         entry = (keys.created_at, tx_id)
         lists = self._lists_by_group.get(keys.group()) or self._lists_of(keys)
         if (order := keys.order_key()) is not None:
-            lists = (*lists, self._by_order.setdefault(order, []))
+            self._by_order[order] = _with(self._by_order.get(order, ()), entry)
         for rows in lists:
-            # A new payment is the newest of its lists (the clock only moves on): appended, with
-            # no search; anything else (a restored write, an equal instant) goes in its place.
-            if rows and entry < rows[-1]:
-                insort(rows, entry)
-            else:
-                rows.append(entry)
+            rows.add(entry)
 
-    def _lists_of(self, keys: RowKeys) -> tuple[list[SortKey], ...]:
+    def _lists_of(self, keys: RowKeys) -> tuple[SortedList[SortKey], ...]:
         """The index lists a transaction with these keys is in (`RowKeys.index_keys`), kept per
         group (`RowKeys.group`): found once, not looked up by eight keys on every payment. The
         lists are never replaced, only changed in place."""
@@ -209,7 +227,7 @@ class TransactionRepository:
     def _remove(self, tx_id: str, keys: RowKeys, only: set[IndexKey]) -> None:
         entry = (keys.created_at, tx_id)
         for key in only:
-            _discard(self._index[key], entry)
+            self._index[key].discard(entry)
 
     def add(self, tx: TransactionRecord) -> None:
         self._table.put(tx["id"], tx)
@@ -217,36 +235,43 @@ class TransactionRepository:
 
     def save(self, tx: TransactionRecord) -> None:
         self._table.put(tx["id"], tx)
-        old = self._keys.get(tx["id"])
+        kept = self._keys.get(tx["id"])
         new = RowKeys.of(tx)
-        if old == new:
+        if kept == new:
             return
-        if old is None:
+        if kept is None:
             self._insert(tx["id"], new)
             return
+        old = RowKeys._make(kept)
         old_keys, new_keys = set(old.index_keys()), set(new.index_keys())
         self._remove(tx["id"], old, old_keys - new_keys)
-        self._keys[tx["id"]] = new
+        self._keys[tx["id"]] = new.plain()
         entry = (new.created_at, tx["id"])
         for key in new_keys - old_keys:
-            insort(self._rows(key), entry)
+            self._rows(key).add(entry)
         if old.order_key() != new.order_key() or old.created_at != new.created_at:
             self._forget_order(tx["id"], old)
             if (order := new.order_key()) is not None:
-                insort(self._by_order.setdefault(order, []), entry)
+                self._by_order[order] = _with(self._by_order.get(order, ()), entry)
 
     def _forget_order(self, tx_id: str, keys: RowKeys) -> None:
         order = keys.order_key()
         if order is not None and order in self._by_order:
-            _discard(self._by_order[order], (keys.created_at, tx_id))
+            entry = (keys.created_at, tx_id)
+            rest = tuple(row for row in self._by_order[order] if row != entry)
+            if rest:
+                self._by_order[order] = rest
+            else:
+                del self._by_order[order]
 
     def get(self, transaction_id: str) -> TransactionRecord | None:
         return self._table.get(transaction_id)
 
     def reindex(self, transaction_id: str, restored: TransactionRecord | None) -> None:
         """Follow the store when a failed batch undoes a write of this transaction."""
-        old = self._keys.pop(transaction_id, None)
-        if old is not None:
+        kept = self._keys.pop(transaction_id, None)
+        if kept is not None:
+            old = RowKeys._make(kept)
             self._remove(transaction_id, old, set(old.index_keys()))
             self._forget_order(transaction_id, old)
         if restored is not None:
@@ -267,7 +292,7 @@ class TransactionRepository:
             return self._page_by_order(scope, filters, limit, offset)
         key = filters.list_key(scope)
         if not filters.by_kind():
-            return _page_of([self._index.get((*key, None), [])], limit, offset)
+            return _page_of([self._index.get((*key, None), SortedList())], limit, offset)
         kinds = self._kinds.get(key, {})
         return _page_of(
             [rows for kind, rows in kinds.items() if filters.selects(kind)], limit, offset
@@ -278,17 +303,17 @@ class TransactionRepository:
     ) -> tuple[list[str], int]:
         """A page of the transactions of one merchant order id (a handful, looked at each)."""
         assert filters.merchant_order_id is not None
-        rows = self._by_order.get((scope[0], scope[1], filters.merchant_order_id), [])
+        rows = self._by_order.get((scope[0], scope[1], filters.merchant_order_id), ())
         total, chosen = 0, []
         for _, tx_id in reversed(rows):
-            if filters.matches(self._keys[tx_id]):
+            if filters.matches(RowKeys._make(self._keys[tx_id])):
                 if offset <= total < offset + limit:
                     chosen.append(tx_id)
                 total += 1
         return chosen, total
 
 
-def _page_of(lists: list[list[SortKey]], limit: int, offset: int) -> tuple[list[str], int]:
+def _page_of(lists: list[SortedList[SortKey]], limit: int, offset: int) -> tuple[list[str], int]:
     """One page, newest first, of the rows of sorted lists that share no row."""
     total = sum(map(len, lists))
     if len(lists) == 1:
@@ -299,7 +324,7 @@ def _page_of(lists: list[list[SortKey]], limit: int, offset: int) -> tuple[list[
     return [tx_id for _, tx_id in islice(newest_first, offset, offset + limit)], total
 
 
-def _discard(rows: list[SortKey], entry: SortKey) -> None:
+def _with(rows: tuple[SortKey, ...], entry: SortKey) -> tuple[SortKey, ...]:
+    """`rows` (sorted) with `entry` in its place."""
     at = bisect_left(rows, entry)
-    if at < len(rows) and rows[at] == entry:
-        del rows[at]
+    return (*rows[:at], entry, *rows[at:])

@@ -9,6 +9,7 @@ never behind the timestamps the jobs that ran have recorded.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import time
 from typing import Any
 
@@ -56,3 +57,58 @@ async def test_a_cancelled_advance_unpins_the_clock_at_the_job_it_reached() -> N
     # The scheduler is usable again: the next advance runs the job that was left.
     await asyncio.wait_for(scheduler.advance(2 * 86_400), 5)
     assert scheduler.pending() == 0
+
+
+def _slow_jobs(clock: SimClock, count: int) -> tuple[Scheduler, list[str]]:
+    """A scheduler with `count` due jobs that each hold the loop longer than a tick's slice."""
+    store = Store.memory()
+    scheduler = Scheduler(clock, store.table("jobs"), store.batch)
+    order: list[str] = []
+
+    def slow(payload: dict[str, Any]) -> None:
+        time.sleep(0.006)  # holds the loop, as a provider callback's completion does
+        order.append("job")
+
+    scheduler.register("slow", slow)
+    for _ in range(count):
+        scheduler.schedule("slow", clock.timestamp() - 1, {})
+    return scheduler, order
+
+
+async def _beside(order: list[str], work: Any) -> None:
+    """Run `work` while another coroutine notes each turn the loop gives it."""
+    finished = False
+
+    async def request() -> None:
+        while not finished:
+            order.append("request")
+            await asyncio.sleep(0)
+
+    other = asyncio.create_task(request())
+    await asyncio.sleep(0)  # its first turn
+    await work
+    finished = True
+    await other
+
+
+@pytest.mark.real_wall_clock
+async def test_the_tick_lets_requests_in_between_due_jobs() -> None:
+    """A burst of due jobs (a burst of production payments' callbacks, 30 s later) does not hold
+    requests until the last has run: the tick gives the loop a turn between slices."""
+    clock = SimClock()
+    scheduler, order = _slow_jobs(clock, 5)
+    await _beside(order, scheduler.run_due())
+    jobs = [i for i, what in enumerate(order) if what == "job"]
+    assert len(jobs) == 5
+    # A request turn between every two jobs: each job alone outlasts a slice.
+    assert all("request" in order[a:b] for a, b in itertools.pairwise(jobs))
+
+
+@pytest.mark.real_wall_clock
+async def test_an_advance_runs_its_jobs_with_nothing_in_between() -> None:
+    """A clock advance pins the clock to each job's due time: no request may run in between."""
+    clock = SimClock()
+    scheduler, order = _slow_jobs(clock, 5)
+    await _beside(order, scheduler.advance(1))
+    jobs = [i for i, what in enumerate(order) if what == "job"]
+    assert jobs == list(range(jobs[0], jobs[0] + 5))
