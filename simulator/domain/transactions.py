@@ -48,8 +48,8 @@ class RowKeys(NamedTuple):
     statuses: tuple[str, ...]  # its status, plus "chargeback" while it carries a claim
     payment_method_id: str
     country: str
-    merchant_order_id: str | None
     method: str
+    merchant_order_id: str | None
     created_at: float
 
     @classmethod
@@ -62,8 +62,8 @@ class RowKeys(NamedTuple):
             statuses=statuses,
             payment_method_id=tx["paymentMethodId"],
             country=tx["country"],
-            merchant_order_id=tx.get("merchantOrderId"),
             method=tx["paymentMethod"],
+            merchant_order_id=tx.get("merchantOrderId"),
             created_at=tx["createdAt"],
         )
 
@@ -72,8 +72,9 @@ class RowKeys(NamedTuple):
         return (self.payment_method_id, self.country, self.method)
 
     def group(self) -> Group:
-        """What decides the lists a transaction is in (`index_keys`), as one plain tuple."""
-        return (*self[:4], self.payment_method_id, self.country, self.method)
+        """What decides the lists a transaction is in (`index_keys`), as one plain tuple: the
+        fields before `merchant_order_id` (their order is for this slice)."""
+        return self[:7]
 
     def order_key(self) -> OrderKey | None:
         if self.merchant_order_id is None:
@@ -184,7 +185,8 @@ class TransactionRepository:
     def _insert(self, tx_id: str, keys: RowKeys) -> None:
         self._keys[tx_id] = keys
         entry = (keys.created_at, tx_id)
-        lists = self._lists_by_group.get(keys.group()) or self._lists_of(keys)
+        # `keys.group()`, sliced here: a method call less on every payment.
+        lists = self._lists_by_group.get(keys[:7]) or self._lists_of(keys)
         if (order := keys.order_key()) is not None:
             lists = (*lists, self._by_order.setdefault(order, []))
         for rows in lists:
