@@ -225,12 +225,19 @@ class TransactionRepository:
         if old is None:
             self._insert(tx["id"], new)
             return
-        old_keys, new_keys = set(old.index_keys()), set(new.index_keys())
-        self._remove(tx["id"], old, old_keys - new_keys)
+        # The lists of each group, compared by identity (one list per index key): a status change
+        # leaves four of eight in place, with no key built or hashed twice per save.
+        old_lists, new_lists = self._lists_of(old), self._lists_of(new)
+        kept, left = set(map(id, new_lists)), set(map(id, old_lists))
+        entry = (old.created_at, tx["id"])
+        for rows in old_lists:
+            if id(rows) not in kept:
+                _discard(rows, entry)
         self._keys[tx["id"]] = new
         entry = (new.created_at, tx["id"])
-        for key in new_keys - old_keys:
-            insort(self._rows(key), entry)
+        for rows in new_lists:
+            if id(rows) not in left:
+                insort(rows, entry)
         if old.order_key() != new.order_key() or old.created_at != new.created_at:
             self._forget_order(tx["id"], old)
             if (order := new.order_key()) is not None:
