@@ -21,6 +21,8 @@ from simulator.domain.ports import Table
 from simulator.memory import no_gc
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from simulator.domain.auth import Principal
 
 if TYPE_CHECKING:
@@ -142,7 +144,8 @@ class TransactionRepository:
         # The kinds each list is split by (every split list is also in `_index`).
         self._kinds: dict[ListKey, dict[Kind, list[SortKey]]] = {}
         self._by_order: dict[OrderKey, list[SortKey]] = {}
-        self._lists_by_group: dict[Group, tuple[list[SortKey], ...]] = {}
+        # Each group's lists by identity: two groups' lists compare as sets of keys (`save`).
+        self._lists_by_group: dict[Group, dict[int, list[SortKey]]] = {}
         self._load()
 
     def visible(self, principal: Principal, transaction_id: str) -> TransactionRecord:
@@ -175,7 +178,7 @@ class TransactionRepository:
                 tx_id = tx["id"]
                 keys = keys_of[tx_id] = RowKeys.of(tx)
                 entry = (keys.created_at, tx_id)
-                for rows in self._lists_of(keys):
+                for rows in self._lists_of(keys).values():
                     rows.append(entry)
                 if (order := keys.order_key()) is not None:
                     by_order.setdefault(order, []).append(entry)
@@ -186,7 +189,8 @@ class TransactionRepository:
         self._keys[tx_id] = keys
         entry = (keys.created_at, tx_id)
         # `keys.group()`, sliced here: a method call less on every payment.
-        lists = self._lists_by_group.get(keys[:7]) or self._lists_of(keys)
+        lists: Iterable[list[SortKey]]
+        lists = (self._lists_by_group.get(keys[:7]) or self._lists_of(keys)).values()
         if (order := keys.order_key()) is not None:
             lists = (*lists, self._by_order.setdefault(order, []))
         for rows in lists:
@@ -197,14 +201,15 @@ class TransactionRepository:
             else:
                 rows.append(entry)
 
-    def _lists_of(self, keys: RowKeys) -> tuple[list[SortKey], ...]:
+    def _lists_of(self, keys: RowKeys) -> dict[int, list[SortKey]]:
         """The index lists a transaction with these keys is in (`RowKeys.index_keys`), kept per
         group (`RowKeys.group`): found once, not looked up by eight keys on every payment. The
         lists are never replaced, only changed in place."""
         group = keys.group()
         lists = self._lists_by_group.get(group)
         if lists is None:
-            lists = self._lists_by_group[group] = tuple(map(self._rows, keys.index_keys()))
+            rows_of_keys = map(self._rows, keys.index_keys())
+            lists = self._lists_by_group[group] = {id(rows): rows for rows in rows_of_keys}
         return lists
 
     def _remove(self, tx_id: str, keys: RowKeys, only: set[IndexKey]) -> None:
@@ -225,19 +230,16 @@ class TransactionRepository:
         if old is None:
             self._insert(tx["id"], new)
             return
-        # The lists of each group, compared by identity (one list per index key): a status change
-        # leaves four of eight in place, with no key built or hashed twice per save.
+        # The two groups' lists compared by identity (one list per index key): a status change
+        # leaves four of eight in place, with no index key built or hashed on a save.
         old_lists, new_lists = self._lists_of(old), self._lists_of(new)
-        kept, left = set(map(id, new_lists)), set(map(id, old_lists))
         entry = (old.created_at, tx["id"])
-        for rows in old_lists:
-            if id(rows) not in kept:
-                _discard(rows, entry)
+        for gone in old_lists.keys() - new_lists.keys():
+            _discard(old_lists[gone], entry)
         self._keys[tx["id"]] = new
         entry = (new.created_at, tx["id"])
-        for rows in new_lists:
-            if id(rows) not in left:
-                insort(rows, entry)
+        for joined in new_lists.keys() - old_lists.keys():
+            insort(new_lists[joined], entry)
         if old.order_key() != new.order_key() or old.created_at != new.created_at:
             self._forget_order(tx["id"], old)
             if (order := new.order_key()) is not None:
