@@ -15,7 +15,11 @@ over one keep-alive connection, freezes the GC as
 `payorch serve` does after start-up, and then makes `--requests` more under Valgrind's callgrind,
 which counts only those (`--zero-before` / `--dump-before` on two system calls nothing else in
 the process makes). The figure is instructions per request, client side included (a raw socket
-writing a prepared request: a few percent of the total, the same in both trees).
+writing a prepared request: a few percent of the total, the same in both trees), counted on the
+event loop's thread only (`--separate-threads`): the store's compaction thread starts when the
+journal reaches a size, so its work (millions of instructions) lands in whichever operation
+happens to be counted then, and a tree whose records are a few bytes longer moves it to another
+row (it made `POST /payments PIX BR` +15 % and the first row 5.8 M, docs/performance.md).
 
 Bodies: `spei` (production key, SPEI: the cascade's first provider takes it), `failover`
 (production key, card method 1004: its first provider is in outage), `sandbox` (sandbox key,
@@ -201,6 +205,7 @@ def count_operations(
         [
             "valgrind",
             "--tool=callgrind",
+            "--separate-threads=yes",
             "--zero-before=os_getppid",
             "--dump-before=os_getpgrp",
             f"--callgrind-out-file={prefix}.%p",
@@ -217,8 +222,8 @@ def count_operations(
         cwd=tree,
     )
     figures = []
-    dumps = out_dir.glob(f"{prefix.name}.*.*")
-    for dump in sorted(dumps, key=lambda path: int(path.name.rsplit(".", 1)[1])):
+    dumps = out_dir.glob(f"{prefix.name}.*.*-01")  # each counted stretch, the loop's thread
+    for dump in sorted(dumps, key=lambda path: int(path.name.rsplit(".", 1)[1][: -len("-01")])):
         for line in dump.read_text().splitlines():
             if line.startswith("summary:"):
                 figures.append(int(line.split()[1]) / requests)
@@ -256,6 +261,7 @@ def count(
         [
             "valgrind",
             "--tool=callgrind",
+            "--separate-threads=yes",
             "--zero-before=os_getppid",
             "--dump-before=os_getpgrp",
             f"--callgrind-out-file={prefix}.%p",
@@ -272,7 +278,7 @@ def count(
         capture_output=True,
         cwd=tree,
     )
-    [dump] = out_dir.glob(f"{prefix.name}.*.1")
+    [dump] = out_dir.glob(f"{prefix.name}.*.1-01")  # the counted stretch, the loop's thread
     for line in dump.read_text().splitlines():
         if line.startswith("summary:"):
             return int(line.split()[1]) / requests

@@ -170,26 +170,21 @@ def _payment_request(
     """The charge a select makes: the session's amount and buyer, with what the buyer typed on
     the page (the select body) winning over what the merchant sent."""
     customer = record["customer"]
-    return PaymentRequest(
-        amount=dec(record["amount"]),
-        currency=record["currency"],
-        payment_method_id=method.id,
-        payment_method=None,
-        country=record["country"],
-        user_name=select.full_name or full_name(customer),
-        user_email=select.email or customer["email"],
-        document_id=select.document_id or customer.get("documentId"),
-        user_phone=customer["phone"],
-        user_ip=user_ip,
-        merchant_order_id=record["merchantOrderId"],
-        tags=(None, None, None),
-        # Not the hosted-checkout flag: it would demand a document on every rail, which the
-        # spec makes optional in selector mode ("the provider asks for it").
-        hosted_checkout=False,
-        return_url=record["returnUrl"],
-        merchant_id=None,
-        shop_id=None,
-    )
+    fields = {
+        "currency": record["currency"],
+        "paymentMethodId": method.id,
+        "country": record["country"],
+        "userName": select.full_name or full_name(customer),
+        "userEmail": select.email or customer["email"],
+        "documentId": select.document_id or customer.get("documentId"),
+        "userPhone": customer["phone"],
+        "userIp": user_ip,
+        "merchantOrderId": record["merchantOrderId"],
+        "returnUrl": record["returnUrl"],
+    }
+    # Not the hosted-checkout flag: it would demand a document on every rail, which the spec
+    # makes optional in selector mode ("the provider asks for it").
+    return PaymentRequest(dec(record["amount"]), fields, hosted_checkout=False)
 
 
 # -- the service -----------------------------------------------------------------------------

@@ -3,7 +3,7 @@ arrives (a charge, a deposit) starts from."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, TypedDict, cast
+from typing import TYPE_CHECKING, TypedDict
 
 from simulator.domain.catalog import Environment, Merchant, PaymentMethod, Shop
 from simulator.domain.fees import fees_for
@@ -14,48 +14,58 @@ if TYPE_CHECKING:
     from simulator.domain.records import TransactionRecord
 
 
-class Arrival(TypedDict, total=False):
+class Arrival(TypedDict):
     """What the way a pay-in arrived decides of its record (a charge's request and route, a
-    deposit's transfer), by the record's own keys; what is not given is `NOTHING_ARRIVED`'s.
-    A dict display, not a keyword-built object: made on every payment, it is one C operation
-    (a fifteen-keyword NamedTuple, with the record built from partial dicts, cost a payment
-    4 % more in instructions, docs/performance.md)."""
+    deposit's transfer), by the record's own keys and in its order: every key, so the record takes
+    them as they are, with no defaults merged in and no value mended after. A dict display, not a
+    keyword-built object: made on every payment, it is one C operation (a fifteen-keyword
+    NamedTuple, with the record built from partial dicts, cost a payment 4 % more in
+    instructions, docs/performance.md)."""
 
     paymentFormPath: str | None
-    paymentData: dict[str, str] | None  # None: the method alone (a hosted rail)
+    paymentData: dict[str, str]  # a hosted rail's: the method alone
     hostedCheckout: bool
     returnUrl: str | None
     checkoutPath: str | None
     merchantOrderId: str | None
-    tags: tuple[str | None, str | None, str | None]
+    tags: list[str | None]
     userName: str | None
     userEmail: str | None
     userPhone: str | None
     userIp: str | None
     providerId: str | None
     simulate: str | None
-    dueAt: float | None  # None: created due
-    expiresAt: float | None  # None: created expired
+    dueAt: float
+    expiresAt: float
 
 
-# Every key of `Arrival`, in the record's order, with the value of a pay-in that says nothing.
-NOTHING_ARRIVED: Arrival = {
-    "paymentFormPath": None,
-    "paymentData": None,
-    "hostedCheckout": False,
-    "returnUrl": None,
-    "checkoutPath": None,
-    "merchantOrderId": None,
-    "tags": (None, None, None),
-    "userName": None,
-    "userEmail": None,
-    "userPhone": None,
-    "userIp": None,
-    "providerId": None,
-    "simulate": None,
-    "dueAt": None,
-    "expiresAt": None,
-}
+def transfer_arrival(
+    now: float,
+    payment_data: dict[str, str],
+    *,
+    user_name: str | None,
+    user_email: str | None,
+    provider_id: str | None,
+) -> Arrival:
+    """A transfer received (a deposit): its instructions and payer, no page, no order, due and
+    expired the moment it arrives (it arrives paid)."""
+    return {
+        "paymentFormPath": None,
+        "paymentData": payment_data,
+        "hostedCheckout": False,
+        "returnUrl": None,
+        "checkoutPath": None,
+        "merchantOrderId": None,
+        "tags": [None, None, None],
+        "userName": user_name,
+        "userEmail": user_email,
+        "userPhone": None,
+        "userIp": None,
+        "providerId": provider_id,
+        "simulate": None,
+        "dueAt": now,
+        "expiresAt": now,
+    }
 
 
 def new_record(
@@ -71,10 +81,10 @@ def new_record(
     provider_token: str | None = None,
 ) -> TransactionRecord:
     """The stored shape of a pending pay-in. The keys keep one order (the stored JSON's, which
-    a rendering cache and a state file see): `arrival`'s keys sit where NOTHING_ARRIVED puts
-    them, whichever it gives."""
+    a rendering cache and a state file see): `arrival`'s sit in the middle, in its order."""
     input_amount = conversion.input_amount
-    record: dict[str, Any] = {
+    platform, provider, network, reserve = fees_for(conversion.amount_usd, merchant, method)
+    record: TransactionRecord = {
         "id": tx_id,
         "merchantId": merchant.id,
         "shopId": shop.id,
@@ -90,31 +100,6 @@ def new_record(
         "paymentMethodName": method.name,
         "iconPath": icon_path(method),
         "country": country,
-        **_pricing(conversion, merchant, method),
-        **NOTHING_ARRIVED,
-        **arrival,
-        "createdAt": now,
-        "updatedAt": now,
-        "refundedLocal": "0",
-        "refundedUsd": "0",
-        "chargebackClaimId": None,
-    }
-    # Replaced in place: each key keeps its position.
-    record["tags"] = list(record["tags"])
-    if record["paymentData"] is None:
-        record["paymentData"] = {"method": method.method}
-    if record["dueAt"] is None:
-        record["dueAt"] = now
-    if record["expiresAt"] is None:
-        record["expiresAt"] = now
-    if provider_token is not None:
-        record["providerToken"] = provider_token
-    return cast("TransactionRecord", record)
-
-
-def _pricing(conversion: Conversion, merchant: Merchant, method: PaymentMethod) -> dict[str, Any]:
-    platform, provider, network, reserve = fees_for(conversion.amount_usd, merchant, method)
-    return {
         "fees": {
             "platform": str(platform),
             "provider": str(provider),
@@ -123,4 +108,13 @@ def _pricing(conversion: Conversion, merchant: Merchant, method: PaymentMethod) 
         },
         "reserve": str(reserve),
         "settlementDelay": f"T+{merchant.settlement_delay_days}",
+        **arrival,
+        "createdAt": now,
+        "updatedAt": now,
+        "refundedLocal": "0",
+        "refundedUsd": "0",
+        "chargebackClaimId": None,
     }
+    if provider_token is not None:
+        record["providerToken"] = provider_token
+    return record
