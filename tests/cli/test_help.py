@@ -4,6 +4,7 @@ list's summaries whole on one line at 80 columns (click cuts a summary that does
 
 from __future__ import annotations
 
+import functools
 import subprocess
 from importlib import metadata
 
@@ -17,6 +18,14 @@ from tests.cli.test_serve import PAYORCH
 from tests.cli.test_usage import command_paths
 
 runner = CliRunner()
+
+
+@functools.cache
+def help_page(path: tuple[str, ...]) -> tuple[int, str]:
+    """`payorch PATH --help` at 80 columns, rendered once per process: the pages are the same
+    for each test that reads them, and rendering them was most of this file's time."""
+    result = runner.invoke(app, [*path, "--help"], env={"COLUMNS": "80"})
+    return result.exit_code, result.output
 
 
 def group_paths() -> list[list[str]]:
@@ -59,9 +68,9 @@ def command_list(output: str) -> list[str]:
 
 @pytest.mark.parametrize("path", group_paths(), ids=lambda path: " ".join(["payorch", *path]))
 def test_every_summary_is_whole_on_one_line_at_80_columns(path: list[str]) -> None:
-    result = runner.invoke(app, [*path, "--help"], env={"COLUMNS": "80"})
-    assert result.exit_code == 0, result.output
-    section = command_list(result.output)
+    exit_code, output = help_page(tuple(path))
+    assert exit_code == 0, output
+    section = command_list(output)
     assert section
     for line in section:
         assert len(line) <= 80, line
@@ -72,10 +81,10 @@ def test_every_summary_is_whole_on_one_line_at_80_columns(path: list[str]) -> No
 
 @pytest.mark.parametrize("path", [[], *command_paths()], ids=lambda path: " ".join(path) or "root")
 def test_dash_h_is_help_everywhere(path: list[str]) -> None:
-    long = runner.invoke(app, [*path, "--help"], env={"COLUMNS": "80"})
+    long = help_page(tuple(path))
     short = runner.invoke(app, [*path, "-h"], env={"COLUMNS": "80"})
     assert short.exit_code == 0, short.output
-    assert short.output == long.output
+    assert (short.exit_code, short.output) == long
     assert "-h, --help" in short.output
 
 
@@ -93,7 +102,8 @@ def test_help_names_values_in_words_not_python_types(path: list[str]) -> None:
     `DURATION <float>` (typer's default shows the annotation's Python type)."""
     import re
 
-    page = runner.invoke(app, [*path, "--help"], env={"COLUMNS": "80"}).output
+    exit_code, page = help_page(tuple(path))
+    assert exit_code == 0, page
     assert re.findall(r"<[^>\s]+>", page) == [], page
 
 

@@ -19,7 +19,7 @@ from aiohttp import web
 from payorch_cli.client import Client
 from simulator.app import create_app
 from simulator.settings import Settings
-from tests.conftest import KEYS
+from tests.conftest import KEYS, builtin_catalog
 
 
 class LiveServer:
@@ -41,7 +41,11 @@ class LiveServer:
             port=self.port,
             **self.settings,
         )
-        runner = web.AppRunner(create_app(settings), handle_signals=False, shutdown_timeout=1.0)
+        # The process's parsed built-in fixtures (tests/conftest.py), as a server shares them
+        # between its namespaces: parsing the YAML again cost more than the app's whole start.
+        shared = builtin_catalog() if settings.fixtures_dir is None else None
+        app = create_app(settings, catalog=shared)
+        runner = web.AppRunner(app, handle_signals=False, shutdown_timeout=1.0)
         await runner.setup()
         site = web.TCPSite(runner, "127.0.0.1", self.port, reuse_address=True)
         await site.start()
