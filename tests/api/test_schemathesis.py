@@ -9,7 +9,7 @@ the stateful phase alone, following the document's links (create -> get -> refun
 workers at once. The commands, as run (URL and key aside):
 
     SCHEMATHESIS_HOOKS=tests.api.test_schemathesis_hooks schemathesis --config-file CFG run \
-      http://127.0.0.1:PORT/api/v1/openapi.json --seed 20260501 --max-examples 100 \
+      http://127.0.0.1:PORT/api/v1/openapi.json --seed 20260501 --max-examples 60 \
       --exclude-operation-id streamSimEvents --exclude-operation-id streamSimRequests \
       -H 'Authorization: Bearer sk_test_...' --phases examples,coverage,fuzzing
 
@@ -41,7 +41,8 @@ from tests.conftest import KEYS
 
 ROOT = Path(__file__).resolve().parents[2]
 SEED = 20260501
-MAX_EXAMPLES = 100
+# Counts bounded for CI's 15 minutes (docs/decisions.md, "Schemathesis counts for CI's budget").
+MAX_EXAMPLES = 60
 CHECKS = (
     "not_a_server_error",
     "status_code_conformance",
@@ -59,7 +60,7 @@ STATEFUL_CONFIG = """\
 [phases.stateful]
 max-steps = 20
 inference.algorithms = []
-generation.max-examples = 300
+generation.max-examples = 150
 """
 # `positive_data_acceptance` (a schema-valid request must be accepted) is off for the operations
 # whose schema-valid requests can still be refused by a business rule no schema can state; each is
