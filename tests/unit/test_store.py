@@ -1160,7 +1160,9 @@ def test_sigkill_loses_no_acknowledged_write(tmp_path: Path, compact_every: str)
     maybe_deleted: set[str] = set()
     deadline = time.monotonic() + 4.0
     trials = 0
-    while trials < 15 and time.monotonic() < deadline:
+    # At least 5 kills whatever the machine's load (a loaded CI made only 4 in the time bound, and
+    # the test failed on its count), then more while the 4 s last, up to 15.
+    while trials < 5 or (trials < 15 and time.monotonic() < deadline):
         trials += 1
         child = subprocess.Popen(
             [sys.executable, "-c", WRITER, str(tmp_path), compact_every, f"t{trials}"],
@@ -1190,7 +1192,6 @@ def test_sigkill_loses_no_acknowledged_write(tmp_path: Path, compact_every: str)
                     head = doc_id.rsplit("-", 1)[0]
                     batches[head] = batches.get(head, 0) + 1
             assert set(batches.values()) <= {3}, f"trial {trials}: a batch landed partially"
-    assert trials >= 5
     assert len(acked) > 50, "the writer barely ran; the test proves nothing"
 
 
