@@ -17,7 +17,14 @@ import pytest
 
 from simulator.clock import isoformat
 from simulator.domain import account, ledger
-from simulator.domain.ledger import AVAILABLE, FROZEN, RESERVE, Balance, Ledger
+from simulator.domain.ledger import (
+    AVAILABLE,
+    FROZEN,
+    RESERVE,
+    RESERVE_SCHEDULE_SHOWN,
+    Balance,
+    Ledger,
+)
 from simulator.domain.money import ZERO, dec
 from simulator.jsonio import to_json_number
 from simulator.store import Store
@@ -80,7 +87,7 @@ def reference(movements: list[dict[str, Any]], now: float) -> Balance:
     # As GET /me/balance shows them: a JSON number and the ISO instant.
     result.reserve_schedule = [
         {"amount": to_json_number(item["amount"]), "releaseAt": isoformat(item["releaseAt"])}
-        for item in result.reserve_schedule
+        for item in result.reserve_schedule[:RESERVE_SCHEDULE_SHOWN]
     ]
     return result
 
@@ -244,3 +251,26 @@ def test_an_unknown_scope_reads_zero() -> None:
 
 def test_the_ledger_and_the_balance_view_agree_on_what_a_warning_is() -> None:
     assert set(account.WARNING_TYPES) == ledger.WARNING_TYPES
+
+
+def test_the_reserve_schedule_shows_the_next_hundred_releases() -> None:
+    """A busy shop has a release per paid payment: the balance lists the soonest 100 (as it
+    lists the newest 100 movements), the same on the running totals and from the movements."""
+    store = Store.memory()
+    book = Ledger(store.table("movements"))
+    for hour in range(250, 0, -1):  # recorded latest first: the schedule still sorts them
+        book.record(
+            SCOPE,
+            "reserve_release",
+            Decimal(hour),
+            AVAILABLE,
+            effective_at=T0 + hour * 3600,
+            now=T0,
+        )
+    schedule = book.balance(SCOPE, T0).reserve_schedule
+    assert len(schedule) == RESERVE_SCHEDULE_SHOWN == 100
+    assert [item["amount"] for item in schedule] == list(range(1, 101))
+    assert schedule == reference(stored(store, SCOPE), T0).reserve_schedule
+    # Once the first 200 have landed, the last 50 are all that is ahead.
+    later = book.balance(SCOPE, T0 + 200 * 3600).reserve_schedule
+    assert [item["amount"] for item in later] == list(range(201, 251))
