@@ -1,8 +1,6 @@
 # The project's checks. `make check` is what CI runs (.ci/run, the README's quick start), in order,
 # stopping at the first failure; the other targets are its parts, and `fmt` fixes what it can.
 # pytest -rs: the summary names each skipped test and why (the browser tests without chromium).
-# -n 3 on 2 cores: many tests wait on a subprocess (a server starting, a crash, a CLI), and a third
-# worker fills those waits: 3,209 tests in 604 s against 696 s with -n 2 (docs/performance.md).
 # `aiohttp-lowest`: pyproject.toml admits a range of aiohttp (`aiohttp>=LOW,<HIGH`); the tests
 # above run on the newest of it (what pip installs), and the HTTP tests again on the lowest,
 # installed alone (no dependencies: the venv's serve it) into a folder put first on PYTHONPATH.
@@ -21,7 +19,7 @@ check:
 	ruff format --check .
 	ruff check .
 	mypy
-	pytest -n 3 -rs
+	pytest -n 2 -rs
 	$(MAKE) aiohttp-lowest
 
 aiohttp-lowest:
@@ -44,4 +42,4 @@ types:
 	mypy
 
 test:
-	pytest -n 3 -rs
+	pytest -n 2 -rs
