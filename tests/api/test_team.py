@@ -227,3 +227,15 @@ async def whoami_in(api: Api, namespace: str, key: str) -> tuple[int, Any]:
     headers = {"Authorization": f"Bearer {key}"}
     response = await api.client.get(f"/ns/{namespace}/_sim/team/whoami", headers=headers)
     return response.status, await response.json()
+
+
+async def test_the_audit_limit_is_a_number_the_document_bounds(team: Api) -> None:
+    """Schemathesis found a 16-digit `limit` valid by the document but refused as "not an
+    integer": the document now bounds it (1 to 1,000,000), and past the bound is one envelope."""
+    alice = await token(team, "alice")
+    await make(team, "alice-1", alice)
+    status, trail, _ = await team.get("/_sim/audit?limit=1000000", ADMIN)
+    assert status == 200 and [e["action"] for e in trail["data"]][-1] == "namespace.create"
+    for limit in ("1000001", "1720648007757019", "0"):
+        status, body, _ = await team.get(f"/_sim/audit?limit={limit}", ADMIN)
+        assert assert_error(status, body, 400, "invalid_request")["param"] == "limit"
