@@ -15,6 +15,7 @@ from typer.testing import CliRunner
 
 from payorch_cli.main import app
 from payorch_cli.scenario.fixture import Payorch
+from tests.cli.test_simulate import deposit_clabe
 
 runner = CliRunner()
 WIDTH = 80
@@ -97,26 +98,11 @@ def _payouts(payorch: Payorch) -> list[dict[str, Any]]:
     return sent
 
 
-def _deposit_clabe(payorch: Payorch) -> str:
-    [method] = payorch.client.get("/me/deposit-methods")["methods"][:1]
-    account = payorch.client.post(
-        "/me/deposit-accounts",
-        {
-            "endUserRef": "u1",
-            "name": "Ana López",
-            "email": "ana@example.com",
-            "phone": "+525512345678",
-            "depositMethodId": method["depositMethodId"],
-        },
-    )["account"]
-    return str(account["clabe"])
-
-
 def _world(payorch: Payorch) -> list[tuple[list[str], list[str]]]:
     """Each command to run, and the values its output must hold whole on one line."""
     payments = _payments(payorch)
     payouts = _payouts(payorch)
-    clabe = _deposit_clabe(payorch)
+    clabe = deposit_clabe(payorch)
     incident = payorch.client.post(
         "/_sim/providers/prv_stp_mx/incidents", {"behaviour": "outage", "durationSeconds": 600}
     )

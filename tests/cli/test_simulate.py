@@ -70,7 +70,8 @@ def test_simulate_payout(payorch: Payorch) -> None:
     assert runner.invoke(app, [*base, "completed"]).exit_code == 1  # no longer processing
 
 
-def test_simulate_deposit(payorch: Payorch) -> None:
+def deposit_clabe(payorch: Payorch) -> str:
+    """The CLABE of a new deposit account (the first deposit method) for an end user."""
     [method] = payorch.client.get("/me/deposit-methods")["methods"][:1]
     account = payorch.client.post(
         "/me/deposit-accounts",
@@ -82,6 +83,11 @@ def test_simulate_deposit(payorch: Payorch) -> None:
             "depositMethodId": method["depositMethodId"],
         },
     )["account"]
+    return str(account["clabe"])
+
+
+def test_simulate_deposit(payorch: Payorch) -> None:
+    clabe = deposit_clabe(payorch)
     result = runner.invoke(
         app,
         [
@@ -91,7 +97,7 @@ def test_simulate_deposit(payorch: Payorch) -> None:
             "simulate",
             "deposit",
             "--clabe",
-            account["clabe"],
+            clabe,
             "--amount",
             "250",
             "--payer-name",
@@ -110,13 +116,13 @@ def test_simulate_deposit(payorch: Payorch) -> None:
             "simulate",
             "deposit",
             "--clabe",
-            account["clabe"],
+            clabe,
             "--amount",
             "10",
         ],
     )
     assert human.exit_code == 0 and "payment TXN-" in human.stdout
-    assert f"  clabe      {account['clabe']}" in human.stdout.splitlines()
+    assert f"  clabe      {clabe}" in human.stdout.splitlines()
     wrong = runner.invoke(
         app,
         [
