@@ -247,8 +247,7 @@ class TransactionRepository:
     def _remove(self, tx_id: str, keys: RowKeys, only: set[IndexKey]) -> None:
         entry = (keys.created_at, tx_id)
         for key in only:
-            rows = self._index[key]
-            _discard(rows, entry) if isinstance(rows, list) else rows.discard(entry)
+            _drop_row(self._index[key], entry)
 
     def add(self, tx: TransactionRecord) -> None:
         self._table.put(tx["id"], tx)
@@ -269,13 +268,11 @@ class TransactionRepository:
         old_lists, new_lists = self._lists_of(old), self._lists_of(new)
         entry = (old.created_at, tx["id"])
         for gone in old_lists.keys() - new_lists.keys():
-            rows = old_lists[gone]
-            _discard(rows, entry) if isinstance(rows, list) else rows.discard(entry)
+            _drop_row(old_lists[gone], entry)
         self._keys[tx["id"]] = new.plain()
         entry = (new.created_at, tx["id"])
         for joined in new_lists.keys() - old_lists.keys():
-            rows = new_lists[joined]
-            insort(rows, entry) if isinstance(rows, list) else rows.add(entry)
+            _add_row(new_lists[joined], entry)
         if old.order_key() != new.order_key() or old.created_at != new.created_at:
             self._forget_order(tx["id"], old)
             if (order := new.order_key()) is not None:
@@ -349,6 +346,16 @@ def _page_of(lists: list[Rows], limit: int, offset: int) -> tuple[list[str], int
         return [tx_id for _, tx_id in reversed(rows[max(end - limit, 0) : end])], total
     newest_first = merge(*(reversed(rows) for rows in lists), reverse=True)
     return [tx_id for _, tx_id in islice(newest_first, offset, offset + limit)], total
+
+
+def _add_row(rows: Rows, entry: SortKey) -> None:
+    """`entry` in its place in a plain or a sorted index list (off the hot path: `_insert` has
+    the newest-row append inline)."""
+    insort(rows, entry) if isinstance(rows, list) else rows.add(entry)
+
+
+def _drop_row(rows: Rows, entry: SortKey) -> None:
+    _discard(rows, entry) if isinstance(rows, list) else rows.discard(entry)
 
 
 def _discard(rows: list[SortKey], entry: SortKey) -> None:
