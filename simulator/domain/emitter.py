@@ -25,20 +25,32 @@ class Emitter:
         # public_url) only after the app is built.
         self._public_url = public_url
 
-    def transaction(self, tx: TransactionRecord, event_type: str) -> None:
-        view = transaction_view(tx, self._public_url(), self._now())
-        self._events.emit(tx["merchantId"], tx["environment"], event_type, view)
+    # `at`: the instant of the transition that fires the event. A transition's events share it,
+    # so that their `createdAt` never puts one before another (the clock flows between emits).
+    def transaction(
+        self, tx: TransactionRecord, event_type: str, *, at: float | None = None
+    ) -> None:
+        at = self._now() if at is None else at
+        view = transaction_view(tx, self._public_url(), at)
+        self._events.emit(tx["merchantId"], tx["environment"], event_type, view, at=at)
 
-    def claim(self, claim: ClaimRecord, event_type: str) -> None:
-        self._events.emit(claim["merchantId"], claim["environment"], event_type, claim_view(claim))
+    def claim(self, claim: ClaimRecord, event_type: str, *, at: float | None = None) -> None:
+        self._events.emit(
+            claim["merchantId"], claim["environment"], event_type, claim_view(claim), at=at
+        )
 
     def about(
-        self, event_type: str, tx: TransactionRecord, claim: ClaimRecord | None = None
+        self,
+        event_type: str,
+        tx: TransactionRecord,
+        claim: ClaimRecord | None = None,
+        *,
+        at: float | None = None,
     ) -> None:
         """An event of a transition: `claim.*` events carry the claim, the others the payment."""
         if event_type.startswith("claim."):
             if claim is None:
                 raise ValueError(f"{event_type} needs the claim the transition opened")
-            self.claim(claim, event_type)
+            self.claim(claim, event_type, at=at)
         else:
-            self.transaction(tx, event_type)
+            self.transaction(tx, event_type, at=at)

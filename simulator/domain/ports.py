@@ -36,5 +36,11 @@ class Events(Protocol):
     """The event bus, as the domain sees it."""
 
     def emit(
-        self, merchant_id: str, environment: str, event_type: str, data: dict[str, Any]
+        self,
+        merchant_id: str,
+        environment: str,
+        event_type: str,
+        data: dict[str, Any],
+        *,
+        at: float | None = None,
     ) -> EventEnvelope: ...

@@ -66,15 +66,23 @@ class EventBus:
         return lambda: self._listeners.remove(listener)
 
     def emit(
-        self, merchant_id: str, environment: str, event_type: str, data: dict[str, Any]
+        self,
+        merchant_id: str,
+        environment: str,
+        event_type: str,
+        data: dict[str, Any],
+        *,
+        at: float | None = None,
     ) -> EventEnvelope:
+        """`at`: the instant the event happened, when its emitter knows it (the events of one
+        transition share one); the clock's now otherwise."""
         event_id = "evt_" + self._hex()
         envelope: EventEnvelope = {
             "id": event_id,
             "type": event_type,
             "apiVersion": API_VERSION,
             "environment": environment,
-            "createdAt": isoformat(self._now()),
+            "createdAt": isoformat(self._now() if at is None else at),
             "data": plain(data),
         }
         self._table.put(event_id, {**envelope, "merchantId": merchant_id})

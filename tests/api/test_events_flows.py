@@ -4,9 +4,13 @@ subscribed to them. (That every event type fires somewhere is the repository sce
 from __future__ import annotations
 
 import math
+import time
 from decimal import Decimal
 from typing import Any
 
+import pytest
+
+import simulator.clock
 from simulator.clock import parse_iso
 from simulator.domain.webhooks import EVENT_TYPES
 from tests.api.webhook_receiver import deliveries, drain, paid_payment, subscribe
@@ -168,3 +172,49 @@ async def test_a_catch_all_inbox_gets_every_event_of_the_flows(api: Api, keys: K
     # What the flows above fire (payouts have their own tests): named here, not derived as "every
     # type but ...", so a new event type elsewhere breaks no test that is not about it.
     assert seen == FIRED_BY_THESE_FLOWS
+
+
+class CreepingTime:
+    """The `time` module as simulator/clock.py sees it, a millisecond later at every read: the
+    clock of a loaded machine, where two reads in one operation never coincide."""
+
+    def __init__(self) -> None:
+        self.reads = 0
+
+    def time(self) -> float:
+        self.reads += 1
+        return time.time() + self.reads / 1000
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(time, name)
+
+
+async def test_the_events_of_one_transition_share_its_instant(
+    api: Api, keys: Keys, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`paid` fires two events, a refund and a chargeback two more each: their `createdAt` is
+    one instant, the transition's, however far the clock moves while they are emitted (a
+    receiver ordering by `createdAt`, as `payorch drift` does, must not see one before the
+    other). Without it, the drift test of chargeback_claim.yaml failed on a loaded CI."""
+    inbox = await subscribe(api, None, "*")
+    monkeypatch.setattr(simulator.clock, "time", CreepingTime())
+    refunded = await paid_payment(api)
+    charged_back = await paid_payment(api)
+    await api.advance(3 * DAY)
+    for path, body in (
+        (f"/payments/{refunded['transactionId']}/refund", {}),
+        (f"/payments/{charged_back['transactionId']}/simulate", {"action": "chargeback"}),
+    ):
+        status, answer, _ = await api.post(path, keys.sandbox_sk, json=body)
+        assert status in (200, 201), answer
+    await drain(api.client)
+    by_payment: dict[str, list[dict[str, Any]]] = {}
+    for event in events_of(await deliveries(api, inbox["id"])):
+        data = event["data"]  # a payment, or a claim naming its payment
+        if event["type"].split(".")[0] in ("payment", "claim", "chargeback"):
+            by_payment.setdefault(data.get("transactionId", data["id"]), []).append(event)
+    for tx in (refunded, charged_back):
+        events = by_payment[tx["transactionId"]]
+        # Two transitions (paid, then the refund or chargeback), two events each: two instants.
+        assert len(events) == 4, events
+        assert len({event["createdAt"] for event in events}) == 2, events

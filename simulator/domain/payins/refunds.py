@@ -109,8 +109,8 @@ class RefundService:
         if tx["status"] != before:
             ctx.trace.status_changed(tx, before, "refund")
         ctx.jobs.schedule("claim.resolve", now + CLAIM_RESOLVE_AFTER, {"claimId": claim["id"]})
-        self.emit.claim(claim, "claim.opened")
-        self.emit.transaction(tx, "payment.refunded")
+        self.emit.claim(claim, "claim.opened", at=now)
+        self.emit.transaction(tx, "payment.refunded", at=now)
         return claim
 
     def _refuse_unless_refundable(self, tx: TransactionRecord) -> None:

@@ -403,8 +403,9 @@ class PaymentService:
         elif claim is not None:  # a chargeback: the status stays, a claim opens
             self.ctx.trace.record(tx, "chargeback", claimId=claim["id"], cause=cause)
         events = transition.events_for(simulator=simulator)
+        at = self.ctx.now()
         for event in events:
-            self.emit.about(event, tx, claim)
+            self.emit.about(event, tx, claim, at=at)
         return Outcome(tx, events)
 
     def _complete(self, tx: TransactionRecord, status: str) -> None:
