@@ -54,6 +54,10 @@ from payorch_cli.tui.widgets.header import StatusHeader, clock_text
 
 CLOCK_SYNC_SECONDS = 2.0  # another tool may move the clock: no event says so
 RETRY_DELAYS = (0.25, 0.5, 1.0, 2.0)  # reconnect backoff; the server itself suggests 3 s
+# A stream that stayed open this long was a working connection: the backoff starts again. One
+# that opens and ends at once (a proxy cutting streams, a flapping server) keeps backing off,
+# where resetting at each opening reconnected, and reloaded every screen, four times a second.
+STABLE_STREAM_SECONDS = 5.0
 EVENT_LOG_SIZE = 5_000  # events kept for the detail timelines (the API lists none per tx)
 # Actions that end a payment or move money away: asked before they are sent.
 CONFIRM = {
@@ -256,12 +260,13 @@ class PayorchApp(App[None]):
             reader = backend.open_stream()
             self._reader = reader
             reason = "the server closed the event stream"
+            opened_at: float | None = None
             try:
                 for frame in reader.frames():
                     if worker.is_cancelled:
                         return
                     if isinstance(frame, Opened):
-                        failures = 0
+                        opened_at = time.monotonic()
                         self.post_message(StreamOpened())
                     elif isinstance(frame, Envelope):
                         self.post_message(ServerEvent(frame.event, time.perf_counter()))
@@ -280,6 +285,8 @@ class PayorchApp(App[None]):
                 reader.close()
             if worker.is_cancelled:
                 return
+            if opened_at is not None and time.monotonic() - opened_at >= STABLE_STREAM_SECONDS:
+                failures = 0
             delay = RETRY_DELAYS[min(failures, len(RETRY_DELAYS) - 1)]
             failures += 1
             self.post_message(StreamLost(reason, delay))

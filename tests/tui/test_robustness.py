@@ -82,6 +82,25 @@ async def test_garbage_answers_become_notifications(garbage_url: str) -> None:
         assert table.status_of("TXN-X") == "5"
 
 
+async def test_a_stream_that_ends_at_once_is_retried_with_growing_delays(
+    garbage_url: str,
+) -> None:
+    """The garbage stream opens, then ends: each opening is no working connection, so the
+    waits grow (0.25, 0.5, 1 s...) instead of starting again at 0.25 s, which reconnected and
+    reloaded every screen four times a second."""
+    app = PayorchApp(Backend(garbage_url, "sk_test_whatever"))
+    async with app.run_test(size=(80, 24)) as pilot:
+        seen: list[str] = []
+
+        def third_wait() -> bool:
+            if app.connection_detail and app.connection_detail not in seen:
+                seen.append(app.connection_detail)
+            return "retry in 1s" in seen
+
+        await until(pilot, third_wait, what="the third reconnection's wait")
+        assert seen[:3] == ["retry in 0.25s", "retry in 0.5s", "retry in 1s"], seen
+
+
 def test_the_app_is_the_host_its_screens_expect() -> None:
     """Screens know the app by its shape (`Host`), not by importing it (the app imports them):
     the app must keep every member they use."""
