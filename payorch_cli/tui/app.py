@@ -1,11 +1,10 @@
 """The `payorch tui` application: modes, global keys, the live connection, and actions.
 
-The app owns the server session (a `Backend` for one key) and the live event stream. The
-stream is read in a thread worker that reconnects by itself with a short backoff; each event
-updates the screens directly (a transaction event carries the transaction's view, so its row
-changes without a request) and marks what it makes stale (balance, deliveries). While the
-stream is down the header says so; when it comes back every screen reloads, because events
-may have been missed meanwhile.
+The app owns the server session (a `Backend` for one key) and the live event stream, read in
+a thread worker that reconnects by itself (stream.ReconnectBackoff). Each event updates the
+screens directly (a transaction event carries its view) and marks what it makes stale
+(balance, deliveries). While the stream is down the header says so; when it comes back every
+screen reloads, because events may have been missed meanwhile.
 """
 
 from __future__ import annotations
@@ -49,15 +48,16 @@ from payorch_cli.tui.screens.dialogs import (
 from payorch_cli.tui.screens.help import HELP_KEYS, HelpScreen, screen_keys, screen_name
 from payorch_cli.tui.screens.main import MAIN_SCREENS
 from payorch_cli.tui.screens.transactions import TransactionsScreen
-from payorch_cli.tui.stream import Envelope, EventStreamReader, Garbled, Opened
+from payorch_cli.tui.stream import (
+    Envelope,
+    EventStreamReader,
+    Garbled,
+    Opened,
+    ReconnectBackoff,
+)
 from payorch_cli.tui.widgets.header import StatusHeader, clock_text
 
 CLOCK_SYNC_SECONDS = 2.0  # another tool may move the clock: no event says so
-RETRY_DELAYS = (0.25, 0.5, 1.0, 2.0)  # reconnect backoff; the server itself suggests 3 s
-# A stream that stayed open this long was a working connection: the backoff starts again. One
-# that opens and ends at once (a proxy cutting streams, a flapping server) keeps backing off,
-# where resetting at each opening reconnected, and reloaded every screen, four times a second.
-STABLE_STREAM_SECONDS = 5.0
 EVENT_LOG_SIZE = 5_000  # events kept for the detail timelines (the API lists none per tx)
 # Actions that end a payment or move money away: asked before they are sent.
 CONFIRM = {
@@ -255,18 +255,17 @@ class PayorchApp(App[None]):
     @work(thread=True, group="stream", exit_on_error=False)
     def _run_stream(self, backend: Backend) -> None:
         worker = get_current_worker()
-        failures = 0
+        backoff = ReconnectBackoff()
         while not worker.is_cancelled:
             reader = backend.open_stream()
             self._reader = reader
             reason = "the server closed the event stream"
-            opened_at: float | None = None
             try:
                 for frame in reader.frames():
                     if worker.is_cancelled:
                         return
                     if isinstance(frame, Opened):
-                        opened_at = time.monotonic()
+                        backoff.opened()
                         self.post_message(StreamOpened())
                     elif isinstance(frame, Envelope):
                         self.post_message(ServerEvent(frame.event, time.perf_counter()))
@@ -285,10 +284,7 @@ class PayorchApp(App[None]):
                 reader.close()
             if worker.is_cancelled:
                 return
-            if opened_at is not None and time.monotonic() - opened_at >= STABLE_STREAM_SECONDS:
-                failures = 0
-            delay = RETRY_DELAYS[min(failures, len(RETRY_DELAYS) - 1)]
-            failures += 1
+            delay = backoff.next_wait()
             self.post_message(StreamLost(reason, delay))
             worker.cancelled_event.wait(delay)
 
@@ -299,8 +295,7 @@ class PayorchApp(App[None]):
             self.notify("Reconnected: reloading.", title="server")
             self._load_identity()
             self._sync_clock()
-        # Also the first time: an event between the screens' first load and this moment
-        # would otherwise be missed.
+        # Also the first time: an event since the screens' first load would be missed.
         self.reload_all()
         self._was_live = True
 
@@ -360,8 +355,7 @@ class PayorchApp(App[None]):
             message.quiet or self.connection == "disconnected"
         ):
             return  # the header already says the server is gone
-        # The same failure from a reload that repeats (a bad answer to every refetch) is
-        # shown once per 10 s, not once per reload.
+        # A failure that repeats (a bad answer to every refetch) is shown once per 10 s.
         key = (message.what, error.code, error.message)
         now = self.monotonic()
         if now - self._last_failures.get(key, -1e9) < 10.0:

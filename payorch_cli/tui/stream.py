@@ -12,7 +12,8 @@ import http.client
 import json
 import socket
 import threading
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
@@ -23,6 +24,32 @@ from payorch_cli.client import TOOL_HEADER, ApiError
 # suspended or unplugged server sends no FIN), so the reader gives up and reconnects.
 READ_TIMEOUT = 40.0
 CONNECT_TIMEOUT = 3.0
+RECONNECT_DELAYS = (0.25, 0.5, 1.0, 2.0)  # the server itself suggests 3 s
+# A stream that stayed open this long was a working connection: the waits start again. One
+# that opens and ends at once (a proxy cutting streams, a flapping server) keeps backing off,
+# where starting again at each opening reconnected, and reloaded every screen, 4 times a second.
+STABLE_STREAM_SECONDS = 5.0
+
+
+class ReconnectBackoff:
+    """How long to wait before the next attempt, for one reading thread."""
+
+    def __init__(self, monotonic: Callable[[], float] = time.monotonic) -> None:
+        self._monotonic = monotonic
+        self._failures = 0
+        self._opened_at: float | None = None
+
+    def opened(self) -> None:
+        self._opened_at = self._monotonic()
+
+    def next_wait(self) -> float:
+        """Called when a stream ended or could not be opened."""
+        opened_at, self._opened_at = self._opened_at, None
+        if opened_at is not None and self._monotonic() - opened_at >= STABLE_STREAM_SECONDS:
+            self._failures = 0
+        delay = RECONNECT_DELAYS[min(self._failures, len(RECONNECT_DELAYS) - 1)]
+        self._failures += 1
+        return delay
 
 
 @dataclass(frozen=True, slots=True)

@@ -35,3 +35,17 @@ def test_an_open_stream_outlives_the_connect_timeout(
     finally:
         reader.close()
         frames.close()
+
+
+def test_the_reconnect_waits_grow_until_a_stream_stays_open() -> None:
+    now = [100.0]
+    backoff = stream.ReconnectBackoff(monotonic=lambda: now[0])
+    waits = []
+    for _ in range(5):  # opened, then ended at once: no working connection
+        backoff.opened()
+        waits.append(backoff.next_wait())
+    assert waits == [0.25, 0.5, 1.0, 2.0, 2.0]
+    assert backoff.next_wait() == 2.0  # could not even open
+    backoff.opened()
+    now[0] += stream.STABLE_STREAM_SECONDS  # a stream that worked
+    assert [backoff.next_wait(), backoff.next_wait()] == [0.25, 0.5]
