@@ -1,6 +1,8 @@
 # The project's checks. `make check` is what CI runs (.ci/run, the README's quick start), in order,
 # stopping at the first failure; the other targets are its parts, and `fmt` fixes what it can.
 # pytest -rs: the summary names each skipped test and why (the browser tests without chromium).
+# pytest -n 3 --dist load --maxschedchunk 1: three workers, each taking one test at a time, the
+# tests marked `long` first (tests/scheduling.py, docs/decisions.md "Three workers").
 # `aiohttp-lowest`: pyproject.toml admits a range of aiohttp (`aiohttp>=LOW,<HIGH`); the tests
 # above run on the newest of it (what pip installs), and the HTTP tests again on the lowest,
 # installed alone (no dependencies: the venv's serve it) into a folder put first on PYTHONPATH.
@@ -19,7 +21,7 @@ check:
 	ruff format --check .
 	ruff check .
 	mypy
-	pytest -n 2 -rs
+	pytest -n 3 --dist load --maxschedchunk 1 -rs
 	$(MAKE) aiohttp-lowest
 
 aiohttp-lowest:
@@ -28,7 +30,7 @@ aiohttp-lowest:
 	PYTHONPATH=$(AIOHTTP_LOWEST_DIR) python -c "import aiohttp, sys; \
 		print('aiohttp', aiohttp.__version__, 'from', aiohttp.__file__); \
 		sys.exit(aiohttp.__version__ != '$(AIOHTTP_LOWEST)')"
-	PYTHONPATH=$(AIOHTTP_LOWEST_DIR) pytest -n 2 -rs $(HTTP_TESTS)
+	PYTHONPATH=$(AIOHTTP_LOWEST_DIR) pytest -n 3 --dist load --maxschedchunk 1 -rs $(HTTP_TESTS)
 
 fmt:
 	ruff format .
@@ -42,4 +44,4 @@ types:
 	mypy
 
 test:
-	pytest -n 2 -rs
+	pytest -n 3 --dist load --maxschedchunk 1 -rs

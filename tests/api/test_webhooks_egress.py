@@ -228,6 +228,7 @@ async def test_a_redirect_to_a_private_address_is_not_followed(
     assert front.connections == 2 and inside.connections == 0
 
 
+@pytest.mark.long(10)
 async def test_rules_adjust_the_built_in_denials(
     aiohttp_client: Any, tmp_path: Path, listeners: Callable[..., Any]
 ) -> None:
@@ -323,6 +324,7 @@ class RebindingResolver(NamesResolver):
         return answer
 
 
+@pytest.mark.long(11)
 async def test_a_name_that_rebinds_is_judged_on_its_new_answer(
     aiohttp_client: Any, tmp_path: Path, listeners: Callable[..., Any]
 ) -> None:

@@ -219,6 +219,7 @@ def test_a_voucher_prints_on_one_page(
 # -- without JavaScript ----------------------------------------------------------------------
 
 
+@pytest.mark.long(12)
 def test_without_javascript_the_selector_flow_still_works_and_refreshes(
     server: Server, open_page: OpenPage
 ) -> None:

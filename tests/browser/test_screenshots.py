@@ -133,6 +133,7 @@ def visits(server: Server, lang: str) -> dict[str, Visit]:
 
 
 @pytest.mark.parametrize("lang", list(LANGUAGES))
+@pytest.mark.long(13)
 def test_every_page_in_each_language_at_both_sizes(
     server: Server, open_page: OpenPage, lang: str
 ) -> None:

@@ -40,6 +40,7 @@ def _command(words: list[str]) -> tuple[Any, list[str]]:
     return command, words
 
 
+@pytest.mark.long(17)
 def test_every_command_and_option_the_skill_names_exists() -> None:
     text = generate.SKILL_FILE.read_text(encoding="utf-8")
     named = re.findall(r"`(payorch(?: [^`]*)?)`", text)

@@ -101,6 +101,7 @@ def test_an_example_with_a_removed_option_is_caught() -> None:
         parse(words("payorch clock advance soon"))
 
 
+@pytest.mark.long(12)
 def test_the_runnable_examples_run(payorch: Payorch) -> None:
     ran = []
     for line in dict.fromkeys(EVERY_LINE):  # a group's page repeats one of its commands'

@@ -30,6 +30,7 @@ from typing import Any
 
 import aiohttp
 import orjson
+import pytest
 
 from tests.api.test_payouts import SPEI
 
@@ -204,6 +205,7 @@ async def check_round(
         figures.double_debited = debited - spent
 
 
+@pytest.mark.long(9)
 async def test_a_crash_mid_burst_never_executes_a_key_twice(tmp_path: Path) -> None:
     data_dir = tmp_path / "data"
     pick = random.Random(SEED)

@@ -189,6 +189,7 @@ def test_the_comparison_refuses_what_the_readme_does_not_show() -> None:
     )
 
 
+@pytest.mark.long(41)
 def test_the_runnable_blocks_print_what_the_readme_shows(server: Server, tmp_path: Path) -> None:
     runnable = [b for b in command_blocks() if b.runs]
     work, outputs = tmp_path / "work", tmp_path / "outputs"

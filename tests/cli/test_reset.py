@@ -21,6 +21,8 @@ from collections import Counter
 from pathlib import Path
 from urllib.parse import urlsplit
 
+import pytest
+
 from payorch_cli.client import Client
 from tests.cli.test_serve import PAYORCH, SANDBOX_SK, Server
 
@@ -76,6 +78,7 @@ def _send_reset(url: str) -> socket.socket:
     return sock
 
 
+@pytest.mark.long(18)
 def test_a_reset_killed_at_any_instant_leaves_the_old_state_or_the_new(tmp_path: Path) -> None:
     # The old world: payments (with their events, movements and jobs), a subscription, time
     # moved on; stopped cleanly, kept as the template each round starts from.

@@ -117,6 +117,7 @@ def test_a_taken_port_suggests_port_0(data_dir: Path) -> None:
     assert "--port 0 for any free port" in line
 
 
+@pytest.mark.long(9)
 def test_kill_9_loses_no_acknowledged_payment(data_dir: Path) -> None:
     """SIGKILL at arbitrary moments: every payment answered 200 is there after a restart."""
     acknowledged: list[str] = []

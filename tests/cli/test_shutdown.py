@@ -172,6 +172,7 @@ def test_sigterm_finishes_requests_in_flight_and_loses_nothing(
         again.stop()
 
 
+@pytest.mark.long(8)
 def test_a_request_outliving_the_grace_is_answered_503(
     tmp_path: Path, receiver: SlowReceiver
 ) -> None:

@@ -90,6 +90,7 @@ def _send_restore(url: str, name: str) -> socket.socket:
     return sock
 
 
+@pytest.mark.long(19)
 def test_a_restore_killed_at_any_instant_leaves_the_old_state_or_the_restored(
     tmp_path: Path,
 ) -> None:

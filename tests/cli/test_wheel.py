@@ -44,6 +44,7 @@ def _post(url: str, body: dict[str, object]) -> tuple[int, dict[str, object]]:
         return answer.status, json.loads(answer.read())
 
 
+@pytest.mark.long(11)
 def test_the_wheel_serves_and_pays_from_an_empty_directory(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("VIRTUAL_ENV", "PYTHONPATH"))}
     env["UV_TOOL_DIR"] = str(tmp_path / "tools")

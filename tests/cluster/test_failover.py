@@ -13,6 +13,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+import pytest
+
 from tests.cluster.cluster import DEFAULT_SK, Cluster, Space, call, needs_nginx
 
 pytestmark = needs_nginx
@@ -88,6 +90,7 @@ def test_a_worker_killed_mid_load_is_restarted_and_loses_nothing(tmp_path: Path)
         cluster.kill()
 
 
+@pytest.mark.long(10)
 def test_sigterm_and_sigint_stop_everything_cleanly(tmp_path: Path) -> None:
     for sig in (signal.SIGTERM, signal.SIGINT):
         cluster = Cluster(tmp_path / f"data-{sig}", 2)

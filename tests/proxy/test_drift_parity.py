@@ -17,10 +17,13 @@ import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from tests.proxy.conftest import PAYORCH, Running
 from tests.proxy.test_scenarios import SCENARIOS, scenario_run
 
 
+@pytest.mark.long(12)
 def test_every_scenario_recorded_by_the_proxy_drifts_at_parity_one(
     proxied: Callable[..., Running], tmp_path: Path
 ) -> None:

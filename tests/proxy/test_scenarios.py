@@ -8,6 +8,8 @@ import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from tests.proxy.conftest import PAYORCH, Running, serve
 
 SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios"
@@ -22,6 +24,7 @@ def scenario_run(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.long(9)
 def test_every_scenario_passes_through_the_proxy(proxied: Callable[..., Running]) -> None:
     proxy = proxied()
     # `--namespace auto`: each scenario in a namespace of its own, the isolated ones included.

@@ -4,6 +4,7 @@ press, instead of raising error notifications, and no longer show the sandbox ke
 
 from __future__ import annotations
 
+import pytest
 from textual.widgets import Static
 
 from payorch_cli.tui.app import PayorchApp
@@ -28,6 +29,7 @@ def errors(app: PayorchApp) -> list[tuple[str, str, str]]:
     return [notice for notice in app.notices if notice[0] == "error"]
 
 
+@pytest.mark.long(8)
 async def test_every_screen_opened_then_a_production_key(server: LiveServer) -> None:
     await server.pay()
     app = PayorchApp(Backend(server.url, KEYS.sandbox_sk))

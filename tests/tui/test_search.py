@@ -4,6 +4,8 @@ server, and looks for a part in the newest transactions."""
 
 from __future__ import annotations
 
+import pytest
+
 from payorch_cli.tui.app import PayorchApp
 from payorch_cli.tui.backend import Backend
 from payorch_cli.tui.screens.transactions import TransactionsScreen
@@ -13,6 +15,7 @@ from tests.tui.conftest import LiveServer
 from tests.tui.helpers import settle, until
 
 
+@pytest.mark.long(12)
 async def test_search_by_part_of_an_id_or_an_order_id(server: LiveServer) -> None:
     alpha = (await server.pay(merchantOrderId="shop-2026-alpha-0042"))["transactionId"]
     beta = (await server.pay(merchantOrderId="shop-2026-beta-0043"))["transactionId"]

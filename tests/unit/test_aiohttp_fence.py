@@ -24,6 +24,7 @@ from functools import cache
 from pathlib import Path
 
 import aiohttp
+import pytest
 from aiohttp import web
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -241,6 +242,7 @@ def _locally_derived(tree: ast.Module) -> set[str]:
     }
 
 
+@pytest.mark.long(9)
 def test_no_private_aiohttp_name_outside_the_fence() -> None:
     offences = [
         f"{path.relative_to(ROOT)}:{line}: {what}"

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -86,6 +87,7 @@ def bodies(draw: st.DrawFn) -> tuple[Any, Any]:
 
 @settings(max_examples=1500, deadline=None, derandomize=True)
 @given(bodies())
+@pytest.mark.long(15)
 def test_a_body_the_fast_check_accepts_is_one_the_reference_accepts(case: tuple[Any, Any]) -> None:
     operation, body = case
     compiled_body = operation.body
