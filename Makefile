@@ -10,6 +10,11 @@
 # (simulator/http/aiohttp_private.py), the fence's own check, the front and the error paths.
 .PHONY: check fmt lint types test aiohttp-lowest
 
+# Bytecode is cached for the suite's thousands of Python processes, in the temp dir, not in the
+# clone, whatever PYTHONDONTWRITEBYTECODE says (tests/conftest.py does the same for a bare pytest).
+unexport PYTHONDONTWRITEBYTECODE
+export PYTHONPYCACHEPREFIX ?= $(or $(TMPDIR),/tmp)/payorch-tests-pycache
+
 AIOHTTP_LOWEST := $(shell sed -n 's/.*"aiohttp>=\([0-9.]*\),.*/\1/p' pyproject.toml)
 AIOHTTP_LOWEST_DIR := $(shell python -c "import sys; print(sys.prefix)")/aiohttp-$(AIOHTTP_LOWEST)
 HTTP_TESTS := tests/unit/test_aiohttp_fence.py tests/api/test_connections.py \

@@ -9,7 +9,7 @@ the stateful phase alone, following the document's links (create -> get -> refun
 workers at once. The commands, as run (URL and key aside):
 
     SCHEMATHESIS_HOOKS=tests.api.test_schemathesis_hooks schemathesis --config-file CFG run \
-      http://127.0.0.1:PORT/api/v1/openapi.json --seed 20260501 --max-examples 30 \
+      http://127.0.0.1:PORT/api/v1/openapi.json --seed 20260501 --max-examples 15 \
       --exclude-operation-id streamSimEvents --exclude-operation-id streamSimRequests \
       -H 'Authorization: Bearer sk_test_...' --phases examples,coverage,fuzzing
 
@@ -21,7 +21,7 @@ in BUSINESS_RULES (docs/decisions.md) through the config file's `[[operations]]`
 all` on the command line would override them. It was two runs until 2026-11-28 (the five
 conformance checks at 100 examples, every check at 25), which ran the same examples and coverage
 phases twice; one run at 100 examples checks all that both did ("Schemathesis in one run",
-docs/decisions.md), since at 30 examples and 100 stateful scenarios for CI's 15 minutes
+docs/decisions.md), since at 15 examples and 60 stateful scenarios for CI's 15 minutes
 ("Schemathesis counts for CI's budget").
 """
 
@@ -43,7 +43,7 @@ from tests.conftest import KEYS
 ROOT = Path(__file__).resolve().parents[2]
 SEED = 20260501
 # Counts bounded for CI's 15 minutes (docs/decisions.md, "Schemathesis counts for CI's budget").
-MAX_EXAMPLES = 30
+MAX_EXAMPLES = 15
 CHECKS = (
     "not_a_server_error",
     "status_code_conformance",
@@ -61,7 +61,7 @@ STATEFUL_CONFIG = """\
 [phases.stateful]
 max-steps = 20
 inference.algorithms = []
-generation.max-examples = 100
+generation.max-examples = 60
 """
 # `positive_data_acceptance` (a schema-valid request must be accepted) is off for the operations
 # whose schema-valid requests can still be refused by a business rule no schema can state; each is
@@ -198,7 +198,8 @@ def test_every_operation_passes_every_check(server: str, tmp_path: Path) -> None
     )
     operations = data["operations"]
     assert operations["tested"] == operations["selected"] == operations["total"] - len(EXCLUDED)
-    assert data["test_cases"]["generated"] >= 5_000
+    # 4,756 with this seed and these counts: a floor, so a run that silently shrank fails.
+    assert data["test_cases"]["generated"] >= 4_500
     phases = ("examples", "coverage", "fuzzing")
     assert all(data["phases"][phase]["status"] == "success" for phase in phases)
 
@@ -207,4 +208,4 @@ def test_every_operation_passes_every_check(server: str, tmp_path: Path) -> None
 def test_stateful_phase_follows_the_links(server: str, tmp_path: Path) -> None:
     data = schemathesis(server, tmp_path, "--phases", "stateful")
     assert data["phases"]["stateful"]["status"] == "success"
-    assert data["test_cases"]["generated"] >= 1_000
+    assert data["test_cases"]["generated"] >= 800  # 856 with this seed and these counts
