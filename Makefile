@@ -1,7 +1,7 @@
 # The project's checks. `make check` is what CI runs (.ci/run, the README's quick start), in order,
 # stopping at the first failure; the other targets are its parts, and `fmt` fixes what it can.
 # pytest -rs: the summary names each skipped test and why (the browser tests without chromium).
-# pytest -n 3 --dist load --maxschedchunk 1: three workers, each taking one test at a time, the
+# pytest -n 4 --dist load --maxschedchunk 1: four workers, each taking one test at a time, the
 # tests marked `long` first (tests/scheduling.py, docs/decisions.md "Three workers").
 # `aiohttp-lowest`: pyproject.toml admits a range of aiohttp (`aiohttp>=LOW,<HIGH`); the tests
 # above run on the newest of it (what pip installs), and the HTTP tests again on the lowest,
@@ -26,7 +26,7 @@ check:
 	ruff format --check .
 	ruff check .
 	mypy
-	pytest -n 3 --dist load --maxschedchunk 1 -rs
+	pytest -n 4 --dist load --maxschedchunk 1 -rs
 	$(MAKE) aiohttp-lowest
 
 aiohttp-lowest:
@@ -35,7 +35,7 @@ aiohttp-lowest:
 	PYTHONPATH=$(AIOHTTP_LOWEST_DIR) python -c "import aiohttp, sys; \
 		print('aiohttp', aiohttp.__version__, 'from', aiohttp.__file__); \
 		sys.exit(aiohttp.__version__ != '$(AIOHTTP_LOWEST)')"
-	PYTHONPATH=$(AIOHTTP_LOWEST_DIR) pytest -n 3 --dist load --maxschedchunk 1 -rs $(HTTP_TESTS)
+	PYTHONPATH=$(AIOHTTP_LOWEST_DIR) pytest -n 4 --dist load --maxschedchunk 1 -rs $(HTTP_TESTS)
 
 fmt:
 	ruff format .
@@ -49,4 +49,4 @@ types:
 	mypy
 
 test:
-	pytest -n 3 --dist load --maxschedchunk 1 -rs
+	pytest -n 4 --dist load --maxschedchunk 1 -rs
