@@ -2,7 +2,7 @@
 # stopping at the first failure; the other targets are its parts, and `fmt` fixes what it can.
 # pytest -rs: the summary names each skipped test and why (the browser tests without chromium).
 # pytest -n 4 --dist load --maxschedchunk 1: four workers, each taking one test at a time, the
-# tests marked `long` first (tests/scheduling.py, docs/decisions.md "Three workers").
+# tests marked `long` first (tests/scheduling.py, docs/decisions.md "Four workers").
 # `aiohttp-lowest`: pyproject.toml admits a range of aiohttp (`aiohttp>=LOW,<HIGH`); the tests
 # above run on the newest of it (what pip installs), and the HTTP tests again on the lowest,
 # installed alone (no dependencies: the venv's serve it) into a folder put first on PYTHONPATH.

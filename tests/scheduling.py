@@ -1,8 +1,8 @@
 """The suite's order on xdist's workers: the tests that run for many seconds start first.
 
-`make check` runs `pytest -n 3 --dist load --maxschedchunk 1`: each worker holds two tests and
+`make check` runs `pytest -n 4 --dist load --maxschedchunk 1`: each worker holds two tests and
 takes the next from the collection when one ends. Tests marked `long(seconds)` are collected
-first, longest first, so the three workers start on them and the short tests fill in at the end.
+first, longest first, so the workers start on them and the short tests fill in at the end.
 In file order, a 2-minute test collected late ran alone while the other workers had finished.
 The seconds are a rough figure from `--durations` on the 2-core machine, for the order only.
 """

@@ -105,7 +105,7 @@ def test_the_landing_page_is_in_the_serve_section() -> None:
 def test_the_check_command_says_how_long_it_takes_and_that_skips_are_explained() -> None:
     quick = " ".join(section("Quick start").split())
     assert (
-        "On an idle 2-core machine the tests (`pytest -n 4`, about 3,200 of them) take about 10-11"
+        "On an idle 2-core machine the tests (`pytest -n 4`, about 3,200 of them) take about 10"
         in quick
     )
     assert "`make check` runs pytest with `-rs`" in quick
