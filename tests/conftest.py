@@ -26,10 +26,11 @@ def share_bytecode_with_subprocesses() -> None:
     """Let the suite's Python processes cache bytecode in one folder outside the clone.
 
     Most of the suite's CPU is in subprocesses (every `payorch serve`, CLI call and scenario
-    run), which import the simulator from this clone. With PYTHONDONTWRITEBYTECODE set, as on
-    CI's machine, each compiled the project's ~150 modules from source again: about a quarter of
-    a second per `payorch serve`. Their bytecode goes to a cache in the temp dir instead (never
-    into the clone); a PYTHONPYCACHEPREFIX the user set is kept.
+    run), which import the simulator from this clone. With PYTHONDONTWRITEBYTECODE set (as on
+    the machine this suite runs on, and presumably CI's), each compiled the project's ~150
+    modules from source again: about a quarter of a second per `payorch serve`. Their bytecode
+    goes to a cache in the temp dir instead (never into the clone); a PYTHONPYCACHEPREFIX the
+    user set is kept.
     """
     if not os.environ.pop("PYTHONDONTWRITEBYTECODE", None):
         return
