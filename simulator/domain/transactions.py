@@ -24,11 +24,7 @@ from simulator.domain.ports import Table
 from simulator.memory import no_gc
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
-
     from simulator.domain.auth import Principal
-
-if TYPE_CHECKING:
     from simulator.domain.records import TransactionRecord
 
 # What the method, country and slug filters read of a transaction: (paymentMethodId, country,
@@ -218,9 +214,7 @@ class TransactionRepository:
     def _insert(self, tx_id: str, keys: RowKeys) -> None:
         self._keys[tx_id] = keys.plain()
         entry = (keys.created_at, tx_id)
-        # `keys.group()`, sliced here: a method call less on every payment.
-        lists: Iterable[Rows]
-        lists = (self._lists_by_group.get(keys[:7]) or self._lists_of(keys)).values()
+        lists = self._lists_of(keys).values()
         if (order := keys.order_key()) is not None:
             self._by_order[order] = _with(self._by_order.get(order, ()), entry)
         for rows in lists:
