@@ -4,7 +4,6 @@ subscribed to them. (That every event type fires somewhere is the repository sce
 from __future__ import annotations
 
 import math
-import time
 from decimal import Decimal
 from typing import Any
 
@@ -15,6 +14,7 @@ from simulator.clock import parse_iso
 from simulator.domain.webhooks import EVENT_TYPES
 from tests.api.webhook_receiver import deliveries, drain, paid_payment, subscribe
 from tests.conftest import Api, Keys, assert_error
+from tests.wall_clock import ShiftedTime
 
 DAY = 86_400
 # What the pay-in, settlement and withdrawal flows of the catch-all inbox's test below fire.
@@ -174,19 +174,13 @@ async def test_a_catch_all_inbox_gets_every_event_of_the_flows(api: Api, keys: K
     assert seen == FIRED_BY_THESE_FLOWS
 
 
-class CreepingTime:
+class CreepingTime(ShiftedTime):
     """The `time` module as simulator/clock.py sees it, a millisecond later at every read: the
     clock of a loaded machine, where two reads in one operation never coincide."""
 
-    def __init__(self) -> None:
-        self.reads = 0
-
     def time(self) -> float:
-        self.reads += 1
-        return time.time() + self.reads / 1000
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(time, name)
+        self.shift += 0.001
+        return super().time()
 
 
 async def test_the_events_of_one_transition_share_its_instant(
@@ -197,7 +191,7 @@ async def test_the_events_of_one_transition_share_its_instant(
     receiver ordering by `createdAt`, as `payorch drift` does, must not see one before the
     other). Without it, the drift test of chargeback_claim.yaml failed on a loaded CI."""
     inbox = await subscribe(api, None, "*")
-    monkeypatch.setattr(simulator.clock, "time", CreepingTime())
+    monkeypatch.setattr(simulator.clock, "time", CreepingTime(0.0))
     refunded = await paid_payment(api)
     charged_back = await paid_payment(api)
     await api.advance(3 * DAY)
