@@ -11,6 +11,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -112,6 +113,16 @@ class Cluster:
     def _drain(self) -> None:
         assert self.proc.stderr is not None
         self.errors.extend(self.proc.stderr)
+
+    def error_lines(self, containing: str, timeout: float = 10) -> list[str]:
+        """The stderr lines holding `containing`, waited for: the drain thread reads the pipe
+        on its own time, so a line already written may not be in `errors` yet."""
+        deadline = time.monotonic() + timeout
+        while True:
+            found = [line for line in list(self.errors) if containing in line]
+            if found or time.monotonic() > deadline:
+                return found
+            time.sleep(0.02)
 
     def call(self, method: str, path: str, key: str | None = None, body: Any = None) -> Response:
         return call(self.url, method, path, key, body)

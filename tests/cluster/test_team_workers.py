@@ -168,7 +168,7 @@ def test_the_admin_token_is_made_once_for_the_whole_server(team: Cluster) -> Non
     token = team.data_dir / "team" / "admin-token"
     assert token.stat().st_mode & 0o777 == 0o600
     assert not list(Path(team.data_dir / "workers").glob("*/team/admin-token"))
-    printed = [line for line in team.errors if "admin token" in line]
+    printed = team.error_lines("admin token")
     assert len(printed) == 1 and admin(team) in printed[0]
 
 
