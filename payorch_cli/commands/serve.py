@@ -51,7 +51,7 @@ from payorch_cli.commands.serve_team import (
     team_worker_options,
 )
 from payorch_cli.options import DEFAULT_DATA, DataDir, Fixtures
-from simulator.cluster import SECRET_ENV, WORKER_ENV
+from simulator.cluster import SECRET_ENV, SOCKET_ENV, WORKER_ENV
 from simulator.settings import (
     BODY_TIMEOUT_SECONDS,
     DEFAULT_HOST,
@@ -64,6 +64,8 @@ from simulator.settings import (
 )
 
 if TYPE_CHECKING:
+    from aiohttp import web
+
     from simulator.domain.egress import EgressPolicy
 
 # On SIGINT/SIGTERM, requests in flight get this long to finish; past it they are answered 503
@@ -352,7 +354,7 @@ async def _serve(settings: Settings, output: Output) -> None:
     runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=1.0)
     await runner.setup()
     try:
-        site = web.TCPSite(runner, host, port)
+        site = _site(runner, host, port)
         await site.start()
         addresses = runner.addresses  # the bound sockets' addresses (port 0: the port chosen)
         real_port = addresses[0][1] if addresses else port
@@ -379,6 +381,19 @@ async def _serve(settings: Settings, output: Output) -> None:
         await drain(app, SHUTDOWN_GRACE_SECONDS)
     finally:
         await runner.cleanup()
+
+
+def _site(runner: web.AppRunner, host: str, port: int) -> web.BaseSite:
+    """The socket the supervisor bound for this worker's first start, else `host:port`."""
+    import os
+    import socket
+
+    from aiohttp import web
+
+    inherited = os.environ.pop(SOCKET_ENV, None)
+    if inherited is None:
+        return web.TCPSite(runner, host, port)
+    return web.SockSite(runner, socket.socket(fileno=int(inherited)))
 
 
 def _namespace_secret() -> bytes | None:

@@ -4,3 +4,6 @@
 SECRET_ENV = "PAYORCH_NAMESPACE_SECRET"
 # ... and its place, `INDEX/COUNT` (0-based): a worker refuses the names placed on another.
 WORKER_ENV = "PAYORCH_WORKER"
+# ... and, on its first start, the descriptor of the listening socket the supervisor bound for
+# it: the port is held from the moment it is chosen, so no other process can take it meanwhile.
+SOCKET_ENV = "PAYORCH_WORKER_SOCKET"

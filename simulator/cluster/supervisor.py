@@ -5,7 +5,10 @@ ports, each with its own data dir `<data dir>/workers/<i>/` (they share no state
 writes the nginx configuration (simulator/cluster/nginx_config.py) into a private directory and
 runs nginx in the foreground on the public port. What the workers must agree on is passed to
 them on their command line and environment: the namespaces' key-derivation secret (kept by the
-supervisor in `<data dir>/workers/.secret`), the public origin, the siblings' addresses.
+supervisor in `<data dir>/workers/.secret`), the public origin, the siblings' addresses. Each
+worker's port is held from the moment it is chosen: the supervisor binds it and the worker's
+first start inherits the listening socket. nginx starts first, so that with `--port 0` a public
+port taken before nginx binds it is simply chosen again.
 
 A worker that dies (kill -9, a crash) is started again on its port and data dir: meanwhile nginx
 answers its namespaces 503 with `Retry-After`, and every write it acknowledged is on disk (the
@@ -31,7 +34,7 @@ from pathlib import Path
 from typing import TextIO
 
 from payorch import tempdirs
-from simulator.cluster import SECRET_ENV, WORKER_ENV
+from simulator.cluster import SECRET_ENV, SOCKET_ENV, WORKER_ENV
 from simulator.cluster.nginx_config import Runtime, render
 from simulator.store.files import read_or_make_secret
 
@@ -43,6 +46,8 @@ INSTALL_HINT = (
 START_TIMEOUT_SECONDS = 60.0  # a worker's start, under load (typically well under a second)
 STOP_TIMEOUT_SECONDS = 8.0  # workers drain within 5 s (serve's grace); the rest is margin
 RESTART_BACKOFF_SECONDS = 1.0  # at most one restart a second of a worker that keeps dying
+PORT_ATTEMPTS = 5  # --port 0: ports tried for nginx when the one chosen is taken before it binds
+ADDRESS_IN_USE = "(98: Address already in use)"  # nginx's error log, when its bind() fails
 WORKER_HOST = "127.0.0.1"
 RUNTIME_PREFIX = "payorch-nginx-"
 
@@ -68,7 +73,9 @@ class ClusterError(Exception):
 class Worker:
     index: int
     port: int
-    argv: list[str]
+    # The supervisor's listening socket on `port`, handed to the first start, then closed here:
+    # a restart binds the port by number (and is tried again while it cannot).
+    socket: socket.socket | None = None
     process: asyncio.subprocess.Process | None = None
     restarts: int = 0
     drain: asyncio.Task[None] | None = field(default=None, repr=False)
@@ -109,6 +116,21 @@ def worker_count(value: str) -> int:
             f"--workers takes a number of workers (1 or more) or 'auto'; got {value!r}"
         )
     return count
+
+
+def listening_sockets(host: str, count: int) -> list[socket.socket]:
+    """`count` sockets listening on free ports of `host`, for the workers to inherit: a port
+    chosen then closed could be taken (by any connection's ephemeral port) before its worker
+    binds it."""
+    sockets: list[socket.socket] = []
+    try:
+        for _ in range(count):
+            sockets.append(socket.create_server((host, 0)))
+    except OSError:
+        for s in sockets:
+            s.close()
+        raise
+    return sockets
 
 
 def free_ports(host: str, count: int) -> list[int]:
@@ -172,33 +194,16 @@ class Supervisor:
         err: TextIO = sys.stderr,
     ) -> None:
         self.host, self.data_dir, self.count = host, data_dir, count
+        self.any_port = not port  # --port 0: another free port is chosen if this one is taken
         self.port = port or free_ports(host, 1)[0]
+        self.worker_command, self.worker_options = worker_command, worker_options
         self.nginx_binary = nginx
         self.out, self.err = out, err
         self.forward_output = forward_output  # the workers' --log-requests lines
         self.listening = listening  # what to print under the Listening line (next steps)
-        self.public_url = f"http://{host}:{self.port}"
-        ports = free_ports(WORKER_HOST, count)
-        origins = [f"http://{WORKER_HOST}:{p}" for p in ports]
         self.workers = [
-            Worker(
-                index=i,
-                port=ports[i],
-                argv=[
-                    *worker_command,
-                    "--host",
-                    WORKER_HOST,
-                    "--port",
-                    str(ports[i]),
-                    "--data-dir",
-                    str(data_dir / "workers" / str(i)),
-                    "--public-url",
-                    self.public_url,
-                    *[arg for o in origins if o != origins[i] for arg in ("--peer", o)],
-                    *worker_options,
-                ],
-            )
-            for i in range(count)
+            Worker(index=i, port=held.getsockname()[1], socket=held)
+            for i, held in enumerate(listening_sockets(WORKER_HOST, count))
         ]
         self.env = {**os.environ, SECRET_ENV: namespace_secret(data_dir).hex()}
         # A killed supervisor's directory is removed by the next start (payorch/tempdirs.py).
@@ -208,13 +213,36 @@ class Supervisor:
         self.nginx: asyncio.subprocess.Process | None = None
         self.stopping = asyncio.Event()
 
+    @property
+    def public_url(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    def _argv(self, worker: Worker) -> list[str]:
+        origins = [f"http://{w.address}" for w in self.workers if w is not worker]
+        return [
+            *self.worker_command,
+            "--host",
+            WORKER_HOST,
+            "--port",
+            str(worker.port),
+            "--data-dir",
+            str(self.data_dir / "workers" / str(worker.index)),
+            "--public-url",
+            self.public_url,
+            *[arg for origin in origins for arg in ("--peer", origin)],
+            *self.worker_options,
+        ]
+
     async def run(self) -> int:
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, self.stopping.set)
         try:
-            await asyncio.gather(*(self._start(w) for w in self.workers))
+            # nginx first: with --port 0 its port may have to be chosen again, and the workers
+            # are told the public URL. Nobody has been told the port yet, so nobody meets a
+            # worker still starting.
             await self._start_nginx()
+            await asyncio.gather(*(self._start(w) for w in self.workers))
             self.out.write(f"Listening on {self.public_url}\n")
             self.out.flush()
             if self.listening is not None:
@@ -234,19 +262,30 @@ class Supervisor:
             return 0
         finally:
             await self._stop_all()
+            for worker in self.workers:
+                self._release(worker)
             shutil.rmtree(self.runtime.directory, ignore_errors=True)
 
     # -- workers ------------------------------------------------------------------------------
 
     async def _start(self, worker: Worker) -> None:
-        process = await asyncio.create_subprocess_exec(
-            *worker.argv,
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            env={**self.env, WORKER_ENV: f"{worker.index}/{self.count}"},
-            start_new_session=True,  # a Ctrl-C reaches the supervisor, which stops them in order
-            preexec_fn=_die_with_parent,
-        )
+        env = {**self.env, WORKER_ENV: f"{worker.index}/{self.count}"}
+        inherited: tuple[int, ...] = ()
+        if worker.socket is not None:
+            inherited = (worker.socket.fileno(),)
+            env[SOCKET_ENV] = str(worker.socket.fileno())
+        try:
+            process = await asyncio.create_subprocess_exec(
+                *self._argv(worker),
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.PIPE,
+                env=env,
+                start_new_session=True,  # a Ctrl-C reaches the supervisor, which stops them
+                preexec_fn=_die_with_parent,
+                pass_fds=inherited,
+            )
+        finally:
+            self._release(worker)  # the worker has its own copy, or failed to start
         worker.process = process
         assert process.stdout is not None
         try:
@@ -285,9 +324,42 @@ class Supervisor:
             took = time.monotonic() - died_at
             self._say(f"worker {worker.index} is back ({took:.1f} s after it exited)")
 
+    @staticmethod
+    def _release(worker: Worker) -> None:
+        if worker.socket is not None:
+            worker.socket.close()
+            worker.socket = None
+
     # -- nginx --------------------------------------------------------------------------------
 
     async def _start_nginx(self) -> None:
+        for attempt in range(PORT_ATTEMPTS):
+            try:
+                await self._launch_nginx()
+                return
+            except ClusterError:
+                if not self._nginx_found_port_taken():
+                    raise
+                if not self.any_port or attempt == PORT_ATTEMPTS - 1:
+                    raise ClusterError(
+                        f"nginx did not start: {self.host}:{self.port} is taken (by another "
+                        "payorch serve or another program); choose one with --port, or --port 0 "
+                        "for any free port"
+                    ) from None
+                await self._stop_nginx()
+                self.port = free_ports(self.host, 1)[0]
+
+    async def _stop_nginx(self) -> None:
+        """The failed nginx's whole group, waited for, before another is launched."""
+        assert self.nginx is not None
+        _signal_group(self.nginx.pid, signal.SIGKILL)
+        with contextlib.suppress(ProcessLookupError):
+            self.nginx.kill()
+        await self.nginx.wait()
+        self.nginx = None
+
+    async def _launch_nginx(self) -> None:
+        self.runtime.error_log.unlink(missing_ok=True)  # this launch's lines only
         listen = (
             f"{self.host}:{self.port}" if ":" not in self.host else f"[{self.host}]:{self.port}"
         )
@@ -314,6 +386,12 @@ class Supervisor:
     async def _nginx_exit(self) -> None:
         assert self.nginx is not None
         await self.nginx.wait()
+
+    def _nginx_found_port_taken(self) -> bool:
+        try:
+            return ADDRESS_IN_USE in self.runtime.error_log.read_text()
+        except OSError:
+            return False
 
     def _nginx_log_tail(self) -> str:
         try:

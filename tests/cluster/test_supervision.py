@@ -4,6 +4,9 @@ its own names, and a killed supervisor's private directory is removed by the nex
 
 from __future__ import annotations
 
+import asyncio
+import errno
+import io
 import os
 import signal
 import socket
@@ -14,6 +17,9 @@ from pathlib import Path
 
 import pytest
 
+from payorch_cli.commands.serve_workers import WORKER_COMMAND
+from simulator.cluster import supervisor as supervision
+from simulator.cluster.supervisor import Supervisor, find_nginx
 from tests.cluster.cluster import DEFAULT_SK, PAYORCH, Cluster, call, needs_nginx
 
 pytestmark = needs_nginx
@@ -104,6 +110,7 @@ def test_a_port_answered_by_another_process_is_not_readiness(tmp_path: Path) -> 
         done = subprocess.run(command, capture_output=True, text=True, timeout=120)
     assert "Listening" not in done.stdout, done.stdout
     assert done.returncode == 1 and "nginx did not start" in done.stderr, done.stderr
+    assert f"127.0.0.1:{port} is taken" in done.stderr and "--port 0" in done.stderr
 
 
 def test_a_worker_refuses_names_placed_on_another(tmp_path: Path, clusters: list[Cluster]) -> None:
@@ -137,3 +144,64 @@ def test_a_killed_supervisors_directory_goes_at_the_next_start(
     clusters.append(second)
     assert not directory.exists()
     assert _nginx_of(second.proc.pid)[1].exists()
+
+
+def _supervisor(data_dir: Path, out: io.StringIO, err: io.StringIO) -> Supervisor:
+    return Supervisor(
+        host="127.0.0.1",
+        port=0,
+        data_dir=data_dir,
+        count=2,
+        worker_command=WORKER_COMMAND,
+        worker_options=[],
+        nginx=find_nginx(),
+        out=out,
+        err=err,
+    )
+
+
+def test_the_workers_ports_are_held_from_the_moment_they_are_chosen(tmp_path: Path) -> None:
+    # A port chosen, closed, then handed to a worker could be taken meanwhile (CI met a
+    # connection's ephemeral port on it: "worker 0 did not start").
+    supervisor = _supervisor(tmp_path / "data", io.StringIO(), io.StringIO())
+    try:
+        for worker in supervisor.workers:
+            with socket.socket() as thief, pytest.raises(OSError) as refused:
+                thief.bind(("127.0.0.1", worker.port))
+            assert refused.value.errno == errno.EADDRINUSE
+    finally:
+        for worker in supervisor.workers:
+            assert worker.socket is not None
+            worker.socket.close()
+
+
+def test_with_port_0_a_public_port_taken_before_nginx_binds_is_chosen_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with socket.socket() as squatter:
+        squatter.bind(("127.0.0.1", 0))
+        squatter.listen(8)
+        taken = squatter.getsockname()[1]
+        chosen = iter([[taken]])
+        real = supervision.free_ports
+        monkeypatch.setattr(
+            supervision, "free_ports", lambda host, count: next(chosen, None) or real(host, count)
+        )
+        out, err = io.StringIO(), io.StringIO()
+        supervisor = _supervisor(tmp_path / "data", out, err)
+        assert supervisor.port == taken
+
+        async def serve_then_stop() -> tuple[int, str]:
+            running = asyncio.create_task(supervisor.run())
+            while "Listening on" not in out.getvalue():
+                assert not running.done(), err.getvalue()
+                await asyncio.sleep(0.05)
+            url = out.getvalue().split()[-1]
+            answer = await asyncio.to_thread(call, url, "GET", "/api/v1/ping", DEFAULT_SK)
+            supervisor.stopping.set()
+            return await running, f"{url} {answer.status}"
+
+        status, seen = asyncio.run(serve_then_stop())
+    url, ping = seen.split()
+    assert status == 0 and ping == "200", err.getvalue()
+    assert url == supervisor.public_url and supervisor.port != taken
