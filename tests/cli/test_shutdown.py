@@ -14,7 +14,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -32,11 +32,13 @@ class SlowReceiver:
 
     def __init__(self) -> None:
         self.delay = 0.0
+        self.arrivals = 0  # deliveries received so far (counted before the delay)
         receiver = self
 
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self) -> None:
                 self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                receiver.arrivals += 1
                 time.sleep(receiver.delay)
                 self.send_response(200)
                 self.send_header("Content-Length", "0")
@@ -94,6 +96,15 @@ def delivery_ready(server: serve_tests.Server, receiver: SlowReceiver) -> tuple[
     raise AssertionError("the first delivery attempt was never recorded")
 
 
+def until(condition: Callable[[], bool], what: str, timeout: float = 10) -> None:
+    """Wait for `condition` (a request in flight, an answer given), not for a guessed time: on
+    a loaded machine half a second is not always enough for a request to arrive."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, f"never happened: {what}"
+        time.sleep(0.02)
+
+
 def stop_and_time(server: serve_tests.Server) -> tuple[int, float]:
     started = time.monotonic()
     server.proc.send_signal(signal.SIGTERM)
@@ -136,7 +147,8 @@ def test_sigterm_finishes_requests_in_flight_and_loses_nothing(
         replay_thread.start()
         for thread in payers:
             thread.start()
-        time.sleep(0.5)
+        until(lambda: receiver.arrivals == 2, "the replay reached the receiver")
+        until(lambda: any(kind == "200" for kind, _ in list(outcomes)), "a payment answered")
         code, elapsed = stop_and_time(server)
         stop.set()
         replay_thread.join(timeout=15)
@@ -185,7 +197,7 @@ def test_a_request_outliving_the_grace_is_answered_503(
         url = f"{server.url}/api/v1/webhooks/{hook_id}/deliveries/{delivery_id}/replay"
         thread = threading.Thread(target=lambda: replay.update(result=request(url, "POST")))
         thread.start()
-        time.sleep(0.5)
+        until(lambda: receiver.arrivals == 2, "the replay reached the receiver")
         code, elapsed = stop_and_time(server)
         thread.join(timeout=15)
     finally:
