@@ -35,6 +35,7 @@ def document(outcome: Outcome, recording: str, min_parity: float) -> dict[str, A
         "compared": outcome.compared,
         "matched": outcome.matched,
         "skipped": outcome.skipped,
+        "polled": outcome.polled,
         "parity": round(outcome.parity, 6),
         "minParity": min_parity,
         "passed": outcome.parity >= min_parity,
@@ -52,6 +53,14 @@ def document(outcome: Outcome, recording: str, min_parity: float) -> dict[str, A
             for d in outcome.differences
         ],
     }
+
+
+def polled_words(doc: dict[str, Any]) -> str:
+    """What the figures leave out for polls: nothing when the recording has none."""
+    polled = int(doc.get("polled") or 0)
+    if not polled:
+        return ""
+    return f", {polled} earlier {'read' if polled == 1 else 'reads'} of polls not compared"
 
 
 def _cell(text: str, width: int) -> str:
@@ -91,7 +100,8 @@ def text_lines(doc: dict[str, Any]) -> list[str]:
     verdict = "ok" if doc["passed"] else f"below --min-parity {doc['minParity']}"
     lines.append(
         f"parity {doc['parity']:.4f}: {doc['matched']} of {doc['compared']} records match "
-        f"({doc['skipped']} skipped), {doc['differenceCount']} differences; {verdict}"
+        f"({doc['skipped']} skipped{polled_words(doc)}), {doc['differenceCount']} differences; "
+        f"{verdict}"
     )
     return [
         out
@@ -112,7 +122,7 @@ code{{background:#f4f4f4;padding:0 .2em}}.bad{{color:#b00}}.ok{{color:#070}}
 <h1>payorch drift report</h1>
 <p>Recording <code>{recording}</code>, upstream <code>{upstream}</code>.</p>
 <p class="{verdict_class}"><strong>Parity {parity:.4f}</strong>: {matched} of {compared} records
-match ({skipped} skipped), {count} differences; minimum {min_parity}.</p>
+match ({skipped} skipped{polled}), {count} differences; minimum {min_parity}.</p>
 {table}
 </body></html>
 """
@@ -145,6 +155,7 @@ def html_page(doc: dict[str, Any]) -> str:
         matched=doc["matched"],
         compared=doc["compared"],
         skipped=doc["skipped"],
+        polled=esc(polled_words(doc)),
         count=doc["differenceCount"],
         min_parity=doc["minParity"],
         table=table,

@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 from payorch_cli.main import app as cli
 from payorch_cli.render.drift import html_page, text_lines
 from payorch_cli.tui.app import PayorchApp
-from payorch_cli.tui.screens.drift import NO_REPORT, DriftScreen
+from payorch_cli.tui.screens.drift import NO_REPORT, DriftScreen, summary_text
 from payorch_cli.tui.widgets.drift import DriftTable
 from tests.tui.fakes import DRIFT_REPORT, FakeBackend
 from tests.tui.helpers import screen_text, settle
@@ -107,3 +107,12 @@ def test_tui_refuses_a_file_that_is_not_a_drift_report_in_one_line(tmp_path: Pat
         done = CliRunner().invoke(cli, ["tui", "--drift", str(path)])
         assert done.exit_code == 2, done.output
         assert done.output == f"payorch tui: --drift {path}: {why}\n"
+
+
+def test_the_three_views_say_the_early_reads_of_polls_left_out() -> None:
+    doc = json.loads(DRIFT_REPORT.read_text())
+    assert "earlier" not in "\n".join(text_lines(doc)) and "polled" not in summary_text(doc).plain
+    doc["polled"] = 3
+    words = "(1 skipped, 3 earlier reads of polls not compared)"
+    assert words in " ".join(text_lines(doc)) and words in html_page(doc).replace("\n", " ")
+    assert "· 1 skipped · 3 polled ·" in summary_text(doc).plain

@@ -10,6 +10,7 @@ from __future__ import annotations
 import time
 from typing import Any, ClassVar
 
+from payorch_cli.client import POLL_HEADER
 from payorch_cli.scenario.expressions import render, roots
 from payorch_cli.scenario.http import Exchange
 from payorch_cli.scenario.matchers import MISSING, Mismatch
@@ -83,7 +84,7 @@ class HttpStep(StepKind):
                 path,
                 result.credential,
                 body=body,
-                headers=headers,
+                headers=headers if attempt == 1 else {**headers, POLL_HEADER: str(attempt)},
                 query=query,
                 raw=raw,
                 has_body=call.has_body,

@@ -92,6 +92,7 @@ def summary_text(doc: dict[str, Any]) -> Text:
         (f" parity {float(doc['parity']):.4f}", "bold green" if passed else "bold red"),
         (f" · {doc['matched']} of {doc['compared']} match", ""),
         (f" · {doc.get('skipped', 0)} skipped", "dim"),
+        (f" · {doc['polled']} polled" if doc.get("polled") else "", "dim"),
         (f" · {doc.get('differenceCount', len(doc['differences']))} differences", ""),
         (f" ({hidden} not kept)" if hidden > 0 else "", "dim"),
         (f" · upstream {doc.get('upstream', '?')}", "dim"),
