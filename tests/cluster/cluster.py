@@ -81,7 +81,9 @@ class Space:
 
 
 class Cluster:
-    def __init__(self, data_dir: Path, workers: int, *extra: str) -> None:
+    def __init__(
+        self, data_dir: Path, workers: int, *extra: str, env: dict[str, str] | None = None
+    ) -> None:
         self.data_dir, self.workers = data_dir, workers
         self.proc = subprocess.Popen(
             [
@@ -99,6 +101,7 @@ class Cluster:
             stderr=subprocess.PIPE,
             text=True,
             start_new_session=True,
+            env={**os.environ, **(env or {})},
         )
         assert self.proc.stdout is not None and self.proc.stderr is not None
         line = self.proc.stdout.readline()

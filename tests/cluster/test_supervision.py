@@ -8,9 +8,11 @@ import asyncio
 import errno
 import io
 import os
+import shutil
 import signal
 import socket
 import subprocess
+import tempfile
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -31,6 +33,17 @@ def clusters() -> Iterator[list[Cluster]]:
     yield started
     for cluster in started:
         cluster.kill()
+
+
+@pytest.fixture
+def private_tmp() -> Iterator[dict[str, str]]:
+    """A temp dir of the test's own (TMPDIR) for its servers: a cluster started meanwhile by
+    another test of the suite would remove a killed supervisor's directory in the shared one.
+    Open to nginx's workers, which run as `nobody`."""
+    directory = tempfile.mkdtemp(prefix="payorch-test-tmp-")
+    os.chmod(directory, 0o711)
+    yield {"TMPDIR": directory}
+    shutil.rmtree(directory, ignore_errors=True)
 
 
 def _children(parent: int) -> list[tuple[int, list[bytes]]]:
@@ -131,16 +144,16 @@ def test_a_worker_refuses_names_placed_on_another(tmp_path: Path, clusters: list
 
 
 def test_a_killed_supervisors_directory_goes_at_the_next_start(
-    tmp_path: Path, clusters: list[Cluster]
+    tmp_path: Path, clusters: list[Cluster], private_tmp: dict[str, str]
 ) -> None:
-    first = Cluster(tmp_path / "one", 1 + 1)
+    first = Cluster(tmp_path / "one", 1 + 1, env=private_tmp)
     clusters.append(first)
     master, directory = _nginx_of(first.proc.pid)
     os.killpg(first.proc.pid, signal.SIGKILL)  # the supervisor's own group: itself alone
     first.proc.wait(timeout=10)
     assert _gone(lambda: _group(master))  # its nginx ends with it (parent-death signal)
     assert directory.exists()  # nobody was left to remove it
-    second = Cluster(tmp_path / "two", 2)
+    second = Cluster(tmp_path / "two", 2, env=private_tmp)
     clusters.append(second)
     assert not directory.exists()
     assert _nginx_of(second.proc.pid)[1].exists()
