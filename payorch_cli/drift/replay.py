@@ -16,17 +16,17 @@ import re
 import secrets
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 from urllib.parse import quote, urlsplit
 
-from payorch_cli.client import POLL_HEADER
 from payorch_cli.drift.compare import Difference, compare_answers
 from payorch_cli.drift.deliveries import Deliveries, EndpointAnswers
 from payorch_cli.drift.events import Event, compare_events, object_of
 from payorch_cli.drift.ids import Hint, IdMap
+from payorch_cli.recording.polls import repeated_by_poll, with_next
 
 MAX_KEPT = 1000  # differences kept for the report; more are counted
 SENT_HEADERS = frozenset({"content-type", "idempotency-key", "sandbox-simulate", "accept"})
@@ -34,8 +34,6 @@ CLOCK_SLACK = 1.0  # seconds the simulated clock may lag the recording's before 
 QUIET = 1.0  # seconds without a new event that end the wait for payorch's last events
 TRANSIENT = frozenset({429, 500, 502, 503, 504})
 MADE_WAIT = 2.0  # seconds to wait for the event that names an object first seen in a path
-POLL = POLL_HEADER.lower()  # as the recording keeps header names
-POLLED_METHODS = frozenset({"GET", "HEAD"})
 
 
 @dataclass
@@ -46,7 +44,7 @@ class Outcome:
     target: str
     compared: int = 0
     skipped: int = 0
-    polled: int = 0  # early reads of a poll, not compared (see _polled_again)
+    polled: int = 0  # early reads of a poll, not compared (recording/polls.py)
     differing: set[int] = field(default_factory=set)
     differences: list[Difference] = field(default_factory=list)
     total_differences: int = 0
@@ -268,39 +266,6 @@ def _instant(text: Any) -> float | None:
         return None
 
 
-def _with_next(records: Iterable[dict[str, Any]]) -> Iterator[tuple[dict[str, Any], Any]]:
-    """Each record with the one after it (None after the last), still one at a time."""
-    previous: dict[str, Any] | None = None
-    for record in records:
-        if previous is not None:
-            yield previous, record
-        previous = record
-    if previous is not None:
-        yield previous, None
-
-
-def _polled_again(record: dict[str, Any], following: Any) -> bool:
-    """Whether `record` is an early read of a poll: the next record is the next attempt of the
-    same read (a scenario step's `retry` marks its attempts from the second on, POLL_HEADER).
-    Only a poll's last read is compared: the early ones saw the upstream mid-way (a delivery
-    attempt not yet recorded, a payment not yet settled), an instant the replay, which waits
-    for what is in flight, does not meet. Two reads in a row without the mark are both compared.
-    """
-    if not isinstance(following, dict) or following.get("kind") != "exchange":
-        return False
-    if record.get("kind") != "exchange" or not following.get("comparable", True):
-        return False
-    mine, again = record.get("request") or {}, following.get("request") or {}
-    attempt = str((again.get("headers") or {}).get(POLL, ""))
-    if not attempt.isdigit() or int(attempt) < 2 or mine.get("method") not in POLLED_METHODS:
-        return False
-    same = ("method", "path", "query")
-    credential = (mine.get("headers") or {}).get("authorization")
-    return all(mine.get(k) == again.get(k) for k in same) and credential == (
-        again.get("headers") or {}
-    ).get("authorization")
-
-
 def _where(request: dict[str, Any]) -> str:
     return f"{request.get('method', '?')} {request.get('path', '?')}"
 
@@ -371,7 +336,7 @@ class Replay:
         self.subscriptions = _Subscriptions()
 
     def run(self, records: Iterable[dict[str, Any]], progress: Callable[[int], None]) -> Outcome:
-        for record, following in _with_next(records):
+        for record, following in with_next(records):
             kind = record.get("kind")
             if kind == "end":
                 continue
@@ -379,7 +344,7 @@ class Replay:
             seq = int(record.get("seq") or 0)
             if kind == "webhook":
                 self.webhook(seq, record)
-            elif _polled_again(record, following):
+            elif repeated_by_poll(record, following):
                 self.outcome.polled += 1
             else:
                 self.exchange(seq, record)

@@ -24,6 +24,7 @@ from typing import Any
 import orjson
 
 from payorch_cli.recording import format as fmt
+from payorch_cli.recording.polls import repeated_by_poll, with_next
 
 CREDENTIAL_PLACEHOLDER = re.compile(r"(?:(?:sk|pk)_(?:test|live)_|rt_|tok_|whsec_)?REDACTED_\d+")
 MASK = "****"
@@ -112,6 +113,44 @@ def detail_of(exchange: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+@dataclass
+class _Read:
+    """What a recording holds for its scenario: the answered requests as request-log records,
+    the webhooks' events, and the polls folded into their last read."""
+
+    details: list[dict[str, Any]] = field(default_factory=list)
+    events: dict[str, dict[str, Any]] = field(default_factory=dict)
+    polls: dict[str, list[Any]] = field(default_factory=dict)  # last read's id -> instants
+    not_comparable: int = 0
+    tools: int = 0
+
+    @classmethod
+    def of(cls, path: Path, upto: int | None) -> _Read:
+        read = cls()
+        attempts: list[Any] = []  # the poll being read: its early attempts' instants
+        for item, following in with_next(records(path, upto)):
+            if item.get("kind") == "exchange":
+                early = repeated_by_poll(item, following)
+                if TOOL_HEADER in item["request"]["headers"]:
+                    read.tools += 1  # payorch's own tools' calls: `record` leaves them out too
+                elif early:
+                    attempts.append(item.get("at"))  # folded into the last read's step
+                elif item.get("comparable") and item.get("response") is not None:
+                    read.details.append(detail_of(item))
+                    if attempts:
+                        read.polls[read.details[-1]["id"]] = [*attempts, item.get("at")]
+                else:
+                    read.not_comparable += 1
+                if not early:
+                    attempts = []
+            elif item.get("kind") == "webhook" and isinstance(item.get("body"), dict):
+                envelope = item["body"]
+                key = str(envelope.get("id") or f"seq_{item['seq']}")
+                # A retried delivery is the same event: the first arrival places it.
+                read.events.setdefault(key, {**envelope, "createdAt": _tick(item["seq"])})
+        return read
+
+
 def build(
     path: Path,
     names: dict[str, str],
@@ -123,23 +162,8 @@ def build(
     from payorch_cli.record import Identity, record, recordable, to_yaml
     from payorch_cli.scenario.credentials import Credentials
 
-    details: list[dict[str, Any]] = []
-    events: dict[str, dict[str, Any]] = {}
-    not_comparable = 0
-    tools = 0
-    for item in records(path, upto):
-        if item.get("kind") == "exchange":
-            if TOOL_HEADER in item["request"]["headers"]:
-                tools += 1  # payorch's own tools' calls: `record` leaves them out too
-            elif item.get("comparable") and item.get("response") is not None:
-                details.append(detail_of(item))
-            else:
-                not_comparable += 1
-        elif item.get("kind") == "webhook" and isinstance(item.get("body"), dict):
-            envelope = item["body"]
-            key = str(envelope.get("id") or f"seq_{item['seq']}")
-            # A retried delivery is the same event: the first arrival places it.
-            events.setdefault(key, {**envelope, "createdAt": _tick(item["seq"])})
+    read = _Read.of(path, upto)
+    details, events = read.details, read.events
     used = Counter(d["credential"] for d in details if d["credential"] is not None)
     main = next((c for c, _ in used.most_common() if c in names), None)
     credentials = Credentials.builtin()
@@ -154,6 +178,7 @@ def build(
     pairs = _aligned(recording.document, kept)
     _outside_the_api(pairs)
     _per_step_credentials(pairs, names, identity.name)
+    _polls_retried(pairs, read.polls)
     recording.document["description"] = str(recording.document["description"]).replace(
         "Recorded by `payorch record`", "Recorded by `payorch proxy`"
     )
@@ -162,8 +187,8 @@ def build(
         text,
         len(recording.document["steps"]),
         len(details),
-        not_comparable,
-        tools,
+        read.not_comparable,
+        read.tools,
         list(dict.fromkeys(recording.notes)),
     )
 
@@ -210,6 +235,32 @@ def _outside_the_api(pairs: list[tuple[dict[str, Any], dict[str, Any]]]) -> None
         if request is None or detail["path"].startswith(("/api/", "/_sim/")):
             continue
         request["url"] = "${base_url}" + request.pop("path")
+
+
+def _polls_retried(
+    pairs: list[tuple[dict[str, Any], dict[str, Any]]], polls: dict[str, list[Any]]
+) -> None:
+    """A poll recorded as N reads is one step, expecting its last answer, with `retry`: twice
+    the attempts the upstream needed, at the pace the recording polled (a poll's early reads
+    saw the upstream mid-way; recording/polls.py)."""
+    for step, detail in pairs:
+        instants = polls.get(detail["id"])
+        if instants is None or "request" not in step:
+            continue
+        times = [_seconds(at) for at in instants]
+        known = [t for t in times if t is not None]
+        pace = (known[-1] - known[0]) / (len(known) - 1) if len(known) == len(times) else 0.1
+        step["retry"] = {
+            "attempts": 2 * len(instants),
+            "interval": f"{max(10, round(pace * 1000, -1)):.0f}ms",
+        }
+
+
+def _seconds(at: Any) -> float | None:
+    try:
+        return datetime.fromisoformat(str(at).replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None
 
 
 def _per_step_credentials(
