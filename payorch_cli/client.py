@@ -33,8 +33,8 @@ API_KEY_ENV = "PAYORCH_API_KEY"
 NAMESPACE_ENV = "PAYORCH_NAMESPACE"  # read by the commands (options.py), not by every Client
 DEFAULT_NAMESPACE = "default"
 TOOL_HEADER = "X-Payorch-Tool"  # simulator/domain/requestlog.py keeps it
-# A scenario step's `retry`: the attempt's number, from 2 on. `payorch drift` compares a poll at
-# its last read (payorch_cli/drift/replay.py).
+# A scenario step's `retry`: the attempt's number, from 2 on. Drift and the proxy's scenario take
+# a poll at its last read (payorch_cli/recording/polls.py).
 POLL_HEADER = "X-Payorch-Poll"
 READS = frozenset({"GET", "HEAD"})
 

@@ -18,7 +18,6 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import Any
 from urllib.parse import quote, urlsplit
 
@@ -26,6 +25,7 @@ from payorch_cli.drift.compare import Difference, compare_answers
 from payorch_cli.drift.deliveries import Deliveries, EndpointAnswers
 from payorch_cli.drift.events import Event, compare_events, object_of
 from payorch_cli.drift.ids import Hint, IdMap
+from payorch_cli.recording.format import instant
 from payorch_cli.recording.polls import repeated_by_poll, with_next
 
 MAX_KEPT = 1000  # differences kept for the report; more are counted
@@ -257,15 +257,6 @@ class EventCollector:
             return list(self.events)
 
 
-def _instant(text: Any) -> float | None:
-    if not isinstance(text, str):
-        return None
-    try:
-        return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        return None
-
-
 def _where(request: dict[str, Any]) -> str:
     return f"{request.get('method', '?')} {request.get('path', '?')}"
 
@@ -340,7 +331,7 @@ class Replay:
             kind = record.get("kind")
             if kind == "end":
                 continue
-            self.clock.follow(_instant(record.get("at")))
+            self.clock.follow(instant(record.get("at")))
             seq = int(record.get("seq") or 0)
             if kind == "webhook":
                 self.webhook(seq, record)

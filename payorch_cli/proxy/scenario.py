@@ -247,20 +247,12 @@ def _polls_retried(
         instants = polls.get(detail["id"])
         if instants is None or "request" not in step:
             continue
-        times = [_seconds(at) for at in instants]
-        known = [t for t in times if t is not None]
-        pace = (known[-1] - known[0]) / (len(known) - 1) if len(known) == len(times) else 0.1
+        known = [t for t in map(fmt.instant, instants) if t is not None]
+        pace = (known[-1] - known[0]) / (len(known) - 1) if len(known) == len(instants) else 0.1
         step["retry"] = {
             "attempts": 2 * len(instants),
             "interval": f"{max(10, round(pace * 1000, -1)):.0f}ms",
         }
-
-
-def _seconds(at: Any) -> float | None:
-    try:
-        return datetime.fromisoformat(str(at).replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        return None
 
 
 def _per_step_credentials(

@@ -59,6 +59,7 @@ A reader refuses, with one line: a file whose first line is not this header (not
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any, Final, Literal, TypedDict
 
 FORMAT: Final = "payorch-recording"
@@ -68,6 +69,17 @@ DEFAULT_BODY_LIMIT: Final = 1024 * 1024  # bytes of a body kept in a recording
 # File names inside `payorch proxy --out DIR`.
 EXCHANGES_FILE: Final = "exchanges.jsonl"
 SCENARIO_FILE: Final = "scenario.yaml"
+
+
+def instant(at: Any) -> float | None:
+    """A record's `at` as seconds since the epoch; None when it is not an ISO-8601 time."""
+    if not isinstance(at, str):
+        return None
+    try:
+        return datetime.fromisoformat(at.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None
+
 
 # Codes (of the error catalogue) an exchange that got no answer from the upstream carries.
 UPSTREAM_UNREACHABLE: Final = "upstream_unreachable"

@@ -135,12 +135,8 @@ def listening_sockets(host: str, count: int) -> list[socket.socket]:
 
 def free_ports(host: str, count: int) -> list[int]:
     """`count` distinct free ports (all held open while choosing, so none repeats)."""
-    sockets = []
+    sockets = listening_sockets(host, count)
     try:
-        for _ in range(count):
-            s = socket.socket()
-            s.bind((host, 0))
-            sockets.append(s)
         return [s.getsockname()[1] for s in sockets]
     finally:
         for s in sockets:
