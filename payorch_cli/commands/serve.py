@@ -393,7 +393,21 @@ def _site(runner: web.AppRunner, host: str, port: int) -> web.BaseSite:
     inherited = os.environ.pop(SOCKET_ENV, None)
     if inherited is None:
         return web.TCPSite(runner, host, port)
-    return web.SockSite(runner, socket.socket(fileno=int(inherited)))
+    try:
+        held = socket.socket(fileno=int(inherited))
+        listening = held.getsockopt(socket.SOL_SOCKET, socket.SO_ACCEPTCONN)
+    except (ValueError, OSError):
+        listening = 0
+    if not listening:
+        # Set by `serve --workers` for its workers only: a value from elsewhere is refused
+        # rather than served (or guessed at).
+        typer.echo(
+            f"payorch serve: {SOCKET_ENV}={inherited!r} is not a listening socket of this "
+            "process (serve --workers sets it for its workers): unset it",
+            err=True,
+        )
+        raise typer.Exit(2)
+    return web.SockSite(runner, held)
 
 
 def _namespace_secret() -> bytes | None:

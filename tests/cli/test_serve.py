@@ -117,6 +117,29 @@ def test_a_taken_port_suggests_port_0(data_dir: Path) -> None:
     assert "--port 0 for any free port" in line
 
 
+def test_a_worker_socket_from_elsewhere_is_refused_not_served(data_dir: Path) -> None:
+    """PAYORCH_WORKER_SOCKET is how `serve --workers` hands a worker its listening socket: set
+    by anything else (not a number, no such descriptor, a socket that is not listening), serve
+    refuses it in one line and never listens."""
+    with socket.socket() as bound:  # bound, inherited, but not listening
+        bound.bind(("127.0.0.1", 0))
+        for value, fds in (("abc", ()), ("987", ()), (str(bound.fileno()), (bound.fileno(),))):
+            result = subprocess.run(
+                [*PAYORCH, "serve", "--port", "0", "--data-dir", str(data_dir)],
+                capture_output=True,
+                text=True,
+                timeout=20,
+                env={**os.environ, "PAYORCH_WORKER_SOCKET": value},
+                pass_fds=fds,
+            )
+            assert result.returncode == 2 and "Listening" not in result.stdout, value
+            [line] = result.stderr.splitlines()
+            assert line == (
+                f"payorch serve: PAYORCH_WORKER_SOCKET={value!r} is not a listening socket of "
+                "this process (serve --workers sets it for its workers): unset it"
+            )
+
+
 @pytest.mark.long(9)
 def test_kill_9_loses_no_acknowledged_payment(data_dir: Path) -> None:
     """SIGKILL at arbitrary moments: every payment answered 200 is there after a restart."""
